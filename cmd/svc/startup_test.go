@@ -1,0 +1,218 @@
+package main_test
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// oneLineError checks a start-up failure: non-zero exit, nothing on stdout
+// but usage, and exactly one line on stderr.
+func oneLineError(t *testing.T, code int, stderr string, wantCode int, wants ...string) {
+	t.Helper()
+	if code != wantCode {
+		t.Fatalf("exit code = %d, want %d; stderr:\n%s", code, wantCode, stderr)
+	}
+	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+	if len(lines) != 1 {
+		t.Fatalf("stderr has %d lines, want 1:\n%s", len(lines), stderr)
+	}
+	for _, w := range wants {
+		if !strings.Contains(lines[0], w) {
+			t.Errorf("stderr %q lacks %q", lines[0], w)
+		}
+	}
+}
+
+func TestStartupFailures(t *testing.T) {
+	t.Run("model not found", func(t *testing.T) {
+		code, _, stderr := runSvc(t, nil, "serve", "no-such-model", "--port", "0")
+		oneLineError(t, code, stderr, 1, "model not found", `"no-such-model"`, "tried path", "svc.yml")
+	})
+	t.Run("directory without a model", func(t *testing.T) {
+		dir := t.TempDir()
+		code, _, stderr := runSvc(t, nil, "serve", dir, "--port", "0")
+		oneLineError(t, code, stderr, 1, "model not found", "has no model.onnx")
+	})
+	t.Run("not an onnx file", func(t *testing.T) {
+		f := filepath.Join(t.TempDir(), "model.onnx")
+		if err := os.WriteFile(f, []byte("this is not a model"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := runSvc(t, nil, "serve", f, "--port", "0")
+		oneLineError(t, code, stderr, 1, "load model", "model.onnx")
+	})
+	t.Run("port in use", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+		code, stdout, stderr := runSvc(t, nil, "serve", model("classifier.onnx"), "--host", "127.0.0.1", "--port", port)
+		oneLineError(t, code, stderr, 1, "port already in use", "127.0.0.1:"+port, "--port")
+		if stdout != "" {
+			t.Errorf("stdout on failure: %q", stdout)
+		}
+	})
+	t.Run("runtime library set but missing", func(t *testing.T) {
+		code, _, stderr := runSvc(t, []string{"ONNXRUNTIME_LIB=/nonexistent/libonnxruntime.so"}, "serve", model("classifier.onnx"), "--port", "0")
+		oneLineError(t, code, stderr, 1, "ONNX Runtime library not found", "/nonexistent/libonnxruntime.so", "$ONNXRUNTIME_LIB")
+	})
+	t.Run("runtime library nowhere", func(t *testing.T) {
+		// A copy of the binary with no lib/ beside it, no variable, and a
+		// loader path that has no ONNX Runtime.
+		dir := t.TempDir()
+		bin := filepath.Join(dir, "svc")
+		copyFile(t, svcBin, bin)
+		cmd := svcCmd(t, nil)
+		env := []string{}
+		for _, kv := range cmd.Env {
+			if !strings.HasPrefix(kv, "ONNXRUNTIME_LIB=") && !strings.HasPrefix(kv, "LD_LIBRARY_PATH=") {
+				env = append(env, kv)
+			}
+		}
+		code, _, stderr := runBinary(t, bin, env, "serve", model("classifier.onnx"), "--port", "0")
+		oneLineError(t, code, stderr, 1, "ONNX Runtime library not found", filepath.Join(dir, "lib", "libonnxruntime.so"), "system loader", "make lib", "ONNXRUNTIME_LIB")
+	})
+	t.Run("runtime library in lib next to the executable", func(t *testing.T) {
+		dir := t.TempDir()
+		bin := filepath.Join(dir, "svc")
+		copyFile(t, svcBin, bin)
+		if err := os.MkdirAll(filepath.Join(dir, "lib"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		copyFile(t, ortLib, filepath.Join(dir, "lib", "libonnxruntime.so.1"))
+		env := []string{}
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "ONNXRUNTIME_LIB=") {
+				env = append(env, kv)
+			}
+		}
+		code, stdout, stderr := runBinary(t, bin, env, "version")
+		if code != 0 || !strings.Contains(stdout, "onnxruntime 1.24.1 ("+filepath.Join(dir, "lib", "libonnxruntime.so.1")+")") {
+			t.Fatalf("version via lib/: %d\n%s\n%s", code, stdout, stderr)
+		}
+	})
+	t.Run("provider not compiled in", func(t *testing.T) {
+		code, _, stderr := runSvc(t, nil, "serve", model("classifier.onnx"), "--port", "0", "--provider", "tensorrt")
+		oneLineError(t, code, stderr, 1, `provider "tensorrt" is not compiled into this binary`, "go build -tags tensorrt")
+	})
+	t.Run("provider not in the list", func(t *testing.T) {
+		code, _, stderr := runSvc(t, nil, "serve", model("classifier.onnx"), "--port", "0", "--provider", "tpu")
+		oneLineError(t, code, stderr, 2, `invalid --provider "tpu"`, "cuda, coreml, rocm, directml, openvino, tensorrt, cpu")
+	})
+	t.Run("no model name", func(t *testing.T) {
+		code, _, stderr := runSvc(t, nil, "serve")
+		oneLineError(t, code, stderr, 2, "exactly one MODEL_NAME")
+	})
+	t.Run("bad port value", func(t *testing.T) {
+		code, _, stderr := runSvc(t, nil, "serve", model("classifier.onnx"), "--port", "eighty")
+		if code != 2 || !strings.Contains(stderr, "port") {
+			t.Fatalf("exit %d, stderr %q", code, stderr)
+		}
+	})
+}
+
+func TestHelpAndHostShortFlag(t *testing.T) {
+	code, stdout, _ := runSvc(t, nil, "serve", "--help")
+	if code != 0 {
+		t.Fatalf("serve --help exit %d", code)
+	}
+	for _, want := range []string{"--port", "-p", "--host", "-h", "--workers", "--config", "-c", "--provider", "--verbose", "MODEL_NAME"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("help lacks %q:\n%s", want, stdout)
+		}
+	}
+	// -h is --host: serving with -h binds that host.
+	cmd := svcCmd(t, nil, "serve", model("classifier.onnx"), "-h", "127.0.0.1", "-p", "0")
+	var out syncBuffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(out.String(), "host      127.0.0.1") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no banner with host 127.0.0.1:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestVersionCommand(t *testing.T) {
+	code, stdout, stderr := runSvc(t, nil, "version")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"svc test", "go 1.", "onnxruntime 1.24.1", "providers compiled in: cpu"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("version output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+func TestGracefulShutdown(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			s := startServer(t, model("slow.onnx"))
+			body := slowBody(512)
+			var wg sync.WaitGroup
+			results := make([]response, 3)
+			for i := range results {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					results[i] = s.predict(body)
+				}()
+			}
+			// Wait until the requests are being served, then signal.
+			time.Sleep(300 * time.Millisecond)
+			code := s.stop(sig)
+			wg.Wait()
+			if code != 0 {
+				t.Fatalf("exit code %d after %v\n%s", code, sig, s.stderr)
+			}
+			for i, r := range results {
+				if r.Status != 200 {
+					t.Errorf("in-flight request %d: %d %s", i, r.Status, r.Body)
+				}
+			}
+		})
+	}
+}
+
+// slowBody is a request for slow.onnx with batch rows.
+func slowBody(batch int) string {
+	row := "[" + strings.TrimSuffix(strings.Repeat("0.01,", 256), ",") + "]"
+	rows := strings.TrimSuffix(strings.Repeat(row+",", batch), ",")
+	return `{"x": [` + rows + `]}`
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func runBinary(t *testing.T, bin string, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	saved := svcBin
+	svcBin = bin
+	defer func() { svcBin = saved }()
+	cmd := svcCmd(t, nil, args...)
+	cmd.Env = env
+	return runCmd(t, cmd)
+}

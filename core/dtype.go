@@ -1,0 +1,37 @@
+package core
+
+import (
+	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/svc-dev/svc/core/tensor"
+)
+
+var ortToDType = map[ort.TensorElementDataType]tensor.DType{
+	ort.TensorElementDataTypeFloat:    tensor.Float32,
+	ort.TensorElementDataTypeDouble:   tensor.Float64,
+	ort.TensorElementDataTypeFloat16:  tensor.Float16,
+	ort.TensorElementDataTypeBFloat16: tensor.BFloat16,
+	ort.TensorElementDataTypeInt8:     tensor.Int8,
+	ort.TensorElementDataTypeInt16:    tensor.Int16,
+	ort.TensorElementDataTypeInt32:    tensor.Int32,
+	ort.TensorElementDataTypeInt64:    tensor.Int64,
+	ort.TensorElementDataTypeUint8:    tensor.Uint8,
+	ort.TensorElementDataTypeUint16:   tensor.Uint16,
+	ort.TensorElementDataTypeUint32:   tensor.Uint32,
+	ort.TensorElementDataTypeUint64:   tensor.Uint64,
+	ort.TensorElementDataTypeBool:     tensor.Bool,
+	ort.TensorElementDataTypeString:   tensor.String,
+}
+
+// dtypeOf maps an ONNX Runtime element type to ours (Invalid if unsupported).
+func dtypeOf(t ort.TensorElementDataType) tensor.DType { return ortToDType[t] }
+
+// ortTypeOf maps our element type back.
+func ortTypeOf(d tensor.DType) ort.TensorElementDataType {
+	for k, v := range ortToDType {
+		if v == d {
+			return k
+		}
+	}
+	return ort.TensorElementDataTypeUndefined
+}

@@ -1,0 +1,24 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// InferenceError is a failure inside ONNX Runtime while running the model
+// (a 500 for clients).
+type InferenceError struct{ Err error }
+
+func (e *InferenceError) Error() string { return "Inference failed: " + e.Err.Error() }
+func (e *InferenceError) Unwrap() error { return e.Err }
+
+// TimeoutError is an inference stopped because it ran past the configured
+// timeout (a 504 for clients).
+type TimeoutError struct{ After time.Duration }
+
+func (e *TimeoutError) Error() string { return fmt.Sprintf("Inference timed out after %s", e.After) }
+
+// ErrCanceled is returned when the caller gave up (client disconnected or
+// server shutting down) and the run was stopped.
+var ErrCanceled = errors.New("inference canceled")

@@ -1,0 +1,97 @@
+package core
+
+import (
+	"context"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/core/onnxrt"
+	"github.com/svc-dev/svc/providers"
+)
+
+// Module provides the Predictor for the resolved Source, on the chosen
+// execution provider, and closes it on stop.
+var Module = fx.Module("core", fx.Provide(newPredictorFx, newMetricsFx))
+
+type predictorParams struct {
+	fx.In
+	LC     fx.Lifecycle
+	Source Source
+	Config config.Config
+	Env    *onnxrt.Env
+	Choice providers.Choice
+	Set    providers.Set
+	Log    *zap.Logger
+}
+
+func newPredictorFx(p predictorParams) (*Predictor, error) {
+	cpu, _ := p.Set.Lookup("cpu")
+	meta := map[string]string{}
+	for k, v := range p.Source.Metadata {
+		meta[k] = v
+	}
+	if p.Source.Description != "" {
+		meta["description"] = p.Source.Description
+	}
+	pred, err := NewPredictor(Options{
+		Name:            p.Source.Name,
+		File:            p.Source.File,
+		Version:         p.Source.Version,
+		Metadata:        meta,
+		Labels:          p.Source.Labels,
+		Runtime:         p.Config.Runtime,
+		Provider:        p.Choice.Provider,
+		Fallback:        cpu,
+		ProviderOptions: ProviderOptions(p.Config),
+	}, p.Log)
+	if err != nil {
+		return nil, err
+	}
+	p.LC.Append(fx.StopHook(func(context.Context) error { return pred.Close() }))
+	return pred, nil
+}
+
+// ProviderOptions maps the configuration file's provider settings.
+func ProviderOptions(c config.Config) providers.Options {
+	return providers.Options{
+		DeviceID:            c.Providers.DeviceID,
+		MemoryLimit:         int64(c.Runtime.MemoryLimit),
+		TensorRTFP16:        c.Providers.TensorRT.FP16,
+		TensorRTINT8:        c.Providers.TensorRT.INT8,
+		TensorRTEngineCache: c.Providers.TensorRT.EngineCache,
+		OpenVINODevice:      c.Providers.OpenVINO.DeviceType,
+	}
+}
+
+type metricsParams struct {
+	fx.In
+	Predictor *Predictor
+	Env       *onnxrt.Env
+	Log       *zap.Logger
+}
+
+// MetricsFunc returns the current metrics record.
+type MetricsFunc func() Metrics
+
+func newMetricsFx(p metricsParams) MetricsFunc {
+	avail, err := p.Env.AvailableProviders()
+	if err != nil {
+		p.Log.Warn("cannot list the library's execution providers", zap.Error(err))
+	}
+	m := NewMetrics(p.Predictor.Provider(), avail, providers.Compiled())
+	return func() Metrics { return m }
+}
+
+// NewMetrics builds the metrics record for the provider in use.
+func NewMetrics(in providers.Provider, available, compiled []string) Metrics {
+	m := Metrics{AvailableProviders: available, CompiledProviders: compiled}
+	if m.AvailableProviders == nil {
+		m.AvailableProviders = []string{}
+	}
+	if in != nil {
+		m.Provider = ProviderInfo{Name: in.ORTName(), Available: true, Platform: in.Platform(), Description: in.Description()}
+	}
+	return m
+}

@@ -1,0 +1,67 @@
+package onnxrt
+
+import (
+	"fmt"
+	"os"
+	"sync"
+
+	ort "github.com/yalue/onnxruntime_go"
+)
+
+// Env is the loaded ONNX Runtime environment. There is one per process.
+type Env struct {
+	libraryPath string
+	source      string
+	once        sync.Once
+	closeErr    error
+}
+
+// Load finds the shared library along s and initialises the environment.
+func Load(s Search) (*Env, error) {
+	var tried []string
+	for _, c := range s.Candidates() {
+		if !c.System {
+			if _, err := os.Stat(c.Path); err != nil {
+				tried = append(tried, fmt.Sprintf("%s (%s: not found)", c.Path, c.Source))
+				continue
+			}
+		}
+		ort.SetSharedLibraryPath(c.Path)
+		if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
+			if c.System {
+				tried = append(tried, fmt.Sprintf("%s (%s: not found)", c.Path, c.Source))
+			} else {
+				tried = append(tried, fmt.Sprintf("%s (%s: %v)", c.Path, c.Source, err))
+			}
+			continue
+		}
+		_ = ort.DisableTelemetry()
+		return &Env{libraryPath: c.Path, source: c.Source}, nil
+	}
+	return nil, notFound(s, tried)
+}
+
+// LibraryPath is the path or name the library was loaded from.
+func (e *Env) LibraryPath() string { return e.libraryPath }
+
+// Source says which search step found the library.
+func (e *Env) Source() string { return e.source }
+
+// Version is the ONNX Runtime version string of the loaded library.
+func (e *Env) Version() string { return ort.GetVersion() }
+
+// Close destroys the environment; later calls are no-ops.
+func (e *Env) Close() error {
+	e.once.Do(func() {
+		if err := ort.DestroyEnvironment(); err != nil {
+			e.closeErr = fmt.Errorf("destroy ONNX Runtime environment: %w", err)
+		}
+	})
+	return e.closeErr
+}
+
+// AvailableProviders is ONNX Runtime's own list of execution providers the
+// loaded library offers (names ending in ExecutionProvider).
+func (e *Env) AvailableProviders() ([]string, error) {
+	return availableProviders(e.libraryPath)
+}

@@ -1,0 +1,22 @@
+package onnxrt
+
+import (
+	"context"
+
+	"go.uber.org/fx"
+)
+
+// LibrarySetting is the runtime.library value from the configuration file.
+type LibrarySetting string
+
+// Module loads the ONNX Runtime environment and destroys it on stop.
+var Module = fx.Module("onnxrt", fx.Provide(newEnv))
+
+func newEnv(lc fx.Lifecycle, lib LibrarySetting) (*Env, error) {
+	env, err := Load(DefaultSearch(string(lib)))
+	if err != nil {
+		return nil, err
+	}
+	lc.Append(fx.StopHook(func(context.Context) error { return env.Close() }))
+	return env, nil
+}

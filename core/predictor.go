@@ -1,0 +1,417 @@
+// Package core is svc's model runtime: it loads one ONNX model into an ONNX
+// Runtime session, describes its inputs and outputs, and runs inferences on
+// decoded tensors.
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	ort "github.com/yalue/onnxruntime_go"
+	"go.uber.org/zap"
+
+	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/core/tensor"
+	"github.com/svc-dev/svc/providers"
+)
+
+// Options configure a Predictor.
+type Options struct {
+	// Name is the model name shown by /health and /info.
+	Name string
+	// File is the .onnx file to load.
+	File string
+	// Version overrides the version found in the model.
+	Version string
+	// Metadata is merged over the model's own custom metadata.
+	Metadata map[string]string
+	// Labels maps output names to class labels.
+	Labels map[string][]string
+	// Runtime holds ONNX Runtime settings.
+	Runtime config.Runtime
+	// Provider is the execution provider to run on; Fallback is used when
+	// creating a session with Provider fails (nil = no fallback).
+	Provider, Fallback providers.Provider
+	// ProviderOptions configure Provider.
+	ProviderOptions providers.Options
+}
+
+// Predictor runs one loaded model. It is safe for concurrent use.
+type Predictor struct {
+	log      *zap.Logger
+	session  *ort.DynamicAdvancedSession
+	provider providers.Provider
+	info     ModelInfo
+	specs    []tensor.Spec
+	// defaults holds the default value of each optional input (nil for
+	// required inputs).
+	defaults []*tensor.Tensor
+	outputs  []outputPlan
+	timeout  time.Duration
+	runOpts  sync.Pool
+	closing  sync.Once
+}
+
+// outputPlan says how to allocate an output before a run.
+type outputPlan struct {
+	spec OutputSpec
+	// prealloc is set for float16/bfloat16 outputs: they are allocated up
+	// front so their bytes come back intact.
+	prealloc tensor.DType
+	// dimFrom maps each dynamic dimension to an input dimension with the
+	// same symbolic name: {input index, axis}, or {-1, -1} when unknown.
+	dimFrom [][2]int
+}
+
+// NewPredictor loads the model and creates its session.
+func NewPredictor(o Options, log *zap.Logger) (*Predictor, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	desc, err := describe(o.File)
+	if err != nil {
+		return nil, fmt.Errorf("load model %q: %w", o.File, err)
+	}
+	p := &Predictor{log: log, timeout: o.Runtime.Timeout.Std()}
+	p.runOpts.New = func() any {
+		ro, err := ort.NewRunOptions()
+		if err != nil {
+			return nil
+		}
+		return ro
+	}
+
+	inputNames := make([]string, len(desc.inputs))
+	for i, in := range desc.inputs {
+		inputNames[i] = in.Name
+	}
+	outputNames := make([]string, len(desc.outputs))
+	for i, out := range desc.outputs {
+		outputNames[i] = out.Name
+	}
+
+	p.session, p.provider, err = newSession(o, inputNames, outputNames, log)
+	if err != nil {
+		return nil, fmt.Errorf("load model %q: %w", o.File, err)
+	}
+
+	p.info = ModelInfo{
+		Name:     o.Name,
+		Version:  o.Version,
+		Format:   "onnx",
+		Path:     absPath(o.File),
+		Inputs:   desc.inputs,
+		Outputs:  desc.outputs,
+		Metadata: map[string]string{},
+	}
+	p.info.SizeMB = float64(ModelSize(o.File, desc.externalFiles)) / (1 << 20)
+	p.info.SizeMB = float64(int64(p.info.SizeMB*1000+0.5)) / 1000
+	if md, err := p.session.GetModelMetadata(); err == nil {
+		p.fillMetadata(md, desc)
+		_ = md.Destroy()
+	}
+	for k, v := range o.Metadata {
+		p.info.Metadata[k] = v
+	}
+	if p.info.Version == "" {
+		p.info.Version = "1"
+	}
+	for i := range p.info.Outputs {
+		if l, ok := o.Labels[p.info.Outputs[i].Name]; ok {
+			p.info.Outputs[i].Labels = l
+		}
+	}
+
+	p.specs = make([]tensor.Spec, len(desc.inputs))
+	p.defaults = desc.defaults
+	for i, in := range desc.inputs {
+		dt, _ := tensor.ParseDType(in.Type)
+		p.specs[i] = tensor.Spec{Name: in.Name, DType: dt, Shape: in.Shape, Required: in.Required}
+	}
+	p.outputs = planOutputs(desc.inputs, desc.outputs)
+	return p, nil
+}
+
+// newSession creates the session on the chosen provider, falling back to
+// o.Fallback when that fails.
+func newSession(o Options, inputs, outputs []string, log *zap.Logger) (*ort.DynamicAdvancedSession, providers.Provider, error) {
+	s, err := sessionOn(o, o.Provider, inputs, outputs)
+	if err == nil {
+		return s, o.Provider, nil
+	}
+	if o.Fallback == nil || o.Provider == nil || o.Fallback.Name() == o.Provider.Name() {
+		return nil, nil, err
+	}
+	log.Warn("session creation failed on provider; falling back",
+		zap.String("provider", o.Provider.Name()), zap.String("fallback", o.Fallback.Name()), zap.Error(err))
+	s, err2 := sessionOn(o, o.Fallback, inputs, outputs)
+	if err2 != nil {
+		return nil, nil, fmt.Errorf("%w; on %s: %w", err, o.Fallback.Name(), err2)
+	}
+	return s, o.Fallback, nil
+}
+
+func sessionOn(o Options, p providers.Provider, inputs, outputs []string) (*ort.DynamicAdvancedSession, error) {
+	so, err := sessionOptions(o.Runtime)
+	if err != nil {
+		return nil, err
+	}
+	defer so.Destroy()
+	if p != nil {
+		if err := p.Configure(so, o.ProviderOptions); err != nil {
+			return nil, fmt.Errorf("configure provider %s: %w", p.Name(), err)
+		}
+	}
+	s, err := ort.NewDynamicAdvancedSession(o.File, inputs, outputs, so)
+	if err != nil {
+		return nil, fmt.Errorf("create session: %w", cleanORTError(err))
+	}
+	return s, nil
+}
+
+func sessionOptions(r config.Runtime) (*ort.SessionOptions, error) {
+	so, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, fmt.Errorf("session options: %w", err)
+	}
+	fail := func(what string, err error) (*ort.SessionOptions, error) {
+		_ = so.Destroy()
+		return nil, fmt.Errorf("session options: %s: %w", what, err)
+	}
+	if r.IntraOpThreads > 0 {
+		if err := so.SetIntraOpNumThreads(r.IntraOpThreads); err != nil {
+			return fail("intra-op threads", err)
+		}
+	}
+	if r.InterOpThreads > 0 {
+		if err := so.SetInterOpNumThreads(r.InterOpThreads); err != nil {
+			return fail("inter-op threads", err)
+		}
+	}
+	var level ort.GraphOptimizationLevel = ort.GraphOptimizationLevelEnableAll
+	switch r.GraphOptimization {
+	case "disabled":
+		level = ort.GraphOptimizationLevelDisableAll
+	case "basic":
+		level = ort.GraphOptimizationLevelEnableBasic
+	case "extended":
+		level = ort.GraphOptimizationLevelEnableExtended
+	}
+	if err := so.SetGraphOptimizationLevel(level); err != nil {
+		return fail("graph optimization level", err)
+	}
+	if r.OptimizedModelPath != "" {
+		if err := so.SetOptimizedModelFilePath(r.OptimizedModelPath); err != nil {
+			return fail("optimized model path", err)
+		}
+	}
+	return so, nil
+}
+
+func (p *Predictor) fillMetadata(md *ort.ModelMetadata, desc *description) {
+	keys, _ := md.GetCustomMetadataMapKeys()
+	sort.Strings(keys)
+	for _, k := range keys {
+		if v, ok, err := md.LookupCustomMetadataMap(k); err == nil && ok {
+			p.info.Metadata[k] = v
+		}
+	}
+	if d, err := md.GetDescription(); err == nil && d != "" {
+		p.info.Metadata["description"] = d
+	}
+	if s, err := md.GetProducerName(); err == nil && s != "" {
+		p.info.Metadata["producer"] = s
+	}
+	if g, err := md.GetGraphName(); err == nil && g != "" {
+		p.info.Metadata["graph"] = g
+	}
+	if p.info.Version == "" {
+		if v, ok := p.info.Metadata["version"]; ok && v != "" {
+			p.info.Version = v
+		} else if v, err := md.GetVersion(); err == nil && v > 0 {
+			p.info.Version = strconv.FormatInt(v, 10)
+		}
+	}
+}
+
+// Info describes the model (GET /info).
+func (p *Predictor) Info() ModelInfo { return p.info }
+
+// Specs lists what each input accepts, in input order.
+func (p *Predictor) Specs() []tensor.Spec { return p.specs }
+
+// Provider is the execution provider the session actually runs on.
+func (p *Predictor) Provider() providers.Provider { return p.provider }
+
+// Result holds the outputs of one run. Close releases them.
+type Result struct {
+	names  []string
+	values []ort.Value
+}
+
+// AppendJSON writes the outputs as a JSON object keyed by output name.
+func (r *Result) AppendJSON(dst []byte) ([]byte, error) {
+	dst = append(dst, '{')
+	var err error
+	for i, v := range r.values {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = tensor.AppendJSON(dst, &tensor.Tensor{DType: tensor.String, Shape: []int64{}, Data: []string{r.names[i]}})
+		dst = append(dst, ':')
+		if dst, err = appendValueJSON(dst, v); err != nil {
+			return dst, fmt.Errorf("encode output %q: %w", r.names[i], err)
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// Tensor returns output i as a tensor (nil for non-tensor outputs).
+func (r *Result) Tensor(i int) (*tensor.Tensor, error) { return fromORT(r.values[i]) }
+
+// Close releases the output values.
+func (r *Result) Close() {
+	for _, v := range r.values {
+		if v != nil {
+			_ = v.Destroy()
+		}
+	}
+	r.values = nil
+}
+
+// Predict runs the model on inputs, given in Specs order; nil entries are
+// optional inputs that take their default. ctx cancels the run.
+func (p *Predictor) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Result, error) {
+	if len(inputs) != len(p.specs) {
+		return nil, fmt.Errorf("predict: got %d inputs, the model has %d", len(inputs), len(p.specs))
+	}
+	in := make([]ort.Value, len(inputs))
+	defer func() {
+		for _, v := range in {
+			if v != nil {
+				_ = v.Destroy()
+			}
+		}
+	}()
+	for i, t := range inputs {
+		if t == nil {
+			t = p.defaults[i]
+		}
+		if t == nil {
+			return nil, fmt.Errorf("predict: input %q has no value and no default", p.specs[i].Name)
+		}
+		v, err := toORT(t)
+		if err != nil {
+			return nil, &InferenceError{Err: fmt.Errorf("input '%s': %w", p.specs[i].Name, err)}
+		}
+		in[i] = v
+	}
+	out, err := p.allocOutputs(inputs)
+	if err != nil {
+		return nil, &InferenceError{Err: err}
+	}
+	if err := p.run(ctx, in, out); err != nil {
+		for _, v := range out {
+			if v != nil {
+				_ = v.Destroy()
+			}
+		}
+		return nil, err
+	}
+	names := make([]string, len(p.outputs))
+	for i, o := range p.outputs {
+		names[i] = o.spec.Name
+	}
+	return &Result{names: names, values: out}, nil
+}
+
+// run executes the session with a run option that ctx and the timeout can
+// terminate.
+func (p *Predictor) run(ctx context.Context, in, out []ort.Value) error {
+	ro, _ := p.runOpts.Get().(*ort.RunOptions)
+	if ro == nil {
+		return &InferenceError{Err: errors.New("cannot create run options")}
+	}
+	// The callbacks may fire while the run is under way; once finished is
+	// set they leave ro alone, so it can go back to the pool.
+	var mu sync.Mutex
+	var finished, timedOut, canceled bool
+	terminate := func(flag *bool) func() {
+		return func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if !finished {
+				*flag = true
+				_ = ro.Terminate()
+			}
+		}
+	}
+	stop := context.AfterFunc(ctx, terminate(&canceled))
+	var timer *time.Timer
+	if p.timeout > 0 {
+		timer = time.AfterFunc(p.timeout, terminate(&timedOut))
+	}
+	err := p.session.RunWithOptions(in, out, ro)
+	stop()
+	if timer != nil {
+		timer.Stop()
+	}
+	mu.Lock()
+	finished = true
+	terminated := timedOut || canceled
+	mu.Unlock()
+	if !terminated {
+		p.runOpts.Put(ro)
+	} else if ro.UnsetTerminate() == nil {
+		p.runOpts.Put(ro)
+	} else {
+		_ = ro.Destroy()
+	}
+	if err == nil {
+		return nil
+	}
+	switch {
+	case timedOut:
+		return &TimeoutError{After: p.timeout}
+	case canceled:
+		return fmt.Errorf("%w: %w", ErrCanceled, context.Cause(ctx))
+	}
+	return &InferenceError{Err: cleanORTError(err)}
+}
+
+// cleanORTError drops the Go wrapper's prefixes so clients see ONNX
+// Runtime's own message.
+func cleanORTError(err error) error {
+	msg := err.Error()
+	for _, prefix := range []string{"Error running network: ", "Error creating C session from file: ", "Error creating session: "} {
+		msg = strings.TrimPrefix(msg, prefix)
+	}
+	return errors.New(msg)
+}
+
+// Close releases the session.
+func (p *Predictor) Close() error {
+	var err error
+	p.closing.Do(func() {
+		if p.session != nil {
+			if e := p.session.Destroy(); e != nil {
+				err = fmt.Errorf("destroy session: %w", e)
+			}
+		}
+	})
+	return err
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}

@@ -1,0 +1,79 @@
+package transport
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// Endpoint is one row of the banner's endpoint table.
+type Endpoint struct{ Method, Path, Purpose string }
+
+// Endpoints lists the service's endpoints, as the banner prints them.
+var Endpoints = []Endpoint{
+	{"POST", "/predict", "Run inference"},
+	{"GET", "/health", "Health check"},
+	{"GET", "/info", "Model information"},
+	{"GET", "/metrics", "Provider information"},
+	{"GET", "/docs", "Interactive documentation UI"},
+	{"GET", "/redoc", "Alternative documentation UI"},
+	{"GET", "/openapi.json", "Machine-readable API specification"},
+}
+
+// Banner is what svc prints once it is serving.
+type Banner struct {
+	Version             string
+	Model, ModelVersion string
+	Inputs, Outputs     int
+	Provider            string
+	ProviderNote        string
+	Host                string
+	Port                int
+	Workers             int
+}
+
+// URL is the address to reach the server at; a wildcard host is shown as
+// localhost.
+func (b Banner) URL() string {
+	host := b.Host
+	if host == "" || host == "0.0.0.0" || host == "::" || host == "[::]" {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(b.Port))
+}
+
+// Write prints the banner: model, server configuration, endpoint table.
+func (b Banner) Write(w io.Writer) error {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "svc %s\n\n", b.Version)
+	row := func(k string, v any) { fmt.Fprintf(&sb, "  %-9s %v\n", k, v) }
+	provider := b.Provider
+	if b.ProviderNote != "" {
+		provider += " (" + b.ProviderNote + ")"
+	}
+	sb.WriteString("Model\n")
+	row("name", b.Model)
+	row("version", b.ModelVersion)
+	row("inputs", b.Inputs)
+	row("outputs", b.Outputs)
+	row("provider", provider)
+	sb.WriteString("\nServer\n")
+	row("host", b.Host)
+	row("port", b.Port)
+	row("workers", b.Workers)
+	row("URL", b.URL())
+	fmt.Fprintf(&sb, "\nEndpoints\n")
+	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
+	for _, e := range Endpoints {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", e.Method, b.URL()+e.Path, e.Purpose)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	sb.WriteString("\nPress Ctrl+C to stop.\n")
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
