@@ -1,10 +1,14 @@
 package core
 
 import (
+	"errors"
 	"fmt"
+	"path/filepath"
+	"unsafe"
 
 	ort "github.com/yalue/onnxruntime_go"
 
+	"github.com/svc-dev/svc/core/onnxpb"
 	"github.com/svc-dev/svc/core/tensor"
 )
 
@@ -17,51 +21,117 @@ type description struct {
 	externalFiles []string
 }
 
-// describe reads the model's inputs and outputs through ONNX Runtime.
+// describe reads the model's graph inputs and outputs from the file. An
+// input that is also an initializer (ONNX IR version 4 and later) is
+// optional: its initializer is the default value, which ONNX Runtime lets
+// a request override.
 func describe(file string) (*description, error) {
-	ins, outs, err := ort.GetInputOutputInfo(file)
+	m, err := onnxpb.ReadFile(file)
 	if err != nil {
-		return nil, cleanORTError(err)
+		return nil, fmt.Errorf("read model: %w", err)
+	}
+	if m.Graph == nil {
+		return nil, errors.New("the file holds no graph")
 	}
 	d := &description{}
-	for _, in := range ins {
-		spec := InputSpec{Name: in.Name, Required: true}
-		spec.Kind, spec.Type, spec.Shape = kindTypeShape(in)
-		if spec.Kind == KindTensor && dtypeOf(in.DataType) == tensor.Invalid {
-			return nil, fmt.Errorf("input %q has element type %v, which svc does not support", in.Name, in.DataType)
+	dir := filepath.Dir(file)
+	inits := m.InitializerNames()
+	seen := map[string]bool{}
+	for _, init := range m.Graph.Initializers {
+		if !init.IsExternal() {
+			continue
 		}
+		if ref, err := init.External(); err == nil && !seen[ref.Location] {
+			seen[ref.Location] = true
+			d.externalFiles = append(d.externalFiles, ref.Location)
+		}
+	}
+	for _, vi := range m.Graph.Inputs {
+		optional := inits[vi.Name]
+		if optional && m.IRVersion < 4 {
+			// Before IR version 4 every initializer is listed as an input;
+			// ONNX Runtime treats them as constants.
+			continue
+		}
+		spec := InputSpec{Name: vi.Name, Required: !optional, Description: vi.DocString}
+		spec.Kind, spec.Type, spec.Shape, spec.DimNames = typeInfo(vi.Type)
 		if spec.Kind != KindTensor {
-			return nil, fmt.Errorf("input %q is a %s; svc serves tensor inputs only", in.Name, spec.Kind)
+			return nil, fmt.Errorf("input %q is a %s; svc serves tensor inputs only", vi.Name, spec.Type)
+		}
+		if dt, ok := tensor.ParseDType(spec.Type); !ok || dt == tensor.Invalid {
+			return nil, fmt.Errorf("input %q has element type %s, which svc does not support", vi.Name, spec.Type)
+		}
+		var def *tensor.Tensor
+		if optional {
+			if def, err = defaultValue(m.Initializer(vi.Name), dir); err != nil {
+				return nil, fmt.Errorf("default value of input %q: %w", vi.Name, err)
+			}
 		}
 		d.inputs = append(d.inputs, spec)
-		d.defaults = append(d.defaults, nil)
+		d.defaults = append(d.defaults, def)
 	}
-	for _, out := range outs {
-		spec := OutputSpec{Name: out.Name}
-		spec.Kind, spec.Type, spec.Shape = kindTypeShape(out)
+	for _, vi := range m.Graph.Outputs {
+		spec := OutputSpec{Name: vi.Name, Description: vi.DocString}
+		spec.Kind, spec.Type, spec.Shape, spec.DimNames = typeInfo(vi.Type)
 		d.outputs = append(d.outputs, spec)
 	}
 	return d, nil
 }
 
-func kindTypeShape(io ort.InputOutputInfo) (ValueKind, string, []int64) {
-	switch io.OrtValueType {
-	case ort.ONNXTypeTensor:
-		name := dtypeOf(io.DataType).String()
-		if dtypeOf(io.DataType) == tensor.Invalid {
-			name = io.DataType.String()
+// typeInfo turns an ONNX type into a kind, a type name, a shape (-1 for
+// dynamic dimensions, nil for unknown rank) and the names of symbolic
+// dimensions.
+func typeInfo(t *onnxpb.TypeProto) (ValueKind, string, []int64, []string) {
+	switch {
+	case t == nil:
+		return KindOther, "unknown", nil, nil
+	case t.Tensor != nil:
+		if t.Tensor.Shape == nil {
+			return KindTensor, t.String(), nil, nil
 		}
-		shape := []int64(io.Dimensions)
-		if shape == nil {
-			shape = []int64{}
+		shape := make([]int64, len(t.Tensor.Shape))
+		names := make([]string, len(t.Tensor.Shape))
+		for i, dim := range t.Tensor.Shape {
+			shape[i] = -1
+			if dim.IsFixed() {
+				shape[i] = dim.Value
+			}
+			names[i] = dim.Param
 		}
-		return KindTensor, name, shape
-	case ort.ONNXTypeSequence:
-		return KindSequence, "sequence", nil
-	case ort.ONNXTypeMap:
-		return KindMap, "map", nil
+		return KindTensor, t.String(), shape, names
+	case t.Sequence != nil:
+		return KindSequence, t.String(), nil, nil
+	case t.Map != nil:
+		return KindMap, t.String(), nil, nil
 	}
-	return KindOther, io.OrtValueType.String(), nil
+	return KindOther, t.String(), nil, nil
+}
+
+// defaultValue decodes an initializer into a tensor.
+func defaultValue(init *onnxpb.TensorProto, dir string) (*tensor.Tensor, error) {
+	if init == nil {
+		return nil, errors.New("no initializer")
+	}
+	init, err := init.LoadExternal(dir)
+	if err != nil {
+		return nil, err
+	}
+	v, err := init.Values()
+	if err != nil {
+		return nil, err
+	}
+	dt, ok := tensor.ParseDType(onnxpb.ElemTypeName(init.DataType))
+	if !ok {
+		return nil, fmt.Errorf("unsupported element type %s", onnxpb.ElemTypeName(init.DataType))
+	}
+	switch x := v.(type) {
+	case []onnxpb.Float16:
+		v = unsafe.Slice((*uint16)(unsafe.SliceData(x)), len(x))
+	case []onnxpb.BFloat16:
+		v = unsafe.Slice((*uint16)(unsafe.SliceData(x)), len(x))
+	}
+	shape := append([]int64{}, init.Dims...)
+	return &tensor.Tensor{DType: dt, Shape: shape, Data: v}, nil
 }
 
 // planOutputs works out, for float16 outputs, how to size them from the

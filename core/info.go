@@ -1,5 +1,7 @@
 package core
 
+import "encoding/json"
+
 // Health is the body of GET /health.
 type Health struct {
 	Status string `json:"status"`
@@ -69,4 +71,32 @@ type Metrics struct {
 	Provider           ProviderInfo `json:"provider"`
 	AvailableProviders []string     `json:"available_providers"`
 	CompiledProviders  []string     `json:"compiled_providers"`
+}
+
+// MarshalJSON writes shape [] for rank-0 tensors and leaves it out for
+// non-tensor values.
+func (s InputSpec) MarshalJSON() ([]byte, error) {
+	type plain InputSpec
+	return json.Marshal(struct {
+		plain
+		Shape *[]int64 `json:"shape,omitempty"`
+	}{plain(s), shapeField(s.Kind, s.Shape)})
+}
+
+// MarshalJSON writes shape [] for rank-0 tensors and leaves it out for
+// non-tensor values.
+func (s OutputSpec) MarshalJSON() ([]byte, error) {
+	type plain OutputSpec
+	return json.Marshal(struct {
+		plain
+		Shape *[]int64 `json:"shape,omitempty"`
+	}{plain(s), shapeField(s.Kind, s.Shape)})
+}
+
+func shapeField(k ValueKind, shape []int64) *[]int64 {
+	if (k != KindTensor && k != "") || shape == nil {
+		// Non-tensor values and tensors of unknown rank have no shape.
+		return nil
+	}
+	return &shape
 }

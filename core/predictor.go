@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -235,7 +236,9 @@ func (p *Predictor) fillMetadata(md *ort.ModelMetadata, desc *description) {
 	if p.info.Version == "" {
 		if v, ok := p.info.Metadata["version"]; ok && v != "" {
 			p.info.Version = v
-		} else if v, err := md.GetVersion(); err == nil && v > 0 {
+		} else if v, err := md.GetVersion(); err == nil && v > 0 && v != math.MaxInt64 {
+			// ONNX Runtime reports an unset model_version as the largest
+			// int64.
 			p.info.Version = strconv.FormatInt(v, 10)
 		}
 	}

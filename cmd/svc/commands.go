@@ -90,7 +90,7 @@ func versionCommand(stdout io.Writer) *cli.Command {
 			if err != nil {
 				return err
 			}
-			env, err := onnxrt.Load(onnxrt.DefaultSearch(cfg.Runtime.Library))
+			env, err := onnxrt.Load(onnxrt.DefaultSearch(cfg.Runtime.Library), false)
 			if err != nil {
 				fmt.Fprintf(stdout, "onnxruntime: not loaded (%s)\n", oneLine(err.Error()))
 				return &exitError{code: exitFailure, err: err}

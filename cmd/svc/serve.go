@@ -101,6 +101,7 @@ func serve(ctx context.Context, modelName string, cfg config.Config, verbose boo
 	app := fx.New(
 		fx.Supply(cfg, src, log,
 			onnxrt.LibrarySetting(cfg.Runtime.Library),
+			onnxrt.Verbose(verbose),
 			providers.Requested(cfg.Serve.Provider),
 		),
 		fx.WithLogger(func() fxevent.Logger {

@@ -17,7 +17,13 @@ type Env struct {
 }
 
 // Load finds the shared library along s and initialises the environment.
-func Load(s Search) (*Env, error) {
+// ONNX Runtime's own log goes to stderr: fatal messages only, or warnings
+// and worse when verbose (svc reports errors itself).
+func Load(s Search, verbose bool) (*Env, error) {
+	level := ort.WithLogLevelFatal()
+	if verbose {
+		level = ort.WithLogLevelWarning()
+	}
 	var tried []string
 	for _, c := range s.Candidates() {
 		if !c.System {
@@ -27,7 +33,7 @@ func Load(s Search) (*Env, error) {
 			}
 		}
 		ort.SetSharedLibraryPath(c.Path)
-		if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
+		if err := ort.InitializeEnvironment(level); err != nil {
 			if c.System {
 				tried = append(tried, fmt.Sprintf("%s (%s: not found)", c.Path, c.Source))
 			} else {

@@ -9,11 +9,14 @@ import (
 // LibrarySetting is the runtime.library value from the configuration file.
 type LibrarySetting string
 
+// Verbose turns on ONNX Runtime's warnings.
+type Verbose bool
+
 // Module loads the ONNX Runtime environment and destroys it on stop.
 var Module = fx.Module("onnxrt", fx.Provide(newEnv))
 
-func newEnv(lc fx.Lifecycle, lib LibrarySetting) (*Env, error) {
-	env, err := Load(DefaultSearch(string(lib)))
+func newEnv(lc fx.Lifecycle, lib LibrarySetting, verbose Verbose) (*Env, error) {
+	env, err := Load(DefaultSearch(string(lib)), bool(verbose))
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,156 @@
+package tensor
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+)
+
+// imageBody builds {"input": [[[[...]]]]} with 1×3×224×224 float32 values
+// printed the way a typical client prints float32 (shortest 'g' form): most
+// in [0,1), some normalized (mean/std) values that are negative or above 1.
+func imageBody(seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, 42))
+	b := []byte(`{"input": [`)
+	for c := 0; c < 3; c++ {
+		if c > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, '[')
+		for y := 0; y < 224; y++ {
+			if y > 0 {
+				b = append(b, ", "...)
+			}
+			b = append(b, '[')
+			for x := 0; x < 224; x++ {
+				if x > 0 {
+					b = append(b, ", "...)
+				}
+				v := r.Float32()
+				if r.IntN(4) == 0 {
+					v = (v - 0.485) / 0.229
+				}
+				b = strconv.AppendFloat(b, float64(v), 'g', -1, 32)
+			}
+			b = append(b, ']')
+		}
+		b = append(b, ']')
+	}
+	return append(b, "]}"...)
+}
+
+var imageSpecs = []Spec{{Name: "input", DType: Float32, Shape: []int64{-1, 3, 224, 224}, Required: true}}
+
+type benchCase struct {
+	name  string
+	body  []byte
+	specs []Spec
+}
+
+func decodeCases() []benchCase {
+	return []benchCase{
+		{"float32_1x3x224x224", imageBody(1), imageSpecs},
+		{"classifier", []byte(`{"input": [[5.1, 3.5, 1.4, 0.2]]}`),
+			[]Spec{{Name: "input", DType: Float32, Shape: []int64{-1, 4}, Required: true}}},
+		{"multi_input", []byte(`{"input_ids": [[101, 2023, 2003, 1037, 3231, 102, 0, 0]], "attention_mask": [[1, 1, 1, 1, 1, 1, 0, 0]], "flags": [true, false, true], "text": ["hello", "w\u00f6rld \"quoted\""], "temperature": 0.7}`),
+			[]Spec{
+				{Name: "input_ids", DType: Int64, Shape: []int64{-1, -1}, Required: true},
+				{Name: "attention_mask", DType: Int64, Shape: []int64{-1, -1}, Required: true},
+				{Name: "flags", DType: Bool, Shape: []int64{-1}},
+				{Name: "text", DType: String, Shape: []int64{-1}},
+				{Name: "temperature", DType: Float32, Shape: []int64{}},
+			}},
+	}
+}
+
+func BenchmarkDecode(b *testing.B) {
+	for _, c := range decodeCases() {
+		b.Run(c.name, func(b *testing.B) {
+			if _, err := DecodeRequest(c.body, c.specs); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(c.body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := DecodeRequest(c.body, c.specs); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDecodeBaselineStdlibAny is what a straightforward handler does:
+// json.Unmarshal into map[string]any (it does not even build the tensors).
+func BenchmarkDecodeBaselineStdlibAny(b *testing.B) {
+	for _, c := range decodeCases() {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var m map[string]any
+				if err := json.Unmarshal(c.body, &m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func encodeCases() []struct {
+	name string
+	t    *Tensor
+} {
+	r := rand.New(rand.NewPCG(7, 7))
+	big := make([]float32, 1000*1000)
+	for i := range big {
+		big[i] = r.Float32()*2 - 1
+	}
+	logits := make([]float32, 10)
+	for i := range logits {
+		logits[i] = float32(r.NormFloat64() * 3)
+	}
+	ids := make([]int64, 4096)
+	for i := range ids {
+		ids[i] = r.Int64N(50000)
+	}
+	return []struct {
+		name string
+		t    *Tensor
+	}{
+		{"float32_1x1000x1000", &Tensor{DType: Float32, Shape: []int64{1, 1000, 1000}, Data: big}},
+		{"float32_1x10", &Tensor{DType: Float32, Shape: []int64{1, 10}, Data: logits}},
+		{"int64_8x512", &Tensor{DType: Int64, Shape: []int64{8, 512}, Data: ids}},
+	}
+}
+
+func BenchmarkEncode(b *testing.B) {
+	for _, c := range encodeCases() {
+		b.Run(c.name, func(b *testing.B) {
+			buf := AppendJSON(nil, c.t)
+			b.SetBytes(int64(len(buf)))
+			b.ReportAllocs()
+			for b.Loop() {
+				buf = AppendJSON(buf[:0], c.t)
+			}
+		})
+	}
+}
+
+// BenchmarkEncodeBaselineStdlib marshals the same data, as a flat slice
+// (encoding/json has no tensor shape), with json.Marshal.
+func BenchmarkEncodeBaselineStdlib(b *testing.B) {
+	for _, c := range encodeCases() {
+		b.Run(c.name, func(b *testing.B) {
+			buf := AppendJSON(nil, c.t)
+			b.SetBytes(int64(len(buf)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := json.Marshal(c.t.Data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,892 @@
+package tensor
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// maxNesting is the deepest nesting of objects and arrays accepted in a body
+// (the top-level object counts as one level).
+const maxNesting = 64
+
+// maxArrayDepth is how deeply arrays may nest inside the top-level object.
+const maxArrayDepth = maxNesting - 1
+
+// DecodeRequest parses a whole /predict body in one pass: a JSON object
+// mapping input names to (nested arrays of) values. It returns one tensor
+// per spec, in spec order, nil for an optional input that was absent.
+//
+// Client mistakes are reported as *Error; a spec with an invalid DType is a
+// programming error reported as a plain error. DecodeRequest is safe for
+// concurrent use. The returned tensors do not refer to body.
+func DecodeRequest(body []byte, specs []Spec) ([]*Tensor, error) {
+	for i := range specs {
+		if !specs[i].DType.valid() {
+			return nil, fmt.Errorf("tensor: input %q has unsupported dtype %v", specs[i].Name, specs[i].DType)
+		}
+	}
+	d := decoderPool.Get().(*decoder)
+	out, err := d.decode(body, specs)
+	d.release()
+	decoderPool.Put(d)
+	return out, err
+}
+
+var decoderPool = sync.Pool{New: func() any { return new(decoder) }}
+
+// decoder holds the parsing state and the scratch buffers elements are
+// collected in; the buffers are reused through decoderPool.
+type decoder struct {
+	b   []byte
+	pos int
+
+	spec *Spec
+	dt   DType
+
+	f32   []float32
+	f64   []float64
+	u16   []uint16 // float16, bfloat16 and uint16
+	i8    []int8
+	i16   []int16
+	i32   []int32
+	i64   []int64
+	u8    []uint8
+	u32   []uint32
+	u64   []uint64
+	bools []bool
+	arena []byte // string elements, concatenated
+	ends  []int  // end offset of each string element in arena
+	key   []byte
+	seen  []bool
+
+	leaf int                  // depth of the elements; -1 while unknown
+	dims [maxArrayDepth]int64 // length of the arrays at each depth; -1 unknown
+	idx  [maxArrayDepth]int64 // index path of the element being parsed
+}
+
+// maxRetained bounds the size (in bytes) of a scratch buffer kept in the pool.
+const maxRetained = 16 << 20
+
+func (d *decoder) release() {
+	d.b = nil
+	d.spec = nil
+	if cap(d.f32)*4 > maxRetained {
+		d.f32 = nil
+	}
+	if cap(d.f64)*8 > maxRetained {
+		d.f64 = nil
+	}
+	if cap(d.u16)*2 > maxRetained {
+		d.u16 = nil
+	}
+	if cap(d.i8) > maxRetained {
+		d.i8 = nil
+	}
+	if cap(d.i16)*2 > maxRetained {
+		d.i16 = nil
+	}
+	if cap(d.i32)*4 > maxRetained {
+		d.i32 = nil
+	}
+	if cap(d.i64)*8 > maxRetained {
+		d.i64 = nil
+	}
+	if cap(d.u8) > maxRetained {
+		d.u8 = nil
+	}
+	if cap(d.u32)*4 > maxRetained {
+		d.u32 = nil
+	}
+	if cap(d.u64)*8 > maxRetained {
+		d.u64 = nil
+	}
+	if cap(d.bools) > maxRetained {
+		d.bools = nil
+	}
+	if cap(d.arena) > maxRetained {
+		d.arena = nil
+	}
+	if cap(d.ends)*8 > maxRetained {
+		d.ends = nil
+	}
+	if cap(d.key) > 1<<16 {
+		d.key = nil
+	}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
+
+func (d *decoder) skipWS() {
+	for d.pos < len(d.b) && isSpace(d.b[d.pos]) {
+		d.pos++
+	}
+}
+
+// syntaxErr reports malformed JSON at offset off.
+func syntaxErr(off int, reason string) *Error {
+	return &Error{Message: "Invalid JSON body: " + reason + " at offset " + strconv.Itoa(off)}
+}
+
+// unexpected reports the byte at d.pos (or the end of input) in context.
+func (d *decoder) unexpected(context string) *Error {
+	if d.pos >= len(d.b) {
+		return syntaxErr(len(d.b), "unexpected end of input")
+	}
+	return syntaxErr(d.pos, "invalid character "+quoteChar(d.b[d.pos])+" "+context)
+}
+
+func (d *decoder) decode(body []byte, specs []Spec) ([]*Tensor, error) {
+	d.b, d.pos = body, 0
+	d.skipWS()
+	if d.pos >= len(d.b) {
+		return nil, syntaxErr(d.pos, "unexpected end of input")
+	}
+	if d.b[d.pos] != '{' {
+		if err := d.validateValue(); err != nil {
+			return nil, err
+		}
+		d.skipWS()
+		if d.pos < len(d.b) {
+			return nil, d.unexpected("after top-level value")
+		}
+		return nil, &Error{Message: "Request body must be a JSON object mapping input names to values"}
+	}
+	d.pos++
+	if cap(d.seen) < len(specs) {
+		d.seen = make([]bool, len(specs))
+	}
+	seen := d.seen[:len(specs)]
+	clear(seen)
+	out := make([]*Tensor, len(specs))
+	d.skipWS()
+	if d.pos < len(d.b) && d.b[d.pos] == '}' {
+		d.pos++
+	} else {
+		for {
+			if d.pos >= len(d.b) || d.b[d.pos] != '"' {
+				return nil, d.unexpected("looking for beginning of object key string")
+			}
+			raw, key, end, se, ok := scanString(d.b, d.pos, d.key[:0])
+			d.key = key[:0]
+			if !ok {
+				return nil, syntaxErr(se.off, se.reason)
+			}
+			if raw == nil {
+				raw = key
+			}
+			d.pos = end
+			d.skipWS()
+			if d.pos >= len(d.b) || d.b[d.pos] != ':' {
+				return nil, d.unexpected("after object key")
+			}
+			d.pos++
+			k := -1
+			for i := range specs {
+				if string(raw) == specs[i].Name {
+					k = i
+					break
+				}
+			}
+			if k < 0 {
+				return nil, unknownInput(string(raw), specs)
+			}
+			if seen[k] {
+				return nil, &Error{Input: specs[k].Name, Message: "Duplicate input '" + clip(string(raw)) + "'"}
+			}
+			seen[k] = true
+			d.skipWS()
+			t, err := d.value(&specs[k])
+			if err != nil {
+				return nil, err
+			}
+			out[k] = t
+			d.skipWS()
+			if d.pos < len(d.b) && d.b[d.pos] == ',' {
+				d.pos++
+				d.skipWS()
+				continue
+			}
+			if d.pos < len(d.b) && d.b[d.pos] == '}' {
+				d.pos++
+				break
+			}
+			return nil, d.unexpected("after object key:value pair")
+		}
+	}
+	d.skipWS()
+	if d.pos < len(d.b) {
+		return nil, d.unexpected("after top-level value")
+	}
+	for i := range specs {
+		if specs[i].Required && out[i] == nil {
+			return nil, &Error{Input: specs[i].Name, Message: "Missing required input: '" + specs[i].Name + "'"}
+		}
+	}
+	return out, nil
+}
+
+// clip shortens client-supplied text quoted in an error message.
+func clip(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return s
+	}
+	i := max
+	for i > 0 && s[i]&0xc0 == 0x80 { // do not cut a UTF-8 sequence
+		i--
+	}
+	return s[:i] + "..."
+}
+
+func unknownInput(key string, specs []Spec) *Error {
+	var sb strings.Builder
+	sb.WriteString("Unknown input '")
+	sb.WriteString(clip(key))
+	if len(specs) == 0 {
+		sb.WriteString("'; the model has no inputs")
+	} else {
+		sb.WriteString("'; the model's inputs are: ")
+		for i := range specs {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteString("'" + specs[i].Name + "'")
+		}
+	}
+	return &Error{Input: key, Message: sb.String()}
+}
+
+// elemNoun is what one element of type d is called in messages.
+func elemNoun(d DType) string {
+	switch d {
+	case Bool:
+		return "a boolean"
+	case String:
+		return "a string"
+	}
+	return "a number"
+}
+
+// scalarNoun is the expected bare value of a rank-0 input.
+func scalarNoun(d DType) string {
+	switch d {
+	case Bool:
+		return "boolean"
+	case String:
+		return "string"
+	}
+	return "number"
+}
+
+func formatPath(idx []int64) string {
+	b := make([]byte, 0, 2+len(idx)*4)
+	b = append(b, '[')
+	for i, v := range idx {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = strconv.AppendInt(b, v, 10)
+	}
+	return string(append(b, ']'))
+}
+
+func formatShape(s []int64) string { return formatPath(s) }
+
+func (d *decoder) inputErr(msg string) *Error {
+	return &Error{Input: d.spec.Name, Message: "Invalid input for '" + d.spec.Name + "': " + msg}
+}
+
+// valueErr reports a bad element at the path idx[:depth] (no path for a
+// bare value at depth 0).
+func (d *decoder) valueErr(depth int, msg string) *Error {
+	at := ""
+	if depth > 0 {
+		at = " at " + formatPath(d.idx[:depth])
+	}
+	return &Error{Input: d.spec.Name, Message: "Invalid value for '" + d.spec.Name + "'" + at + ": " + msg}
+}
+
+func (d *decoder) typeErr(expected string) *Error {
+	return &Error{Input: d.spec.Name, Message: "Invalid input type for '" + d.spec.Name + "': expected " + expected}
+}
+
+// kindAt classifies the value starting at d.pos for an error message,
+// checking literals so that garbage is reported as malformed JSON.
+func (d *decoder) kindAt() (string, *Error) {
+	if d.pos >= len(d.b) {
+		return "", syntaxErr(len(d.b), "unexpected end of input")
+	}
+	switch c := d.b[d.pos]; {
+	case c == '"':
+		return "a string", nil
+	case c == '{':
+		return "an object", nil
+	case c == '[':
+		return "an array", nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		if _, _, bad := scanNumber(d.b, d.pos); bad >= 0 {
+			return "", d.badNumber(bad)
+		}
+		return "a number", nil
+	case c == 't' || c == 'f' || c == 'n':
+		lit := "null"
+		if c == 't' {
+			lit = "true"
+		} else if c == 'f' {
+			lit = "false"
+		}
+		if err := d.literal(lit); err != nil {
+			return "", err
+		}
+		d.pos -= len(lit)
+		if c == 'n' {
+			return "null", nil
+		}
+		return "a boolean", nil
+	}
+	return "", d.unexpected("looking for beginning of value")
+}
+
+// literal consumes the keyword lit at d.pos.
+func (d *decoder) literal(lit string) *Error {
+	for i := 0; i < len(lit); i++ {
+		p := d.pos + i
+		if p >= len(d.b) {
+			return syntaxErr(p, "unexpected end of input")
+		}
+		if d.b[p] != lit[i] {
+			return syntaxErr(p, "invalid character "+quoteChar(d.b[p])+" in literal "+lit)
+		}
+	}
+	d.pos += len(lit)
+	return nil
+}
+
+func (d *decoder) badNumber(bad int) *Error {
+	if bad >= len(d.b) {
+		return syntaxErr(bad, "unexpected end of input")
+	}
+	return syntaxErr(bad, "invalid character "+quoteChar(d.b[bad])+" in numeric literal")
+}
+
+// wrongKind reports the element at d.pos (at depth) that is not of the
+// input's element type.
+func (d *decoder) wrongKind(depth int) *Error {
+	kind, err := d.kindAt()
+	if err != nil {
+		return err
+	}
+	return d.valueErr(depth, "expected "+elemNoun(d.dt)+", got "+kind)
+}
+
+// literalText is the number's text for an error message, shortened.
+func literalText(s []byte) string {
+	if len(s) > 40 {
+		return string(s[:40]) + "..."
+	}
+	return string(s)
+}
+
+func (d *decoder) numErr(depth int, st numStatus, s []byte) *Error {
+	if st == numNotInt {
+		return d.valueErr(depth, literalText(s)+" is not an integer ("+d.dt.String()+")")
+	}
+	return d.valueErr(depth, literalText(s)+" is out of range for "+d.dt.String())
+}
+
+// resetScratch empties the scratch buffer of the current element type.
+func (d *decoder) resetScratch() {
+	switch d.dt {
+	case Float32:
+		d.f32 = d.f32[:0]
+	case Float64:
+		d.f64 = d.f64[:0]
+	case Float16, BFloat16, Uint16:
+		d.u16 = d.u16[:0]
+	case Int8:
+		d.i8 = d.i8[:0]
+	case Int16:
+		d.i16 = d.i16[:0]
+	case Int32:
+		d.i32 = d.i32[:0]
+	case Int64:
+		d.i64 = d.i64[:0]
+	case Uint8:
+		d.u8 = d.u8[:0]
+	case Uint32:
+		d.u32 = d.u32[:0]
+	case Uint64:
+		d.u64 = d.u64[:0]
+	case Bool:
+		d.bools = d.bools[:0]
+	case String:
+		d.arena = d.arena[:0]
+		d.ends = d.ends[:0]
+	}
+}
+
+// elem parses one element at d.pos (an element at depth, whose index path
+// is d.idx[:depth]) and appends it to the scratch buffer.
+func (d *decoder) elem(depth int) *Error {
+	b := d.b
+	c := b[d.pos]
+	switch d.dt {
+	case Bool:
+		switch {
+		case c == 't' && d.pos+4 <= len(b) && string(b[d.pos:d.pos+4]) == "true":
+			d.bools = append(d.bools, true)
+			d.pos += 4
+		case c == 'f' && d.pos+5 <= len(b) && string(b[d.pos:d.pos+5]) == "false":
+			d.bools = append(d.bools, false)
+			d.pos += 5
+		default:
+			return d.wrongKind(depth)
+		}
+		return nil
+	case String:
+		if c != '"' {
+			return d.wrongKind(depth)
+		}
+		raw, out, end, se, ok := scanString(b, d.pos, d.arena)
+		if !ok {
+			return syntaxErr(se.off, se.reason)
+		}
+		if raw != nil {
+			out = append(out, raw...)
+		}
+		d.arena = out
+		d.ends = append(d.ends, len(out))
+		d.pos = end
+		return nil
+	}
+	if c != '-' && (c < '0' || c > '9') {
+		return d.wrongKind(depth)
+	}
+	n, end, bad := scanNumber(b, d.pos)
+	if bad >= 0 {
+		return d.badNumber(bad)
+	}
+	s := b[d.pos:end]
+	d.pos = end
+	switch d.dt {
+	case Float32:
+		v, st := float32Of(&n, s)
+		if st != numOK {
+			return d.numErr(depth, st, s)
+		}
+		d.f32 = append(d.f32, v)
+	case Float64:
+		v, st := float64Of(&n, s)
+		if st != numOK {
+			return d.numErr(depth, st, s)
+		}
+		d.f64 = append(d.f64, v)
+	case Float16, BFloat16:
+		var v uint16
+		var st numStatus
+		if d.dt == Float16 {
+			v, st = halfOf(&n, s, 5, 10)
+		} else {
+			v, st = halfOf(&n, s, 8, 7)
+		}
+		if st != numOK {
+			return d.numErr(depth, st, s)
+		}
+		d.u16 = append(d.u16, v)
+	default:
+		mag, neg, st := intOf(&n, s, d.dt)
+		if st != numOK {
+			return d.numErr(depth, st, s)
+		}
+		v := mag
+		if neg {
+			v = -mag
+		}
+		switch d.dt {
+		case Int8:
+			d.i8 = append(d.i8, int8(v))
+		case Int16:
+			d.i16 = append(d.i16, int16(v))
+		case Int32:
+			d.i32 = append(d.i32, int32(v))
+		case Int64:
+			d.i64 = append(d.i64, int64(v))
+		case Uint8:
+			d.u8 = append(d.u8, uint8(v))
+		case Uint16:
+			d.u16 = append(d.u16, uint16(v))
+		case Uint32:
+			d.u32 = append(d.u32, uint32(v))
+		case Uint64:
+			d.u64 = append(d.u64, v)
+		}
+	}
+	return nil
+}
+
+// valueKindMatches reports whether the bare value starting with c is of the
+// kind the input's elements are.
+func valueKindMatches(c byte, dt DType) bool {
+	switch dt {
+	case Bool:
+		return c == 't' || c == 'f'
+	case String:
+		return c == '"'
+	}
+	return c == '-' || (c >= '0' && c <= '9')
+}
+
+// value parses the value of the input s at d.pos into a tensor.
+func (d *decoder) value(s *Spec) (*Tensor, error) {
+	d.spec, d.dt = s, s.DType
+	if d.pos >= len(d.b) {
+		return nil, syntaxErr(len(d.b), "unexpected end of input")
+	}
+	rank0 := s.Shape != nil && len(s.Shape) == 0
+	c := d.b[d.pos]
+	if c == '[' {
+		if rank0 {
+			return nil, d.typeErr(scalarNoun(d.dt))
+		}
+		return d.array(s)
+	}
+	// A bare value.
+	if _, err := d.kindAt(); err != nil {
+		return nil, err
+	}
+	scalarOK := s.Shape == nil || rank0 || (len(s.Shape) == 1 && (s.Shape[0] < 0 || s.Shape[0] == 1))
+	if !scalarOK || !valueKindMatches(c, d.dt) {
+		if rank0 {
+			return nil, d.typeErr(scalarNoun(d.dt))
+		}
+		return nil, d.typeErr("array")
+	}
+	d.resetScratch()
+	if err := d.elem(0); err != nil {
+		return nil, err
+	}
+	shape := []int64{}
+	if s.Shape != nil && len(s.Shape) == 1 {
+		shape = []int64{1}
+	}
+	return &Tensor{DType: d.dt, Shape: shape, Data: d.result()}, nil
+}
+
+// array parses a (nested) array value at d.pos.
+func (d *decoder) array(s *Spec) (*Tensor, error) {
+	d.resetScratch()
+	d.leaf = -1
+	for i := range d.dims {
+		d.dims[i] = -1
+	}
+	depth := 0 // arrays open around the value at d.pos
+	for {
+		// A value at depth.
+		if d.pos >= len(d.b) {
+			return nil, syntaxErr(len(d.b), "unexpected end of input")
+		}
+		if d.b[d.pos] == '[' {
+			if d.leaf >= 0 && depth >= d.leaf {
+				return nil, d.inputErr("expected " + elemNoun(d.dt) + " at " + formatPath(d.idx[:depth]) + ", got an array")
+			}
+			if depth >= maxArrayDepth {
+				return nil, syntaxErr(d.pos, "nesting depth exceeds "+strconv.Itoa(maxNesting))
+			}
+			d.pos++
+			d.idx[depth] = 0
+			depth++
+			d.skipWS()
+			if d.pos < len(d.b) && d.b[d.pos] == ']' {
+				d.pos++
+				depth--
+				if err := d.closeArray(depth, 0); err != nil {
+					return nil, err
+				}
+			} else if depth == d.leaf {
+				var n int64
+				var err error
+				switch d.dt {
+				case Float32:
+					n, err = d.leafFloat32(depth)
+				case Float64:
+					n, err = d.leafFloat64(depth)
+				default:
+					n, err = d.leafArray(depth)
+				}
+				if err != nil {
+					return nil, err
+				}
+				depth--
+				if err := d.closeArray(depth, n); err != nil {
+					return nil, err
+				}
+			} else {
+				continue
+			}
+		} else {
+			if d.leaf < 0 {
+				d.leaf = depth
+			} else if depth != d.leaf {
+				kind, err := d.kindAt()
+				if err != nil {
+					return nil, err
+				}
+				return nil, d.inputErr("expected an array at " + formatPath(d.idx[:depth]) + ", got " + kind)
+			}
+			if err := d.elem(depth); err != nil {
+				return nil, err
+			}
+		}
+		// After a value at depth: a comma or the end of the enclosing array.
+		for {
+			if depth == 0 {
+				return d.finish(s)
+			}
+			d.skipWS()
+			if d.pos < len(d.b) && d.b[d.pos] == ',' {
+				d.pos++
+				d.idx[depth-1]++
+				d.skipWS()
+				break
+			}
+			if d.pos < len(d.b) && d.b[d.pos] == ']' {
+				d.pos++
+				depth--
+				if err := d.closeArray(depth, d.idx[depth]+1); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			return nil, d.unexpected("after array element")
+		}
+	}
+}
+
+// leafArray parses the elements of an array whose elements are at depth
+// (known to be the leaf depth) up to and including the closing bracket, and
+// returns how many there were. d.pos is at the first element.
+func (d *decoder) leafArray(depth int) (int64, error) {
+	var i int64
+	for {
+		d.idx[depth-1] = i
+		if d.pos >= len(d.b) {
+			return 0, syntaxErr(len(d.b), "unexpected end of input")
+		}
+		if d.b[d.pos] == '[' {
+			return 0, d.inputErr("expected " + elemNoun(d.dt) + " at " + formatPath(d.idx[:depth]) + ", got an array")
+		}
+		if err := d.elem(depth); err != nil {
+			return 0, err
+		}
+		d.skipWS()
+		if d.pos < len(d.b) && d.b[d.pos] == ',' {
+			d.pos++
+			i++
+			d.skipWS()
+			continue
+		}
+		if d.pos < len(d.b) && d.b[d.pos] == ']' {
+			d.pos++
+			return i + 1, nil
+		}
+		return 0, d.unexpected("after array element")
+	}
+}
+
+// closeArray records that the array at depth k (index path d.idx[:k]) has n
+// elements.
+func (d *decoder) closeArray(k int, n int64) *Error {
+	if d.dims[k] < 0 {
+		d.dims[k] = n
+	} else if d.dims[k] != n {
+		return d.inputErr(fmt.Sprintf("ragged array: element %s has %d items, expected %d", formatPath(d.idx[:k]), n, d.dims[k]))
+	}
+	if n == 0 && d.leaf < 0 {
+		d.leaf = k + 1
+	}
+	return nil
+}
+
+// finish checks the parsed shape against the spec (applying the batch rule)
+// and builds the tensor.
+func (d *decoder) finish(s *Spec) (*Tensor, error) {
+	got := d.dims[:d.leaf]
+	if s.Shape != nil {
+		r := len(s.Shape)
+		if len(got) == r-1 && (s.Shape[0] < 0 || s.Shape[0] == 1) {
+			shape := make([]int64, r)
+			shape[0] = 1
+			copy(shape[1:], got)
+			got = shape
+		}
+		if len(got) != r {
+			return nil, &Error{Input: s.Name, Message: fmt.Sprintf("Invalid shape for '%s': expected rank %d %s, got rank %d %s",
+				s.Name, r, formatShape(s.Shape), len(got), formatShape(got))}
+		}
+		for i, want := range s.Shape {
+			if want >= 0 && got[i] != want {
+				return nil, &Error{Input: s.Name, Message: fmt.Sprintf("Invalid shape for '%s': expected %s, got %s",
+					s.Name, formatShape(s.Shape), formatShape(got))}
+			}
+		}
+	}
+	shape := make([]int64, len(got))
+	copy(shape, got)
+	return &Tensor{DType: d.dt, Shape: shape, Data: d.result()}, nil
+}
+
+// cloneSlice copies s into a new slice of exactly its length (never nil).
+func cloneSlice[T any](s []T) []T {
+	if len(s) == 0 {
+		return []T{}
+	}
+	return append([]T(nil), s...)
+}
+
+// result copies the scratch buffer of the current element type out.
+func (d *decoder) result() any {
+	switch d.dt {
+	case Float32:
+		return cloneSlice(d.f32)
+	case Float64:
+		return cloneSlice(d.f64)
+	case Float16, BFloat16, Uint16:
+		return cloneSlice(d.u16)
+	case Int8:
+		return cloneSlice(d.i8)
+	case Int16:
+		return cloneSlice(d.i16)
+	case Int32:
+		return cloneSlice(d.i32)
+	case Int64:
+		return cloneSlice(d.i64)
+	case Uint8:
+		return cloneSlice(d.u8)
+	case Uint32:
+		return cloneSlice(d.u32)
+	case Uint64:
+		return cloneSlice(d.u64)
+	case Bool:
+		return cloneSlice(d.bools)
+	}
+	strs := make([]string, len(d.ends))
+	all := string(d.arena)
+	start := 0
+	for i, end := range d.ends {
+		strs[i] = all[start:end]
+		start = end
+	}
+	return strs
+}
+
+// validateValue checks that a well-formed JSON value starts at d.pos and
+// moves past it. It is used only to tell a non-object body from a
+// malformed one.
+func (d *decoder) validateValue() *Error {
+	var stack [maxNesting]byte
+	n := 0
+	for {
+		// Expect a value.
+		d.skipWS()
+		if d.pos >= len(d.b) {
+			return syntaxErr(len(d.b), "unexpected end of input")
+		}
+		switch c := d.b[d.pos]; {
+		case c == '{' || c == '[':
+			if n >= maxNesting {
+				return syntaxErr(d.pos, "nesting depth exceeds "+strconv.Itoa(maxNesting))
+			}
+			stack[n] = c
+			n++
+			d.pos++
+			d.skipWS()
+			if d.pos < len(d.b) && d.b[d.pos] == c+2 { // '}' or ']'
+				d.pos++
+				n--
+				break
+			}
+			if c == '{' {
+				if err := d.objectKey(); err != nil {
+					return err
+				}
+			}
+			continue
+		case c == '"':
+			_, _, end, se, ok := scanString(d.b, d.pos, d.key[:0])
+			if !ok {
+				return syntaxErr(se.off, se.reason)
+			}
+			d.pos = end
+		case c == '-' || (c >= '0' && c <= '9'):
+			_, end, bad := scanNumber(d.b, d.pos)
+			if bad >= 0 {
+				return d.badNumber(bad)
+			}
+			d.pos = end
+		case c == 't':
+			if err := d.literal("true"); err != nil {
+				return err
+			}
+		case c == 'f':
+			if err := d.literal("false"); err != nil {
+				return err
+			}
+		case c == 'n':
+			if err := d.literal("null"); err != nil {
+				return err
+			}
+		default:
+			return d.unexpected("looking for beginning of value")
+		}
+		// After a value.
+		for {
+			if n == 0 {
+				return nil
+			}
+			d.skipWS()
+			if d.pos >= len(d.b) {
+				return syntaxErr(len(d.b), "unexpected end of input")
+			}
+			c := d.b[d.pos]
+			if c == ',' {
+				d.pos++
+				if stack[n-1] == '{' {
+					d.skipWS()
+					if err := d.objectKey(); err != nil {
+						return err
+					}
+				}
+				break
+			}
+			if c == stack[n-1]+2 {
+				d.pos++
+				n--
+				continue
+			}
+			if stack[n-1] == '{' {
+				return d.unexpected("after object key:value pair")
+			}
+			return d.unexpected("after array element")
+		}
+	}
+}
+
+// objectKey validates `"key" :` at d.pos.
+func (d *decoder) objectKey() *Error {
+	if d.pos >= len(d.b) || d.b[d.pos] != '"' {
+		return d.unexpected("looking for beginning of object key string")
+	}
+	_, _, end, se, ok := scanString(d.b, d.pos, d.key[:0])
+	if !ok {
+		return syntaxErr(se.off, se.reason)
+	}
+	d.pos = end
+	d.skipWS()
+	if d.pos >= len(d.b) || d.b[d.pos] != ':' {
+		return d.unexpected("after object key")
+	}
+	d.pos++
+	return nil
+}

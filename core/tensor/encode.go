@@ -1,0 +1,282 @@
+package tensor
+
+import (
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// AppendJSON appends t to dst as nested JSON arrays in t's shape (a rank-0
+// tensor as a bare value) and returns the extended buffer.
+//
+// Floats are written in the shortest form that reads back to the same value
+// at the tensor's precision (float16 and bfloat16 at float32 precision);
+// NaN and ±Inf, which JSON cannot express, are written as null. Strings are
+// escaped: quotes, backslashes, control characters (as \u00XX), U+2028 and
+// U+2029; invalid UTF-8 is replaced by U+FFFD.
+//
+// A nil tensor, and a rank-0 tensor without data, are written as null. A
+// tensor whose element count does not match its shape (an invalid tensor)
+// is written as a flat array of its elements.
+func AppendJSON(dst []byte, t *Tensor) []byte {
+	if t == nil {
+		return append(dst, "null"...)
+	}
+	if len(t.Shape) == 0 {
+		return appendRow(dst, t.DType, t.Data, 0, 1)
+	}
+	n := t.Len()
+	if numElements(t.Shape) != n {
+		dst = append(dst, '[')
+		if n > 0 {
+			dst = appendRow(dst, t.DType, t.Data, 0, n)
+		}
+		return append(dst, ']')
+	}
+	dst, _ = appendDims(dst, t.DType, t.Data, t.Shape, 0)
+	return dst
+}
+
+// numElements is the product of shape, or -1 if a dimension is negative or
+// the product overflows. A shape with a zero dimension is also refused
+// (-1) when the empty sub-arrays before it would number more than 1<<30.
+func numElements(shape []int64) int {
+	n := int64(1)
+	for _, d := range shape {
+		if d < 0 {
+			return -1
+		}
+		if d == 0 {
+			return 0
+		}
+		if n > math.MaxInt/d {
+			return -1
+		}
+		n *= d
+		if n > 1<<30 {
+			// Too many arrays to write for a tensor that may yet turn out
+			// empty; only a full tensor may be this large.
+			for _, d2 := range shape {
+				if d2 == 0 {
+					return -1
+				}
+			}
+		}
+	}
+	return int(n)
+}
+
+// appendDims writes the sub-array of shape dims starting at element off and
+// returns the offset just past it.
+func appendDims(dst []byte, dt DType, data any, dims []int64, off int) ([]byte, int) {
+	n := int(dims[0])
+	dst = append(dst, '[')
+	if len(dims) == 1 {
+		if n > 0 {
+			dst = appendRow(dst, dt, data, off, n)
+		}
+		return append(dst, ']'), off + n
+	}
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst, off = appendDims(dst, dt, data, dims[1:], off)
+	}
+	return append(dst, ']'), off
+}
+
+// appendRow writes n comma-separated elements of data starting at off.
+func appendRow(dst []byte, dt DType, data any, off, n int) []byte {
+	have := dataLen(data) - off
+	if have < 0 {
+		have = 0
+	}
+	m := min(n, have)
+	switch v := data.(type) {
+	case []float32:
+		dst = appendFloat32s(dst, v[off:off+m])
+	case []float64:
+		for i, x := range v[off : off+m] {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendFloat64(dst, x)
+		}
+	case []uint16:
+		// float16 and bfloat16 bit patterns, or plain uint16 values.
+		for i, x := range v[off : off+m] {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			switch dt {
+			case Float16:
+				dst = appendFloat32(dst, Float16ToFloat32(x))
+			case BFloat16:
+				dst = appendFloat32(dst, BFloat16ToFloat32(x))
+			default:
+				dst = strconv.AppendUint(dst, uint64(x), 10)
+			}
+		}
+	case []int8:
+		for i, x := range v[off : off+m] {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = strconv.AppendInt(dst, int64(x), 10)
+		}
+	case []int16:
+		for i, x := range v[off : off+m] {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = strconv.AppendInt(dst, int64(x), 10)
+		}
+	case []int32:
+		for i, x := range v[off : off+m] {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = strconv.AppendInt(dst, int64(x), 10)
+		}
+	case []int64:
+		for i, x := range v[off : off+m] {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = strconv.AppendInt(dst, x, 10)
+		}
+	case []uint8:
+		for i, x := range v[off : off+m] {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = strconv.AppendUint(dst, uint64(x), 10)
+		}
+	case []uint32:
+		for i, x := range v[off : off+m] {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = strconv.AppendUint(dst, uint64(x), 10)
+		}
+	case []uint64:
+		for i, x := range v[off : off+m] {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = strconv.AppendUint(dst, x, 10)
+		}
+	case []bool:
+		for i, x := range v[off : off+m] {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if x {
+				dst = append(dst, "true"...)
+			} else {
+				dst = append(dst, "false"...)
+			}
+		}
+	case []string:
+		for i, x := range v[off : off+m] {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendString(dst, x)
+		}
+	default:
+		m = 0
+	}
+	for i := m; i < n; i++ {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, "null"...)
+	}
+	return dst
+}
+
+func dataLen(data any) int { return (&Tensor{Data: data}).Len() }
+
+// appendFloat32s writes comma-separated float32 values.
+func appendFloat32s(dst []byte, v []float32) []byte {
+	for i, x := range v {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendFloat32(dst, x)
+	}
+	return dst
+}
+
+// appendFloat32 writes x in its shortest round-tripping form, null for NaN
+// and ±Inf.
+func appendFloat32(dst []byte, x float32) []byte {
+	b := math.Float32bits(x)
+	if b&0x7f800000 == 0x7f800000 {
+		return append(dst, "null"...)
+	}
+	// Small integers print the same with AppendInt, which is much faster.
+	if i := int32(x); float32(i) == x && i > -1e6 && i < 1e6 && b != 0x80000000 {
+		return strconv.AppendInt(dst, int64(i), 10)
+	}
+	return strconv.AppendFloat(dst, float64(x), 'g', -1, 32)
+}
+
+// appendFloat64 writes x in its shortest round-tripping form, null for NaN
+// and ±Inf.
+func appendFloat64(dst []byte, x float64) []byte {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return append(dst, "null"...)
+	}
+	if i := int64(x); float64(i) == x && i > -1e6 && i < 1e6 && math.Float64bits(x) != 1<<63 {
+		return strconv.AppendInt(dst, i, 10)
+	}
+	return strconv.AppendFloat(dst, x, 'g', -1, 64)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString writes s as a JSON string.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&15])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

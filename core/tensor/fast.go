@@ -1,0 +1,294 @@
+package tensor
+
+import (
+	"encoding/binary"
+	"math"
+	"math/bits"
+)
+
+// This file holds the hot loops: the element loops of innermost arrays of
+// float32 and float64 inputs, with a number scanner specialised for the
+// common "short decimal" literal. Anything unusual falls back to the general
+// element parser (decoder.elem), which handles every case and every error.
+
+// is8Digits reports whether the 8 little-endian bytes in x are all ASCII digits.
+func is8Digits(x uint64) bool {
+	return (x&0xF0F0F0F0F0F0F0F0)|(((x+0x0606060606060606)&0xF0F0F0F0F0F0F0F0)>>4) == 0x3333333333333333
+}
+
+// parse8Digits converts 8 ASCII digits (little-endian in x, first digit in
+// the low byte) to their value.
+func parse8Digits(x uint64) uint64 {
+	x -= 0x3030303030303030
+	x = x*10 + x>>8 // pairs: each 16-bit lane holds a two-digit value in its low byte
+	const mask = 0x000000FF000000FF
+	const mul1 = 100 + 1000000<<32
+	const mul2 = 1 + 10000<<32
+	return ((x&mask)*mul1 + ((x>>16)&mask)*mul2) >> 32
+}
+
+// negPow10 holds 10^-k rounded to float64.
+var negPow10 = [...]float64{
+	1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9,
+	1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15, 1e-16, 1e-17, 1e-18, 1e-19,
+	1e-20, 1e-21, 1e-22,
+}
+
+// leadingDigits returns how many of the 8 bytes in x (little-endian: the
+// first byte in the low bits) are ASCII digits before the first non-digit.
+// (A carry out of a byte >= 0xFA only disturbs the byte after it, which
+// does not matter since that non-digit ends the count.)
+func leadingDigits(x uint64) int {
+	m := ((x & 0xF0F0F0F0F0F0F0F0) | (((x + 0x0606060606060606) & 0xF0F0F0F0F0F0F0F0) >> 4)) ^ 0x3333333333333333
+	return bits.TrailingZeros64(m) >> 3
+}
+
+// parseDigits returns the value of the first n (1..8) bytes of x, which are
+// ASCII digits: the rest are replaced by leading '0's.
+func parseDigits(x uint64, n int) uint64 {
+	sh := uint(8-n) * 8
+	return parse8Digits(x<<sh | 0x3030303030303030>>(64-sh)&(1<<sh-1))
+}
+
+var pow10u = [...]uint64{1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000}
+
+// fastDecimal scans a JSON number of at most 19 digits with an exponent of
+// at most 3 digits at b[p]. It returns the digits as an integer, the decimal
+// exponent, the sign and the end offset; ok is false when the literal is
+// anything else (including malformed), which the caller leaves to the
+// general parser.
+func fastDecimal(b []byte, p int) (mant uint64, exp int, neg bool, end int, ok bool) {
+	if p < len(b) && b[p] == '-' {
+		neg = true
+		p++
+	}
+	// Integer part.
+	start := p
+	if p+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[p:])
+		n := leadingDigits(x)
+		if n == 0 {
+			return 0, 0, false, 0, false
+		}
+		mant = parseDigits(x, n)
+		p += n
+	}
+	if p == start || p-start == 8 {
+		for p < len(b) && b[p]-'0' <= 9 {
+			mant = mant*10 + uint64(b[p]-'0')
+			p++
+		}
+	}
+	nd := p - start
+	if nd == 0 || (nd > 1 && b[start] == '0') {
+		return 0, 0, false, 0, false
+	}
+	// Fraction.
+	if p < len(b) && b[p] == '.' {
+		p++
+		fs := p
+		if p+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[p:])
+			if n := leadingDigits(x); n > 0 {
+				mant = mant*pow10u[n] + parseDigits(x, n)
+				p += n
+				if n == 8 && p+8 <= len(b) {
+					x = binary.LittleEndian.Uint64(b[p:])
+					if n := leadingDigits(x); n > 0 {
+						mant = mant*pow10u[n] + parseDigits(x, n)
+						p += n
+					}
+				}
+			}
+		}
+		if p == fs || p-fs >= 8 {
+			for p < len(b) && b[p]-'0' <= 9 {
+				mant = mant*10 + uint64(b[p]-'0')
+				p++
+			}
+		}
+		if p == fs {
+			return 0, 0, false, 0, false
+		}
+		exp = fs - p
+		nd += p - fs
+	}
+	if nd > maxMantDigits {
+		return 0, 0, false, 0, false
+	}
+	if p < len(b) && b[p]|0x20 == 'e' {
+		p++
+		eneg := false
+		if p < len(b) && (b[p] == '+' || b[p] == '-') {
+			eneg = b[p] == '-'
+			p++
+		}
+		es := p
+		e := 0
+		for p < len(b) && b[p]-'0' <= 9 {
+			e = e*10 + int(b[p]-'0')
+			p++
+		}
+		if p == es || p-es > 3 {
+			return 0, 0, false, 0, false
+		}
+		if eneg {
+			e = -e
+		}
+		exp += e
+	}
+	return mant, exp, neg, p, true
+}
+
+// fastFloat32 converts mant × 10^exp to float32 when that can be done
+// cheaply and provably as strconv.ParseFloat(s, 32) would.
+func fastFloat32(mant uint64, exp int, neg bool) (float32, bool) {
+	if exp < -22 || exp > 22 {
+		return 0, false
+	}
+	f := float64(mant)
+	if exp < 0 {
+		// Three roundings (mant, 10^-k, product): f is within 3.01 float64
+		// ulps of the exact value.
+		f *= negPow10[-exp]
+	} else {
+		f *= pow10tab[exp]
+	}
+	// Safe unless f is within a few ulps of a point halfway between two
+	// float32 values (low 29 mantissa bits = 1<<28; magnitudes reached here
+	// are normal for float32) or near the top of the float32 range.
+	if low := math.Float64bits(f) & (1<<29 - 1); low-(1<<28-8) <= 16 || f >= 1e38 {
+		return 0, false
+	}
+	r := float32(f)
+	if neg {
+		r = -r
+	}
+	return r, true
+}
+
+// leafFloat32 is leafArray for float32 inputs.
+func (d *decoder) leafFloat32(depth int) (int64, error) {
+	b := d.b
+	p := d.pos
+	out := d.f32
+	var i int64
+	for {
+		mant, exp, neg, end, ok := fastDecimal(b, p)
+		var v float32
+		if ok {
+			v, ok = fastFloat32(mant, exp, neg)
+		}
+		if ok {
+			out = append(out, v)
+			p = end
+		} else {
+			d.pos, d.f32 = p, out
+			d.idx[depth-1] = i
+			if p < len(b) && b[p] == '[' {
+				return 0, d.inputErr("expected a number at " + formatPath(d.idx[:depth]) + ", got an array")
+			}
+			if p >= len(b) {
+				return 0, d.unexpected("looking for beginning of value")
+			}
+			if err := d.elem(depth); err != nil {
+				return 0, err
+			}
+			p, out = d.pos, d.f32
+		}
+		// Separator: usually "," or ", ".
+		if p < len(b) && b[p] == ',' {
+			p++
+			if p < len(b) && b[p] == ' ' {
+				p++
+			}
+			for p < len(b) && isSpace(b[p]) {
+				p++
+			}
+			i++
+			continue
+		}
+		for p < len(b) && isSpace(b[p]) {
+			p++
+		}
+		if p < len(b) && b[p] == ',' {
+			p++
+			for p < len(b) && isSpace(b[p]) {
+				p++
+			}
+			i++
+			continue
+		}
+		d.f32 = out
+		if p < len(b) && b[p] == ']' {
+			d.pos = p + 1
+			return i + 1, nil
+		}
+		d.pos = p
+		return 0, d.unexpected("after array element")
+	}
+}
+
+// leafFloat64 is leafArray for float64 inputs.
+func (d *decoder) leafFloat64(depth int) (int64, error) {
+	b := d.b
+	p := d.pos
+	out := d.f64
+	var i int64
+	for {
+		mant, exp, neg, end, ok := fastDecimal(b, p)
+		if ok && mant <= 1<<53 && exp >= -22 && exp <= 22 {
+			// Clinger's fast path: exact operands, one rounding.
+			f := float64(mant)
+			if exp < 0 {
+				f /= pow10tab[-exp]
+			} else {
+				f *= pow10tab[exp]
+			}
+			if neg {
+				f = -f
+			}
+			out = append(out, f)
+			p = end
+		} else {
+			d.pos, d.f64 = p, out
+			d.idx[depth-1] = i
+			if p < len(b) && b[p] == '[' {
+				return 0, d.inputErr("expected a number at " + formatPath(d.idx[:depth]) + ", got an array")
+			}
+			if p >= len(b) {
+				return 0, d.unexpected("looking for beginning of value")
+			}
+			if err := d.elem(depth); err != nil {
+				return 0, err
+			}
+			p, out = d.pos, d.f64
+		}
+		if p < len(b) && b[p] == ',' {
+			p++
+			for p < len(b) && isSpace(b[p]) {
+				p++
+			}
+			i++
+			continue
+		}
+		for p < len(b) && isSpace(b[p]) {
+			p++
+		}
+		if p < len(b) && b[p] == ',' {
+			p++
+			for p < len(b) && isSpace(b[p]) {
+				p++
+			}
+			i++
+			continue
+		}
+		d.f64 = out
+		if p < len(b) && b[p] == ']' {
+			d.pos = p + 1
+			return i + 1, nil
+		}
+		d.pos = p
+		return 0, d.unexpected("after array element")
+	}
+}
