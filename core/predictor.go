@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/core/onnxrt"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/providers"
 )
@@ -79,6 +80,11 @@ func NewPredictor(o Options, log *zap.Logger) (*Predictor, error) {
 	desc, err := describe(o.File)
 	if err != nil {
 		return nil, fmt.Errorf("load model %q: %w", o.File, err)
+	}
+	if limit := int64(o.Runtime.MemoryLimit); limit > 0 {
+		if size := ModelSize(o.File, desc.externalFiles); size > limit {
+			return nil, fmt.Errorf("load model %q: the model takes %s (file and external data), more than runtime.memory_limit %s; raise the limit", o.File, humanBytes(size), humanBytes(limit))
+		}
 	}
 	p := &Predictor{log: log, timeout: o.Runtime.Timeout.Std()}
 	p.runOpts.New = func() any {
@@ -207,6 +213,11 @@ func sessionOptions(r config.Runtime) (*ort.SessionOptions, error) {
 	}
 	if err := so.SetGraphOptimizationLevel(level); err != nil {
 		return fail("graph optimization level", err)
+	}
+	if r.MemoryLimit > 0 {
+		if err := so.AddSessionConfigEntry(onnxrt.UseEnvAllocatorsKey, "1"); err != nil {
+			return fail("shared allocator", err)
+		}
 	}
 	if r.OptimizedModelPath != "" {
 		if err := so.SetOptimizedModelFilePath(r.OptimizedModelPath); err != nil {
@@ -417,4 +428,17 @@ func absPath(p string) string {
 		return a
 	}
 	return p
+}
+
+// humanBytes formats a size in binary units.
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

@@ -47,6 +47,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ErrWriter: stderr,
 		Commands: []*cli.Command{
 			serveCommand(stdout, stderr),
+			initCommand(stdout),
 			versionCommand(stdout),
 		},
 		HideVersion: true,

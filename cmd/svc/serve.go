@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -88,6 +89,11 @@ func serve(ctx context.Context, modelName string, cfg config.Config, verbose boo
 	}
 	defer func() { _ = log.Sync() }()
 
+	if limit := int64(cfg.Runtime.MemoryLimit); limit > 0 {
+		// A soft limit: the Go heap (request bodies, tensors) is collected
+		// harder as it nears the budget.
+		debug.SetMemoryLimit(limit)
+	}
 	src, err := core.ResolveSource(modelName, cfg, nil)
 	if err != nil {
 		return err
@@ -102,6 +108,7 @@ func serve(ctx context.Context, modelName string, cfg config.Config, verbose boo
 		fx.Supply(cfg, src, log,
 			onnxrt.LibrarySetting(cfg.Runtime.Library),
 			onnxrt.Verbose(verbose),
+			onnxrt.MemoryLimit(cfg.Runtime.MemoryLimit),
 			providers.Requested(cfg.Serve.Provider),
 		),
 		fx.WithLogger(func() fxevent.Logger {

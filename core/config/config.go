@@ -35,6 +35,8 @@ type Config struct {
 
 	// File is the path the configuration was read from ("" = none).
 	File string `yaml:"-"`
+	// lines maps dotted keys to their line in File, for messages.
+	lines map[string]int
 }
 
 // Model is a named local model.
@@ -135,6 +137,7 @@ func Load(path string, explicit bool) (Config, error) {
 		abs = path
 	}
 	c.File = abs
+	c.lines = keyLines(data)
 	return c, c.Validate()
 }
 
@@ -154,28 +157,72 @@ var errEOF = errors.New("EOF")
 
 // Validate checks values that YAML types alone cannot.
 func (c *Config) Validate() error {
-	where := c.File
-	if where == "" {
-		where = "configuration"
+	if key, msg := c.check(); key != "" {
+		where := "configuration"
+		if c.File != "" {
+			where = c.File
+			// A missing key is reported at its parent's line.
+			for k := key; k != ""; k = k[:max(strings.LastIndex(k, "."), 0)] {
+				if line := c.lines[k]; line > 0 {
+					where = fmt.Sprintf("%s: line %d", c.File, line)
+					break
+				}
+			}
+		}
+		return fmt.Errorf("%s: %s %s", where, key, msg)
 	}
-	if c.Serve.Port < 0 || c.Serve.Port > 65535 {
-		return fmt.Errorf("%s: serve.port %d is out of range 0-65535", where, c.Serve.Port)
-	}
-	if c.Serve.Workers < 1 {
-		return fmt.Errorf("%s: serve.workers must be at least 1, got %d", where, c.Serve.Workers)
+	return nil
+}
+
+// check returns the first invalid key and what is wrong with it.
+func (c *Config) check() (string, string) {
+	switch {
+	case c.Serve.Port < 0 || c.Serve.Port > 65535:
+		return "serve.port", fmt.Sprintf("%d is out of range 0-65535", c.Serve.Port)
+	case c.Serve.Workers < 1:
+		return "serve.workers", fmt.Sprintf("must be at least 1, got %d", c.Serve.Workers)
+	case c.Runtime.IntraOpThreads < 0:
+		return "runtime.intra_op_threads", "cannot be negative"
+	case c.Runtime.InterOpThreads < 0:
+		return "runtime.inter_op_threads", "cannot be negative"
+	case c.Limits.MaxBodyBytes <= 0:
+		return "limits.max_body_size", "must be positive"
+	case c.Serve.ShutdownGrace < 0:
+		return "serve.shutdown_grace", "cannot be negative"
 	}
 	switch c.Runtime.GraphOptimization {
 	case "disabled", "basic", "extended", "all":
 	default:
-		return fmt.Errorf("%s: runtime.graph_optimization must be one of disabled, basic, extended, all; got %q", where, c.Runtime.GraphOptimization)
+		return "runtime.graph_optimization", fmt.Sprintf("must be one of disabled, basic, extended, all; got %q", c.Runtime.GraphOptimization)
 	}
-	if c.Runtime.IntraOpThreads < 0 || c.Runtime.InterOpThreads < 0 {
-		return fmt.Errorf("%s: runtime thread counts cannot be negative", where)
+	for name, m := range c.Models {
+		if m.Path == "" {
+			return "models." + name + ".path", "is required"
+		}
 	}
-	if c.Limits.MaxBodyBytes <= 0 {
-		return fmt.Errorf("%s: limits.max_body_size must be positive", where)
+	return "", ""
+}
+
+// keyLines maps dotted keys ("serve.port") to their line in the file.
+func keyLines(data []byte) map[string]int {
+	var root yaml.Node
+	lines := map[string]int{}
+	if yaml.Unmarshal(data, &root) != nil || len(root.Content) == 0 {
+		return lines
 	}
-	return nil
+	var walk func(n *yaml.Node, prefix string)
+	walk = func(n *yaml.Node, prefix string) {
+		if n.Kind != yaml.MappingNode {
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := prefix + n.Content[i].Value
+			lines[key] = n.Content[i].Line
+			walk(n.Content[i+1], key+".")
+		}
+	}
+	walk(root.Content[0], "")
+	return lines
 }
 
 // Duration is a time.Duration written as "30s", "1m30s" or a number of seconds.

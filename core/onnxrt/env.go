@@ -14,6 +14,7 @@ type Env struct {
 	source      string
 	once        sync.Once
 	closeErr    error
+	memoryLimit int64
 }
 
 // Load finds the shared library along s and initialises the environment.

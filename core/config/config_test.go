@@ -1,0 +1,155 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func write(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "svc.yml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadEveryKey(t *testing.T) {
+	p := write(t, `
+name: vision
+models:
+  iris:
+    path: models/iris
+    version: "2.1"
+    description: Iris classifier
+    metadata: {team: ml}
+    labels:
+      probabilities: [a, b, c]
+serve:
+  host: 127.0.0.1
+  port: 9000
+  workers: 3
+  provider: cuda
+  shutdown_grace: 5s
+runtime:
+  library: /opt/ort/libonnxruntime.so
+  timeout: 1.5
+  memory_limit: 2GiB
+  intra_op_threads: 4
+  inter_op_threads: 2
+  graph_optimization: basic
+  optimized_model_path: /tmp/opt.onnx
+limits:
+  max_body_size: 32MiB
+providers:
+  device_id: 1
+  tensorrt: {fp16: true, int8: true, engine_cache: /tmp/trt}
+  openvino: {device_type: GPU}
+`)
+	c, err := Load(p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		Name: "vision",
+		Models: map[string]Model{"iris": {Path: "models/iris", Version: "2.1", Description: "Iris classifier",
+			Metadata: map[string]string{"team": "ml"}, Labels: map[string][]string{"probabilities": {"a", "b", "c"}}}},
+		Serve:     Serve{Host: "127.0.0.1", Port: 9000, Workers: 3, Provider: "cuda", ShutdownGrace: Duration(5 * time.Second)},
+		Runtime:   Runtime{Library: "/opt/ort/libonnxruntime.so", Timeout: Duration(1500 * time.Millisecond), MemoryLimit: 2 << 30, IntraOpThreads: 4, InterOpThreads: 2, GraphOptimization: "basic", OptimizedModelPath: "/tmp/opt.onnx"},
+		Limits:    Limits{MaxBodyBytes: 32 << 20},
+		Providers: Providers{DeviceID: 1, TensorRT: TensorRT{FP16: true, INT8: true, EngineCache: "/tmp/trt"}, OpenVINO: OpenVINO{DeviceType: "GPU"}},
+		File:      p,
+	}
+	c.lines, want.lines = nil, nil
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("got  %+v\nwant %+v", c, want)
+	}
+}
+
+func TestLoadDefaultsAndMissing(t *testing.T) {
+	c, err := Load(filepath.Join(t.TempDir(), "svc.yml"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c, Default()) {
+		t.Fatalf("missing default file: %+v", c)
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "other.yml"), true); err == nil || !strings.Contains(err.Error(), "other.yml") {
+		t.Fatalf("explicit missing file: %v", err)
+	}
+	c, err = Load(write(t, "# only a comment\n"), true)
+	if err != nil || c.Serve.Port != 8080 || c.Limits.MaxBodyBytes != DefaultMaxBodyBytes {
+		t.Fatalf("empty file: %+v %v", c, err)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want []string
+	}{
+		{"unknown top key", "name: x\nserver:\n  port: 1\n", []string{"svc.yml", "line 2", "server"}},
+		{"unknown nested key", "serve:\n  port: 80\n  prot: 81\n", []string{"svc.yml", "line 3", "prot"}},
+		{"bad int", "serve:\n  port: eighty\n", []string{"svc.yml", "line 2", "eighty"}},
+		{"bad duration", "runtime:\n  timeout: soon\n", []string{"svc.yml", "line 2", "invalid duration \"soon\""}},
+		{"bad size", "limits:\n  max_body_size: lots\n", []string{"svc.yml", "line 2", "invalid size \"lots\""}},
+		{"port range", "serve:\n  port: 70000\n", []string{"svc.yml: line 2: serve.port 70000 is out of range"}},
+		{"workers", "name: x\nserve:\n  workers: 0\n", []string{"svc.yml: line 3: serve.workers must be at least 1"}},
+		{"optimization", "runtime:\n  graph_optimization: max\n", []string{"line 2: runtime.graph_optimization", `"max"`}},
+		{"negative threads", "runtime:\n  intra_op_threads: -1\n", []string{"line 2: runtime.intra_op_threads cannot be negative"}},
+		{"zero body", "limits:\n  max_body_size: 0\n", []string{"line 2: limits.max_body_size must be positive"}},
+		{"model without path", "models:\n  iris:\n    version: \"1\"\n", []string{"line 2: models.iris.path is required"}},
+		{"not yaml", "serve: [1, 2\n", []string{"svc.yml"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Load(write(t, tt.body), true)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestStarterParses(t *testing.T) {
+	c, err := Load(write(t, Starter), true)
+	if err != nil {
+		t.Fatalf("the starter file does not load: %v", err)
+	}
+	d := Default()
+	d.File = c.File
+	c.lines = nil
+	if !reflect.DeepEqual(c, d) {
+		t.Fatalf("the starter file's values differ from the defaults:\n%+v\n%+v", c, d)
+	}
+}
+
+func TestParseByteSize(t *testing.T) {
+	tests := []struct {
+		give string
+		want int64
+	}{
+		{"1024", 1024}, {"16MiB", 16 << 20}, {"2GB", 2e9}, {"1.5G", 3 << 29}, {"512kib", 512 << 10}, {"0", 0}, {"10 MiB", 10 << 20},
+	}
+	for _, tt := range tests {
+		got, err := ParseByteSize(tt.give)
+		if err != nil || got != tt.want {
+			t.Errorf("ParseByteSize(%q) = %d, %v; want %d", tt.give, got, err, tt.want)
+		}
+	}
+	for _, bad := range []string{"", "x", "-1", "MiB"} {
+		if _, err := ParseByteSize(bad); err == nil {
+			t.Errorf("ParseByteSize(%q) accepted", bad)
+		}
+	}
+}
