@@ -13,7 +13,11 @@ import (
 
 // Module provides the Predictor for the resolved Source, on the chosen
 // execution provider, and closes it on stop.
-var Module = fx.Module("core", fx.Provide(newPredictorFx, newMetricsFx))
+var Module = fx.Module("core", fx.Provide(newPoolFx, newMetricsFx))
+
+// Sessions is the number of in-process sessions of the model (1 unless
+// worker processes are unavailable and --workers asks for more).
+type Sessions int
 
 type predictorParams struct {
 	fx.In
@@ -22,11 +26,33 @@ type predictorParams struct {
 	Config config.Config
 	Env    *onnxrt.Env
 	Choice providers.Choice
-	Set    providers.Set
-	Log    *zap.Logger
+	Set      providers.Set
+	Log      *zap.Logger
+	Sessions Sessions `optional:"true"`
 }
 
-func newPredictorFx(p predictorParams) (*Predictor, error) {
+func newPoolFx(p predictorParams) (*Pool, error) {
+	n := max(int(p.Sessions), 1)
+	preds := make([]*Predictor, 0, n)
+	for i := 0; i < n; i++ {
+		pred, err := newPredictor(p)
+		if err != nil {
+			for _, q := range preds {
+				_ = q.Close()
+			}
+			return nil, err
+		}
+		preds = append(preds, pred)
+	}
+	pool, err := NewPool(preds...)
+	if err != nil {
+		return nil, err
+	}
+	p.LC.Append(fx.StopHook(func(context.Context) error { return pool.Close() }))
+	return pool, nil
+}
+
+func newPredictor(p predictorParams) (*Predictor, error) {
 	cpu, _ := p.Set.Lookup("cpu")
 	meta := map[string]string{}
 	for k, v := range p.Source.Metadata {
@@ -49,7 +75,6 @@ func newPredictorFx(p predictorParams) (*Predictor, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.LC.Append(fx.StopHook(func(context.Context) error { return pred.Close() }))
 	return pred, nil
 }
 
@@ -67,7 +92,7 @@ func ProviderOptions(c config.Config) providers.Options {
 
 type metricsParams struct {
 	fx.In
-	Predictor *Predictor
+	Predictor *Pool
 	Env       *onnxrt.Env
 	Log       *zap.Logger
 }

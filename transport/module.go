@@ -23,7 +23,22 @@ var Module = fx.Module("transport",
 // Listener is the server's bound socket.
 type Listener struct{ net.Listener }
 
-func newListenerFx(lc fx.Lifecycle, c config.Config) (Listener, error) {
+// Inherited is a socket bound by another process (a worker's supervisor);
+// when present the server serves on it instead of binding its own.
+type Inherited struct{ net.Listener }
+
+type listenerParams struct {
+	fx.In
+	LC        fx.Lifecycle
+	Config    config.Config
+	Inherited *Inherited `optional:"true"`
+}
+
+func newListenerFx(p listenerParams) (Listener, error) {
+	lc, c := p.LC, p.Config
+	if p.Inherited != nil {
+		return Listener{p.Inherited.Listener}, nil
+	}
 	ln, err := Listen(c.Serve.Host, c.Serve.Port)
 	if err != nil {
 		return Listener{}, err
@@ -36,7 +51,7 @@ func newListenerFx(lc fx.Lifecycle, c config.Config) (Listener, error) {
 
 type handlerParams struct {
 	fx.In
-	Predictor *core.Predictor
+	Predictor *core.Pool
 	Metrics   core.MetricsFunc
 	Config    config.Config
 	Log       *zap.Logger

@@ -19,6 +19,9 @@ import (
 type exitError struct {
 	code int
 	err  error
+	// quiet errors were already reported elsewhere (a worker tells its
+	// supervisor, which prints them once).
+	quiet bool
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -67,7 +70,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else if strings.Contains(err.Error(), "flag provided but not defined") || strings.Contains(err.Error(), "invalid value") {
 		code = exitUsage
 	}
-	fmt.Fprintf(stderr, "svc: error: %s\n", oneLine(err.Error()))
+	if ee == nil || !ee.quiet {
+		fmt.Fprintf(stderr, "svc: error: %s\n", oneLine(err.Error()))
+	}
 	return code
 }
 

@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -24,6 +27,7 @@ import (
 	"github.com/svc-dev/svc/providers"
 	_ "github.com/svc-dev/svc/providers/all"
 	"github.com/svc-dev/svc/transport"
+	"github.com/svc-dev/svc/transport/supervisor"
 )
 
 func serveCommand(stdout, stderr io.Writer) *cli.Command {
@@ -81,36 +85,93 @@ func loadServeConfig(cmd *cli.Command) (config.Config, error) {
 	return cfg, nil
 }
 
-// serve runs the server until SIGINT/SIGTERM, then drains and returns.
+// serve runs the server until SIGINT/SIGTERM, then drains and returns. With
+// --workers N it supervises N worker processes instead (or, where processes
+// cannot share a socket, runs N sessions in this process).
 func serve(ctx context.Context, modelName string, cfg config.Config, verbose bool, stdout, stderr io.Writer) error {
 	log, err := newLogger(stderr, verbose)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = log.Sync() }()
-
 	if limit := int64(cfg.Runtime.MemoryLimit); limit > 0 {
 		// A soft limit: the Go heap (request bodies, tensors) is collected
 		// harder as it nears the budget.
 		debug.SetMemoryLimit(limit)
 	}
+
+	worker, isWorker := supervisor.CurrentWorker()
+	if isWorker {
+		log = log.With(zap.Int("worker", worker.ID))
+		err := runServer(ctx, modelName, cfg, verbose, log, &worker, func(b transport.Banner) error {
+			info, err := json.Marshal(b)
+			if err != nil {
+				return err
+			}
+			return worker.Report(supervisor.Status{Ready: true, Info: info})
+		})
+		if err != nil {
+			// The supervisor prints the error once; the worker stays quiet.
+			_ = worker.Report(supervisor.Status{Error: oneLine(err.Error())})
+			return &exitError{code: exitFailure, err: err, quiet: true}
+		}
+		return nil
+	}
+
+	// Resolve the model up front so a missing model fails before anything
+	// is bound or started.
+	if _, err := core.ResolveSource(modelName, cfg, nil); err != nil {
+		return err
+	}
+	if cfg.Serve.Workers > 1 && supervisor.Supported {
+		return superviseWorkers(ctx, cfg, log, stdout, stderr)
+	}
+	return runServer(ctx, modelName, cfg, verbose, log, nil, func(b transport.Banner) error {
+		return b.Write(stdout)
+	})
+}
+
+// runServer builds the application, starts it, calls started with the
+// banner, and runs until a signal; then it drains and stops.
+func runServer(ctx context.Context, modelName string, cfg config.Config, verbose bool, log *zap.Logger, worker *supervisor.Worker, started func(transport.Banner) error) error {
 	src, err := core.ResolveSource(modelName, cfg, nil)
 	if err != nil {
 		return err
 	}
-
-	var (
-		server    *transport.Server
-		predictor *core.Predictor
-		choice    providers.Choice
-	)
-	app := fx.New(
+	options := []fx.Option{
 		fx.Supply(cfg, src, log,
 			onnxrt.LibrarySetting(cfg.Runtime.Library),
 			onnxrt.Verbose(verbose),
 			onnxrt.MemoryLimit(cfg.Runtime.MemoryLimit),
 			providers.Requested(cfg.Serve.Provider),
 		),
+	}
+	if worker != nil {
+		ln, err := worker.Listener()
+		if err != nil {
+			return err
+		}
+		if cfg.Runtime.IntraOpThreads == 0 {
+			// Share the cores among the workers instead of letting each
+			// session start a thread per core.
+			cfg.Runtime.IntraOpThreads = max(1, runtime.NumCPU()/worker.Count)
+		}
+		options = append(options,
+			fx.Replace(cfg),
+			fx.Supply(&transport.Inherited{Listener: ln}),
+			fx.Supply(transport.ResponseHeaders{supervisor.WorkerIDHeader: strconv.Itoa(worker.ID)}),
+		)
+	} else if cfg.Serve.Workers > 1 {
+		// No worker processes on this platform: N sessions in-process.
+		options = append(options, fx.Supply(core.Sessions(cfg.Serve.Workers)))
+	}
+
+	var (
+		server *transport.Server
+		pool   *core.Pool
+		choice providers.Choice
+	)
+	options = append(options,
 		fx.WithLogger(func() fxevent.Logger {
 			if verbose {
 				return &fxevent.ZapLogger{Logger: log.Named("fx")}
@@ -122,10 +183,11 @@ func serve(ctx context.Context, modelName string, cfg config.Config, verbose boo
 		providers.Module(),
 		core.Module,
 		fx.Provide(hostFromEnv),
-		fx.Populate(&server, &predictor, &choice),
+		fx.Populate(&server, &pool, &choice),
 		fx.StartTimeout(10*time.Minute),
 		fx.StopTimeout(cfg.Serve.ShutdownGrace.Std()+5*time.Second),
 	)
+	app := fx.New(options...)
 	if err := app.Err(); err != nil {
 		return rootCause(err)
 	}
@@ -139,18 +201,18 @@ func serve(ctx context.Context, modelName string, cfg config.Config, verbose boo
 		return rootCause(err)
 	}
 
-	info := predictor.Info()
+	info := pool.Info()
 	banner := transport.Banner{
 		Version: version, Model: info.Name, ModelVersion: info.Version,
 		Inputs: len(info.Inputs), Outputs: len(info.Outputs),
-		Provider: predictor.Provider().ORTName(),
+		Provider: pool.Provider().ORTName(),
 		Host:     cfg.Serve.Host, Port: portOf(server), Workers: cfg.Serve.Workers,
 	}
-	if predictor.Provider().Name() != choice.Provider.Name() || choice.FallbackReason != "" {
+	if choice.FallbackReason != "" || pool.Provider().Name() != choice.Provider.Name() {
 		banner.ProviderNote = fmt.Sprintf("fallback: %s not usable", choice.Requested)
 	}
-	if err := banner.Write(stdout); err != nil {
-		log.Warn("write banner", zap.Error(err))
+	if err := started(banner); err != nil {
+		log.Warn("report start-up", zap.Error(err))
 	}
 
 	select {
@@ -162,6 +224,51 @@ func serve(ctx context.Context, modelName string, cfg config.Config, verbose boo
 	defer cancelStop()
 	if err := app.Stop(stopCtx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// superviseWorkers binds the port once and runs the worker processes.
+func superviseWorkers(ctx context.Context, cfg config.Config, log *zap.Logger, stdout, stderr io.Writer) error {
+	ln, err := transport.Listen(cfg.Serve.Host, cfg.Serve.Port)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	tcp, ok := ln.(*net.TCPListener)
+	if !ok {
+		return errors.New("workers need a TCP listener")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own executable: %w", err)
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	sup := supervisor.New(supervisor.Options{
+		Workers:  cfg.Serve.Workers,
+		Listener: tcp,
+		Exe:      exe,
+		Args:     os.Args[1:],
+		Stdout:   io.Discard,
+		Stderr:   stderr,
+		Grace:    cfg.Serve.ShutdownGrace.Std(),
+		Log:      log,
+	})
+	err = sup.Run(ctx, func(info json.RawMessage) {
+		var b transport.Banner
+		if err := json.Unmarshal(info, &b); err != nil {
+			log.Warn("worker banner", zap.Error(err))
+		}
+		b.Host, b.Port, b.Workers = cfg.Serve.Host, tcp.Addr().(*net.TCPAddr).Port, cfg.Serve.Workers
+		if err := b.Write(stdout); err != nil {
+			log.Warn("write banner", zap.Error(err))
+		}
+		log.Info("workers ready", zap.Int("workers", cfg.Serve.Workers), zap.Any("pids", sup.Pids()))
+	})
+	if err != nil {
+		return err
 	}
 	log.Info("stopped")
 	return nil

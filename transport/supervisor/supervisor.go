@@ -1,0 +1,297 @@
+//go:build !windows
+
+package supervisor
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+)
+
+// Supported reports whether worker processes can share a socket here.
+const Supported = true
+
+// Options configure a supervisor.
+type Options struct {
+	// Workers is the number of worker processes.
+	Workers int
+	// Listener is the bound socket the workers share.
+	Listener *net.TCPListener
+	// Exe and Args start a worker (normally this binary and its own
+	// arguments); Env is added to the worker's environment.
+	Exe  string
+	Args []string
+	Env  []string
+	// Stdout and Stderr receive the workers' output (their logs).
+	Stdout, Stderr io.Writer
+	// Grace bounds how long workers may drain on shutdown.
+	Grace time.Duration
+	// StartTimeout bounds a worker's start-up.
+	StartTimeout time.Duration
+	Log          *zap.Logger
+}
+
+// StartError is returned when a worker could not start at all.
+type StartError struct {
+	Worker int
+	Msg    string
+}
+
+func (e *StartError) Error() string { return fmt.Sprintf("worker %d: %s", e.Worker, e.Msg) }
+
+// Supervisor owns the worker processes.
+type Supervisor struct {
+	o   Options
+	log *zap.Logger
+
+	mu      sync.Mutex
+	procs   map[int]*proc
+	stopped bool
+	wg      sync.WaitGroup
+}
+
+// proc is one running worker process.
+type proc struct {
+	id     int
+	cmd    *exec.Cmd
+	status chan Status
+	exited chan struct{}
+	err    error
+}
+
+// New prepares a supervisor; Run starts it.
+func New(o Options) *Supervisor {
+	if o.Log == nil {
+		o.Log = zap.NewNop()
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = 10 * time.Minute
+	}
+	return &Supervisor{o: o, log: o.Log, procs: map[int]*proc{}}
+}
+
+// Run starts every worker and waits until all are ready, then calls ready
+// with the first worker's info and supervises until ctx ends; then it stops
+// the workers gracefully. A worker that fails to start fails Run (the other
+// workers are stopped); later exits are restarted with backoff.
+func (s *Supervisor) Run(ctx context.Context, ready func(info json.RawMessage)) error {
+	starts := make([]*proc, 0, s.o.Workers)
+	for id := 1; id <= s.o.Workers; id++ {
+		p, err := s.spawn(id)
+		if err != nil {
+			s.stopAll()
+			return err
+		}
+		starts = append(starts, p)
+	}
+	var info json.RawMessage
+	for _, p := range starts {
+		st, err := s.awaitStart(ctx, p)
+		if err != nil {
+			s.stopAll()
+			return err
+		}
+		if info == nil {
+			info = st.Info
+		}
+	}
+	if ready != nil {
+		ready(info)
+	}
+	for _, p := range starts {
+		s.wg.Add(1)
+		go s.watch(ctx, p)
+	}
+	<-ctx.Done()
+	s.stopAll()
+	s.wg.Wait()
+	return nil
+}
+
+// spawn starts worker id with the shared socket and a status pipe.
+func (s *Supervisor) spawn(id int) (*proc, error) {
+	lf, err := s.o.Listener.File()
+	if err != nil {
+		return nil, fmt.Errorf("share listener: %w", err)
+	}
+	defer lf.Close()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("status pipe: %w", err)
+	}
+	defer pw.Close()
+	cmd := exec.Command(s.o.Exe, s.o.Args...)
+	cmd.Env = append(os.Environ(), s.o.Env...)
+	cmd.Env = append(cmd.Env, WorkerEnv+"="+strconv.Itoa(id), WorkersEnv+"="+strconv.Itoa(s.o.Workers))
+	cmd.ExtraFiles = []*os.File{lf, pw}
+	cmd.Stdout, cmd.Stderr = s.o.Stdout, s.o.Stderr
+	cmd.SysProcAttr = sysProcAttr()
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		return nil, fmt.Errorf("start worker %d: %w", id, err)
+	}
+	p := &proc{id: id, cmd: cmd, status: make(chan Status, 1), exited: make(chan struct{})}
+	go func() {
+		// The status reader ends when the worker writes its status or
+		// exits (closing the pipe).
+		defer pr.Close()
+		var st Status
+		line, err := bufio.NewReader(pr).ReadBytes('\n')
+		if err == nil && json.Unmarshal(line, &st) == nil {
+			p.status <- st
+		}
+		close(p.status)
+	}()
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	s.mu.Lock()
+	s.procs[id] = p
+	s.mu.Unlock()
+	s.log.Debug("worker started", zap.Int("worker", id), zap.Int("pid", cmd.Process.Pid))
+	return p, nil
+}
+
+// awaitStart waits for a worker's status.
+func (s *Supervisor) awaitStart(ctx context.Context, p *proc) (Status, error) {
+	timer := time.NewTimer(s.o.StartTimeout)
+	defer timer.Stop()
+	select {
+	case st, ok := <-p.status:
+		if ok && st.Ready {
+			return st, nil
+		}
+		if ok && st.Error != "" {
+			return st, &StartError{Worker: p.id, Msg: st.Error}
+		}
+		<-p.exited
+		return st, &StartError{Worker: p.id, Msg: "exited during start-up: " + exitReason(p.err)}
+	case <-timer.C:
+		return Status{}, &StartError{Worker: p.id, Msg: fmt.Sprintf("not ready after %s", s.o.StartTimeout)}
+	case <-ctx.Done():
+		return Status{}, ctx.Err()
+	}
+}
+
+// watch restarts worker p whenever it exits, with backoff, until ctx ends.
+func (s *Supervisor) watch(ctx context.Context, p *proc) {
+	defer s.wg.Done()
+	backoff := 100 * time.Millisecond
+	for {
+		started := time.Now()
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.exited:
+		}
+		if s.isStopped() {
+			return
+		}
+		if time.Since(started) > 30*time.Second {
+			backoff = 100 * time.Millisecond
+		}
+		s.log.Warn("worker exited; restarting", zap.Int("worker", p.id), zap.Int("pid", p.cmd.Process.Pid),
+			zap.String("reason", exitReason(p.err)), zap.Duration("backoff", backoff))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		for {
+			np, err := s.spawn(p.id)
+			if err == nil {
+				if _, err = s.awaitStart(ctx, np); err == nil {
+					p = np
+					s.log.Info("worker restarted", zap.Int("worker", p.id), zap.Int("pid", p.cmd.Process.Pid))
+					break
+				}
+				s.kill(np)
+			}
+			if ctx.Err() != nil || s.isStopped() {
+				return
+			}
+			backoff = min(backoff*2, 10*time.Second)
+			s.log.Error("worker restart failed", zap.Int("worker", p.id), zap.Error(err), zap.Duration("backoff", backoff))
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+		}
+		backoff = min(backoff*2, 10*time.Second)
+	}
+}
+
+func (s *Supervisor) isStopped() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopped
+}
+
+// stopAll asks every worker to drain (SIGTERM) and waits for them, killing
+// those still running after the grace period.
+func (s *Supervisor) stopAll() {
+	s.mu.Lock()
+	s.stopped = true
+	procs := make([]*proc, 0, len(s.procs))
+	for _, p := range s.procs {
+		procs = append(procs, p)
+	}
+	s.mu.Unlock()
+	for _, p := range procs {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	deadline := time.After(s.o.Grace + 5*time.Second)
+	for _, p := range procs {
+		select {
+		case <-p.exited:
+		case <-deadline:
+			s.log.Warn("worker did not drain in time; killing", zap.Int("worker", p.id))
+			s.kill(p)
+		}
+	}
+}
+
+func (s *Supervisor) kill(p *proc) {
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+}
+
+// Pids lists the running workers' process ids by worker id.
+func (s *Supervisor) Pids() map[int]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[int]int{}
+	for id, p := range s.procs {
+		out[id] = p.cmd.Process.Pid
+	}
+	return out
+}
+
+func exitReason(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return "killed by " + unix.SignalName(ws.Signal())
+		}
+		return ee.Error()
+	}
+	return err.Error()
+}

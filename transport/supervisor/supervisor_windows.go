@@ -1,0 +1,48 @@
+package supervisor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Supported is false on Windows: a listening socket cannot be handed to
+// child processes there, so svc runs N in-process sessions behind one
+// listener instead.
+const Supported = false
+
+// Options mirror the Unix supervisor's.
+type Options struct {
+	Workers        int
+	Listener       *net.TCPListener
+	Exe            string
+	Args, Env      []string
+	Stdout, Stderr io.Writer
+	Grace          time.Duration
+	StartTimeout   time.Duration
+	Log            *zap.Logger
+}
+
+// StartError mirrors the Unix supervisor's.
+type StartError struct {
+	Worker int
+	Msg    string
+}
+
+func (e *StartError) Error() string { return e.Msg }
+
+// Supervisor is not available on Windows.
+type Supervisor struct{}
+
+// New returns a supervisor whose Run fails.
+func New(Options) *Supervisor { return &Supervisor{} }
+
+// Run reports that worker processes are not supported.
+func (*Supervisor) Run(context.Context, func(json.RawMessage)) error {
+	return errors.New("worker processes are not supported on windows")
+}
