@@ -13,7 +13,7 @@ import (
 
 // Module provides the Predictor for the resolved Source, on the chosen
 // execution provider, and closes it on stop.
-var Module = fx.Module("core", fx.Provide(newPoolFx, newMetricsFx))
+var Module = fx.Module("core", fx.Provide(newPoolFx, newRunnerFx, newMetricsFx))
 
 // Sessions is the number of in-process sessions of the model (1 unless
 // worker processes are unavailable and --workers asks for more).
@@ -21,11 +21,11 @@ type Sessions int
 
 type predictorParams struct {
 	fx.In
-	LC     fx.Lifecycle
-	Source Source
-	Config config.Config
-	Env    *onnxrt.Env
-	Choice providers.Choice
+	LC       fx.Lifecycle
+	Source   Source
+	Config   config.Config
+	Env      *onnxrt.Env
+	Choice   providers.Choice
 	Set      providers.Set
 	Log      *zap.Logger
 	Sessions Sessions `optional:"true"`
@@ -88,6 +88,25 @@ func ProviderOptions(c config.Config) providers.Options {
 		TensorRTEngineCache: c.Providers.TensorRT.EngineCache,
 		OpenVINODevice:      c.Providers.OpenVINO.DeviceType,
 	}
+}
+
+// newRunnerFx puts the batcher in front of the pool when batching is on and
+// the model allows it.
+func newRunnerFx(pool *Pool, cfg config.Config, log *zap.Logger) Runner {
+	if !cfg.Batching.Enabled {
+		return pool
+	}
+	b, err := NewBatcher(pool, BatchOptions{
+		MaxBatchSize:  cfg.Batching.MaxBatchSize,
+		MaxQueueDelay: cfg.Batching.MaxQueueDelay.Std(),
+		Slots:         pool.Size(),
+	})
+	if err != nil {
+		log.Info("dynamic batching off for this model", zap.String("reason", err.Error()))
+		return pool
+	}
+	log.Debug("dynamic batching on", zap.Int("max_batch_size", cfg.Batching.MaxBatchSize))
+	return b
 }
 
 type metricsParams struct {

@@ -25,6 +25,12 @@ func NewPool(preds ...*Predictor) (*Pool, error) {
 	return &Pool{preds: preds, inflight: make([]atomic.Int64, len(preds))}, nil
 }
 
+var (
+	_ Runner = (*Pool)(nil)
+	_ Runner = (*Batcher)(nil)
+	_ Runner = (*Predictor)(nil)
+)
+
 // Info describes the model.
 func (p *Pool) Info() ModelInfo { return p.preds[0].Info() }
 

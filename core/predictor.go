@@ -264,31 +264,41 @@ func (p *Predictor) Specs() []tensor.Spec { return p.specs }
 // Provider is the execution provider the session actually runs on.
 func (p *Predictor) Provider() providers.Provider { return p.provider }
 
-// Result holds the outputs of one run. Close releases them.
+// Result holds the outputs of one run, as ONNX Runtime values, or as
+// tensors when the run was split among merged requests. Close releases
+// them.
 type Result struct {
-	names  []string
-	values []ort.Value
+	names   []string
+	values  []ort.Value
+	tensors []*tensor.Tensor
 }
 
 // AppendJSON writes the outputs as a JSON object keyed by output name.
 func (r *Result) AppendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, '{')
 	var err error
-	for i, v := range r.values {
+	for i, name := range r.names {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = tensor.AppendJSON(dst, &tensor.Tensor{DType: tensor.String, Shape: []int64{}, Data: []string{r.names[i]}})
+		dst = tensor.AppendJSON(dst, &tensor.Tensor{DType: tensor.String, Shape: []int64{}, Data: []string{name}})
 		dst = append(dst, ':')
-		if dst, err = appendValueJSON(dst, v); err != nil {
-			return dst, fmt.Errorf("encode output %q: %w", r.names[i], err)
+		if r.tensors != nil {
+			dst = appendTensorJSON(dst, r.tensors[i])
+		} else if dst, err = appendValueJSON(dst, r.values[i]); err != nil {
+			return dst, fmt.Errorf("encode output %q: %w", name, err)
 		}
 	}
 	return append(dst, '}'), nil
 }
 
-// Tensor returns output i as a tensor (nil for non-tensor outputs).
-func (r *Result) Tensor(i int) (*tensor.Tensor, error) { return fromORT(r.values[i]) }
+// Tensor returns output i as a tensor.
+func (r *Result) Tensor(i int) (*tensor.Tensor, error) {
+	if r.tensors != nil {
+		return r.tensors[i], nil
+	}
+	return fromORT(r.values[i])
+}
 
 // Close releases the output values.
 func (r *Result) Close() {

@@ -183,14 +183,18 @@ func appendValueJSON(dst []byte, v ort.Value) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
+	return appendTensorJSON(dst, t), nil
+}
+
+// appendTensorJSON encodes an output tensor. The service's outputs are
+// always arrays: a rank-0 value is returned as a one-element array.
+func appendTensorJSON(dst []byte, t *tensor.Tensor) []byte {
 	if len(t.Shape) == 0 {
-		// The service's outputs are always arrays: a rank-0 value is
-		// returned as a one-element array.
 		dst = append(dst, '[')
 		dst = tensor.AppendJSON(dst, t)
-		return append(dst, ']'), nil
+		return append(dst, ']')
 	}
-	return tensor.AppendJSON(dst, t), nil
+	return tensor.AppendJSON(dst, t)
 }
 
 // appendMapJSON writes a map as a JSON object; numeric keys become strings.

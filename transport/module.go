@@ -51,7 +51,7 @@ func newListenerFx(p listenerParams) (Listener, error) {
 
 type handlerParams struct {
 	fx.In
-	Predictor *core.Pool
+	Runner    core.Runner
 	Metrics   core.MetricsFunc
 	Config    config.Config
 	Log       *zap.Logger
@@ -65,7 +65,7 @@ type ResponseHeaders map[string]string
 
 func newHandlerFx(p handlerParams) (*Handler, error) {
 	return NewHandler(HandlerOptions{
-		Model:        p.Predictor,
+		Model:        p.Runner,
 		Metrics:      p.Metrics,
 		Validator:    p.Validator,
 		Mounts:       p.Mounts,

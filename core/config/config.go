@@ -30,6 +30,8 @@ type Config struct {
 	Serve   Serve            `yaml:"serve"`
 	Runtime Runtime          `yaml:"runtime"`
 	Limits  Limits           `yaml:"limits"`
+	// Batching merges requests that wait for a busy session.
+	Batching Batching `yaml:"batching"`
 	// Providers holds execution-provider options.
 	Providers Providers `yaml:"providers"`
 
@@ -83,6 +85,18 @@ type Limits struct {
 	MaxBodyBytes ByteSize `yaml:"max_body_size"`
 }
 
+// Batching configures dynamic batching.
+type Batching struct {
+	// Enabled turns batching on for models whose inputs and outputs all
+	// have a dynamic batch dimension.
+	Enabled bool `yaml:"enabled"`
+	// MaxBatchSize caps the rows of one merged run.
+	MaxBatchSize int `yaml:"max_batch_size"`
+	// MaxQueueDelay lets requests wait for others even when a session is
+	// free (0: never).
+	MaxQueueDelay Duration `yaml:"max_queue_delay"`
+}
+
 // Providers holds execution-provider options.
 type Providers struct {
 	DeviceID int      `yaml:"device_id"`
@@ -112,8 +126,9 @@ func Default() Config {
 			Workers:       1,
 			ShutdownGrace: Duration(30 * time.Second),
 		},
-		Runtime: Runtime{GraphOptimization: "all"},
-		Limits:  Limits{MaxBodyBytes: DefaultMaxBodyBytes},
+		Runtime:  Runtime{GraphOptimization: "all"},
+		Limits:   Limits{MaxBodyBytes: DefaultMaxBodyBytes},
+		Batching: Batching{Enabled: true, MaxBatchSize: 32},
 	}
 }
 
@@ -187,6 +202,10 @@ func (c *Config) check() (string, string) {
 		return "runtime.inter_op_threads", "cannot be negative"
 	case c.Limits.MaxBodyBytes <= 0:
 		return "limits.max_body_size", "must be positive"
+	case c.Batching.MaxBatchSize < 1:
+		return "batching.max_batch_size", "must be at least 1"
+	case c.Batching.MaxQueueDelay < 0:
+		return "batching.max_queue_delay", "cannot be negative"
 	case c.Serve.ShutdownGrace < 0:
 		return "serve.shutdown_grace", "cannot be negative"
 	}

@@ -45,6 +45,10 @@ runtime:
   optimized_model_path: /tmp/opt.onnx
 limits:
   max_body_size: 32MiB
+batching:
+  enabled: false
+  max_batch_size: 8
+  max_queue_delay: 2ms
 providers:
   device_id: 1
   tensorrt: {fp16: true, int8: true, engine_cache: /tmp/trt}
@@ -61,6 +65,7 @@ providers:
 		Serve:     Serve{Host: "127.0.0.1", Port: 9000, Workers: 3, Provider: "cuda", ShutdownGrace: Duration(5 * time.Second)},
 		Runtime:   Runtime{Library: "/opt/ort/libonnxruntime.so", Timeout: Duration(1500 * time.Millisecond), MemoryLimit: 2 << 30, IntraOpThreads: 4, InterOpThreads: 2, GraphOptimization: "basic", OptimizedModelPath: "/tmp/opt.onnx"},
 		Limits:    Limits{MaxBodyBytes: 32 << 20},
+		Batching:  Batching{Enabled: false, MaxBatchSize: 8, MaxQueueDelay: Duration(2 * time.Millisecond)},
 		Providers: Providers{DeviceID: 1, TensorRT: TensorRT{FP16: true, INT8: true, EngineCache: "/tmp/trt"}, OpenVINO: OpenVINO{DeviceType: "GPU"}},
 		File:      p,
 	}
@@ -102,6 +107,7 @@ func TestLoadErrors(t *testing.T) {
 		{"workers", "name: x\nserve:\n  workers: 0\n", []string{"svc.yml: line 3: serve.workers must be at least 1"}},
 		{"optimization", "runtime:\n  graph_optimization: max\n", []string{"line 2: runtime.graph_optimization", `"max"`}},
 		{"negative threads", "runtime:\n  intra_op_threads: -1\n", []string{"line 2: runtime.intra_op_threads cannot be negative"}},
+		{"batch size", "batching:\n  max_batch_size: 0\n", []string{"line 2: batching.max_batch_size must be at least 1"}},
 		{"zero body", "limits:\n  max_body_size: 0\n", []string{"line 2: limits.max_body_size must be positive"}},
 		{"model without path", "models:\n  iris:\n    version: \"1\"\n", []string{"line 2: models.iris.path is required"}},
 		{"not yaml", "serve: [1, 2\n", []string{"svc.yml"}},

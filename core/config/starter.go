@@ -37,6 +37,11 @@ runtime:
 limits:
   max_body_size: 16MiB   # largest /predict body; larger: 413
 
+batching:                # merge requests that wait for a busy session into one run
+  enabled: true          # only for models whose inputs and outputs all have a dynamic batch dimension
+  max_batch_size: 32     # rows in one merged run
+  max_queue_delay: 0s    # wait this long for more requests even when idle; 0 = never wait
+
 providers:
   device_id: 0           # accelerator index (cuda, tensorrt, rocm, directml)
   tensorrt:

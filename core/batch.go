@@ -1,0 +1,388 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/svc-dev/svc/core/tensor"
+)
+
+// BatchOptions configure dynamic batching.
+type BatchOptions struct {
+	// MaxBatchSize caps the rows of a merged run.
+	MaxBatchSize int
+	// MaxQueueDelay lets a request wait this long for others to merge with
+	// when a session is free (0: never wait while a session is free).
+	MaxQueueDelay time.Duration
+	// Slots is the number of runs in flight at once (normally the number
+	// of sessions).
+	Slots int
+}
+
+// Runner runs inputs on the model: a Pool, a Batcher in front of one.
+type Runner interface {
+	Info() ModelInfo
+	Specs() []tensor.Spec
+	Predict(ctx context.Context, inputs []*tensor.Tensor) (*Result, error)
+}
+
+// Batcher merges requests that wait for a busy session into one run along
+// the batch (first) dimension and splits the outputs back. A request that
+// finds a session free runs at once, alone: batching only happens under
+// load, so an idle server adds no delay.
+type Batcher struct {
+	next  Runner
+	opts  BatchOptions
+	specs []tensor.Spec
+
+	runs, merged, mergedRows atomic.Int64
+
+	mu      sync.Mutex
+	running int
+	queue   []*pending
+	timer   *time.Timer
+}
+
+// pending is a request waiting in the queue.
+type pending struct {
+	ctx    context.Context
+	inputs []*tensor.Tensor
+	rows   int64
+	key    string
+	since  time.Time
+	// lead receives the group this request must run when it is the
+	// group's leader; otherwise another leader delivers on done.
+	lead chan []*pending
+	done chan batchResult
+}
+
+type batchResult struct {
+	res *Result
+	err error
+}
+
+// Batchable reports whether the model's inputs and outputs all carry a
+// dynamic leading (batch) dimension, which merging requests needs; if not,
+// it says why.
+func Batchable(info ModelInfo) error {
+	if len(info.Inputs) == 0 {
+		return errors.New("the model has no inputs")
+	}
+	var name string
+	for i, in := range info.Inputs {
+		if len(in.Shape) == 0 || in.Shape[0] != -1 {
+			return fmt.Errorf("input %q has no dynamic batch dimension", in.Name)
+		}
+		if i == 0 && len(in.DimNames) > 0 {
+			name = in.DimNames[0]
+		}
+		if len(in.DimNames) > 0 && in.DimNames[0] != name {
+			return fmt.Errorf("inputs disagree on the batch dimension (%q and %q)", name, in.DimNames[0])
+		}
+	}
+	for _, out := range info.Outputs {
+		if out.Kind != KindTensor || len(out.Shape) == 0 || out.Shape[0] != -1 {
+			return fmt.Errorf("output %q has no dynamic batch dimension", out.Name)
+		}
+	}
+	return nil
+}
+
+// NewBatcher wraps next; the model must be Batchable.
+func NewBatcher(next Runner, o BatchOptions) (*Batcher, error) {
+	if err := Batchable(next.Info()); err != nil {
+		return nil, err
+	}
+	if o.MaxBatchSize < 1 {
+		o.MaxBatchSize = 32
+	}
+	if o.Slots < 1 {
+		o.Slots = 1
+	}
+	return &Batcher{next: next, opts: o, specs: next.Specs()}, nil
+}
+
+// BatchStats counts the batcher's work.
+type BatchStats struct {
+	// Runs is the number of model runs; MergedRuns those that merged two
+	// or more requests, covering MergedRequests requests.
+	Runs, MergedRuns, MergedRequests int64
+}
+
+// Stats returns the counters so far.
+func (b *Batcher) Stats() BatchStats {
+	return BatchStats{Runs: b.runs.Load(), MergedRuns: b.merged.Load(), MergedRequests: b.mergedRows.Load()}
+}
+
+// Info describes the model.
+func (b *Batcher) Info() ModelInfo { return b.next.Info() }
+
+// Specs lists what each input accepts.
+func (b *Batcher) Specs() []tensor.Spec { return b.specs }
+
+// Predict runs inputs, merged with other waiting requests when a session is
+// busy.
+func (b *Batcher) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Result, error) {
+	p := &pending{ctx: ctx, inputs: inputs, since: time.Now()}
+	p.rows, p.key = b.shapeKey(inputs)
+	if p.rows <= 0 || p.rows >= int64(b.opts.MaxBatchSize) {
+		// Nothing to merge with: run as is, outside the slots.
+		b.runs.Add(1)
+		return b.next.Predict(ctx, inputs)
+	}
+	b.mu.Lock()
+	if b.running < b.opts.Slots && len(b.queue) == 0 && b.opts.MaxQueueDelay == 0 {
+		b.running++
+		b.mu.Unlock()
+		return b.runAlone(ctx, inputs)
+	}
+	p.lead = make(chan []*pending, 1)
+	p.done = make(chan batchResult, 1)
+	b.queue = append(b.queue, p)
+	b.dispatchLocked()
+	b.mu.Unlock()
+
+	select {
+	case group := <-p.lead:
+		b.runGroup(group)
+		r := <-p.done
+		return r.res, r.err
+	case r := <-p.done:
+		return r.res, r.err
+	case <-ctx.Done():
+		b.mu.Lock()
+		for i, q := range b.queue {
+			if q == p {
+				b.queue = append(b.queue[:i], b.queue[i+1:]...)
+				b.mu.Unlock()
+				return nil, fmt.Errorf("%w: %w", ErrCanceled, context.Cause(ctx))
+			}
+		}
+		b.mu.Unlock()
+		// Already taken into a group: its run goes on for the others;
+		// wait for it so this request's result is released properly.
+		select {
+		case group := <-p.lead:
+			b.runGroup(group)
+		case <-p.done:
+		}
+		return nil, fmt.Errorf("%w: %w", ErrCanceled, context.Cause(ctx))
+	}
+}
+
+// runAlone runs one request that holds a slot (or needs none), then hands
+// the slot to waiting requests.
+func (b *Batcher) runAlone(ctx context.Context, inputs []*tensor.Tensor) (*Result, error) {
+	b.runs.Add(1)
+	res, err := b.next.Predict(ctx, inputs)
+	b.release()
+	return res, err
+}
+
+func (b *Batcher) release() {
+	b.mu.Lock()
+	b.running--
+	if b.running < 0 {
+		b.running = 0
+	}
+	b.dispatchLocked()
+	b.mu.Unlock()
+}
+
+// dispatchLocked forms groups from the queue while slots are free. The
+// first request of each group becomes its leader and runs it.
+func (b *Batcher) dispatchLocked() {
+	for b.running < b.opts.Slots && len(b.queue) > 0 {
+		if d := b.opts.MaxQueueDelay; d > 0 && !b.fullLocked() {
+			wait := d - time.Since(b.queue[0].since)
+			if wait > 0 {
+				if b.timer == nil {
+					b.timer = time.AfterFunc(wait, func() {
+						b.mu.Lock()
+						b.timer = nil
+						b.dispatchLocked()
+						b.mu.Unlock()
+					})
+				}
+				return
+			}
+		}
+		group := b.takeGroupLocked()
+		b.running++
+		group[0].lead <- group
+	}
+}
+
+// fullLocked reports whether the head of the queue can fill a batch.
+func (b *Batcher) fullLocked() bool {
+	var rows int64
+	key := b.queue[0].key
+	for _, q := range b.queue {
+		if q.key == key {
+			rows += q.rows
+		}
+	}
+	return rows >= int64(b.opts.MaxBatchSize)
+}
+
+// takeGroupLocked removes the head of the queue and the compatible requests
+// after it, up to the batch size.
+func (b *Batcher) takeGroupLocked() []*pending {
+	head := b.queue[0]
+	group := []*pending{head}
+	rows := head.rows
+	rest := b.queue[:0]
+	for _, q := range b.queue[1:] {
+		if q.key == head.key && rows+q.rows <= int64(b.opts.MaxBatchSize) {
+			group = append(group, q)
+			rows += q.rows
+		} else {
+			rest = append(rest, q)
+		}
+	}
+	for i := len(rest); i < len(b.queue); i++ {
+		b.queue[i] = nil
+	}
+	b.queue = rest
+	return group
+}
+
+// runGroup runs a group (holding one slot) and delivers each member's part.
+func (b *Batcher) runGroup(group []*pending) {
+	defer b.release()
+	b.runs.Add(1)
+	if len(group) == 1 {
+		res, err := b.next.Predict(group[0].ctx, group[0].inputs)
+		group[0].done <- batchResult{res, err}
+		return
+	}
+	// The merged run stops only if every member gave up.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var left atomic.Int64
+	left.Store(int64(len(group)))
+	for _, p := range group {
+		stop := context.AfterFunc(p.ctx, func() {
+			if left.Add(-1) == 0 {
+				cancel()
+			}
+		})
+		defer stop()
+	}
+
+	b.merged.Add(1)
+	b.mergedRows.Add(int64(len(group)))
+	merged, err := concat(group, len(b.specs))
+	if err != nil {
+		deliverErr(group, &InferenceError{Err: err})
+		return
+	}
+	res, err := b.next.Predict(ctx, merged)
+	if err != nil {
+		deliverErr(group, err)
+		return
+	}
+	parts, err := split(res, group)
+	res.Close()
+	if err != nil {
+		deliverErr(group, &InferenceError{Err: err})
+		return
+	}
+	for i, p := range group {
+		p.done <- batchResult{res: parts[i]}
+	}
+}
+
+func deliverErr(group []*pending, err error) {
+	for _, p := range group {
+		p.done <- batchResult{err: err}
+	}
+}
+
+// shapeKey returns a request's rows and a key that is equal for requests
+// that can be merged: same inputs present, same non-batch dimensions.
+func (b *Batcher) shapeKey(inputs []*tensor.Tensor) (int64, string) {
+	var sb strings.Builder
+	rows := int64(-1)
+	for i, t := range inputs {
+		if t == nil {
+			sb.WriteString("-;")
+			continue
+		}
+		if len(t.Shape) == 0 {
+			return -1, ""
+		}
+		if rows < 0 {
+			rows = t.Shape[0]
+		} else if t.Shape[0] != rows {
+			return -1, "" // inputs disagree on the batch: run alone
+		}
+		sb.WriteString(strconv.Itoa(i))
+		for _, d := range t.Shape[1:] {
+			sb.WriteByte(',')
+			sb.WriteString(strconv.FormatInt(d, 10))
+		}
+		sb.WriteByte(';')
+	}
+	return rows, sb.String()
+}
+
+// concat joins the group's inputs along the first dimension.
+func concat(group []*pending, n int) ([]*tensor.Tensor, error) {
+	out := make([]*tensor.Tensor, n)
+	for i := 0; i < n; i++ {
+		if group[0].inputs[i] == nil {
+			continue
+		}
+		parts := make([]*tensor.Tensor, len(group))
+		for j, p := range group {
+			parts[j] = p.inputs[i]
+		}
+		t, err := concatRows(parts)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+// split cuts each output of a merged run into the members' rows.
+func split(res *Result, group []*pending) ([]*Result, error) {
+	parts := make([]*Result, len(group))
+	for j := range group {
+		parts[j] = &Result{names: res.names, tensors: make([]*tensor.Tensor, len(res.values))}
+	}
+	var total int64
+	for _, p := range group {
+		total += p.rows
+	}
+	for i := range res.values {
+		t, err := res.Tensor(i)
+		if err != nil {
+			return nil, fmt.Errorf("output %q: %w", res.names[i], err)
+		}
+		if len(t.Shape) == 0 || t.Shape[0] != total {
+			return nil, fmt.Errorf("output %q has shape %v, not a batch of %d rows; disable batching for this model (batching.enabled: false)", res.names[i], t.Shape, total)
+		}
+		var off int64
+		for j, p := range group {
+			parts[j].tensors[i] = sliceRows(t, off, off+p.rows)
+			off += p.rows
+		}
+	}
+	return parts, nil
+}
+
+// Queued is the number of requests waiting for a session.
+func (b *Batcher) Queued() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.queue)
+}
