@@ -39,9 +39,10 @@ models:
 assets:
 	bash build/docs-assets.sh
 
-## tools: staticcheck and the test-only system packages
+## tools: staticcheck, the OpenAPI validator (npm) and the test-only system packages
 tools: $(STATICCHECK)
 	bash ci/install-deps.sh
+	bash build/node-tools.sh
 
 $(STATICCHECK):
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)

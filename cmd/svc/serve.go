@@ -24,6 +24,8 @@ import (
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/core/onnxrt"
+	"github.com/svc-dev/svc/openapi"
+	"github.com/svc-dev/svc/core/registry"
 	"github.com/svc-dev/svc/providers"
 	_ "github.com/svc-dev/svc/providers/all"
 	"github.com/svc-dev/svc/transport"
@@ -120,7 +122,7 @@ func serve(ctx context.Context, modelName string, cfg config.Config, verbose boo
 
 	// Resolve the model up front so a missing model fails before anything
 	// is bound or started.
-	if _, err := core.ResolveSource(modelName, cfg, nil); err != nil {
+	if _, err := core.ResolveSource(modelName, cfg, registry.Open(registry.DefaultRoot())); err != nil {
 		return err
 	}
 	if cfg.Serve.Workers > 1 && supervisor.Supported {
@@ -134,7 +136,7 @@ func serve(ctx context.Context, modelName string, cfg config.Config, verbose boo
 // runServer builds the application, starts it, calls started with the
 // banner, and runs until a signal; then it drains and stops.
 func runServer(ctx context.Context, modelName string, cfg config.Config, verbose bool, log *zap.Logger, worker *supervisor.Worker, started func(transport.Banner) error) error {
-	src, err := core.ResolveSource(modelName, cfg, nil)
+	src, err := core.ResolveSource(modelName, cfg, registry.Open(registry.DefaultRoot()))
 	if err != nil {
 		return err
 	}
@@ -179,6 +181,7 @@ func runServer(ctx context.Context, modelName string, cfg config.Config, verbose
 			return fxevent.NopLogger
 		}),
 		transport.Module,
+		openapi.Module,
 		onnxrt.Module,
 		providers.Module(),
 		core.Module,
