@@ -30,6 +30,7 @@ var registerDecoder sync.Once
 // Messages of the body-level errors.
 const (
 	msgNotObject = "Request body must be a JSON object mapping input names to values"
+	msgEmpty     = "Invalid JSON body: the body is empty"
 	msgInvalid   = "Invalid request body"
 )
 
@@ -277,7 +278,8 @@ func (v *Validator) translate(err error) error {
 		return &ValidationError{Message: "Invalid JSON body: " + syn.Error()}
 	}
 	if errors.Is(err, openapi3filter.ErrInvalidRequired) {
-		return &ValidationError{Message: msgNotObject}
+		// openapi3filter reports an empty body as a missing one.
+		return &ValidationError{Message: msgEmpty}
 	}
 	var schemaErrs []*openapi3.SchemaError
 	collectSchemaErrors(err, &schemaErrs)

@@ -52,7 +52,7 @@ func TestValidateBodyMessages(t *testing.T) {
 		{model: "classifier", give: `"input"`, want: notObject},
 		{model: "classifier", give: `42`, want: notObject},
 		{model: "classifier", give: `null`, want: notObject},
-		{model: "classifier", give: ``, want: notObject},
+		{model: "classifier", give: ``, want: "Invalid JSON body: the body is empty"},
 		{model: "classifier", give: `   `, want: "Invalid JSON body: unexpected end of input at byte 3"},
 		{model: "classifier", give: `{"input": [1,2,3,4]`, want: "Invalid JSON body: unexpected end of input at byte 19"},
 		{model: "classifier", give: `{"input": [1,2,3,4]]}`, want: "Invalid JSON body: expected ',' or '}' after an object member at byte 19"},
