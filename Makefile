@@ -63,11 +63,47 @@ unit:
 	$(GO) test -race -count=1 ./...
 
 ## test: vet, staticcheck and every test (unit and integration) with -race
-test: deps vet lint unit
+test: deps vet lint check-tags check-arm64 check-windows unit
 
 ## genmodels: regenerate the committed test models and the demo model
 genmodels:
 	$(GO) run ./cmd/genmodels
 
+## bench: Go benchmarks, svc bench (tiny model, PaddleOCR cls), memory check → BENCHMARKS.md
+bench: build models
+	bash build/bench.sh
+
 clean:
 	rm -rf build/bin build/lib build/models build/cache build/tools build/node build/artifacts openapi/assets/dist
+
+# ---------------------------------------------------------------------------
+# Provider build tags, release archives, cross-platform checks (issue 5).
+# ---------------------------------------------------------------------------
+ACTIONLINT := $(TOOLS)/actionlint
+ACTIONLINT_VERSION := v1.7.12
+
+.PHONY: release cross-deps check-tags check-arm64 check-windows
+
+## cross-deps: aarch64 and mingw-w64 cross compilers, qemu-user-static, zip (Debian; idempotent)
+cross-deps:
+	bash build/cross-deps.sh
+
+## release: archives for linux/amd64, linux/arm64, windows/amd64 and SHA256SUMS in build/artifacts/release/VERSION (make release VERSION=x.y.z)
+release: lib assets cross-deps
+	bash build/release.sh $(VERSION)
+
+## check-tags: vet, build and unit-test every provider build tag (and the windows cross build); actionlint the workflows
+check-tags: lib assets cross-deps $(ACTIONLINT)
+	bash ci/check-tags.sh
+	$(ACTIONLINT) ci/workflows/*.yml
+
+## check-arm64: build the linux/arm64 archive and run its svc under qemu (version, /health, /predict)
+check-arm64: lib assets cross-deps
+	bash ci/check-arm64.sh
+
+## check-windows: build the windows/amd64 archive and check svc.exe, the DLLs and the README
+check-windows: lib assets cross-deps
+	bash ci/check-windows.sh
+
+$(ACTIONLINT):
+	GOBIN=$(TOOLS) $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)

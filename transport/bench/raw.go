@@ -1,0 +1,118 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"go.uber.org/zap"
+
+	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/core/onnxrt"
+	"github.com/svc-dev/svc/core/tensor"
+	"github.com/svc-dev/svc/providers/cpu"
+)
+
+// Predictor is what the in-process modes run: core.Predictor.
+type Predictor interface {
+	Specs() []tensor.Spec
+	Predict(ctx context.Context, inputs []*tensor.Tensor) (*core.Result, error)
+}
+
+var _ Predictor = (*core.Predictor)(nil)
+
+// Local is the model loaded in this process on ONNX Runtime's CPU
+// provider, with the runtime settings of the configuration file (as a
+// single-process svc serve would use them).
+type Local struct {
+	env  *onnxrt.Env
+	pred *core.Predictor
+}
+
+// OpenLocal loads ONNX Runtime (found as svc serve finds it) and the .onnx
+// file at path. There is one ONNX Runtime environment per process: open
+// one Local at a time.
+func OpenLocal(path string, cfg config.Config, verbose bool) (*Local, error) {
+	if st, err := os.Stat(path); err != nil || st.IsDir() {
+		return nil, fmt.Errorf("model file %q is not on this machine", path)
+	}
+	env, err := onnxrt.Load(onnxrt.DefaultSearch(cfg.Runtime.Library), verbose)
+	if err != nil {
+		return nil, err
+	}
+	if err := env.LimitCPUMemory(int64(cfg.Runtime.MemoryLimit)); err != nil {
+		_ = env.Close()
+		return nil, err
+	}
+	pred, err := core.NewPredictor(core.Options{
+		Name:            "raw",
+		File:            path,
+		Runtime:         cfg.Runtime,
+		Provider:        cpu.New(),
+		ProviderOptions: core.ProviderOptions(cfg),
+	}, zap.NewNop())
+	if err != nil {
+		_ = env.Close()
+		return nil, err
+	}
+	return &Local{env: env, pred: pred}, nil
+}
+
+// Predictor is the loaded model.
+func (l *Local) Predictor() *core.Predictor { return l.pred }
+
+// Provider is ONNX Runtime's name of the provider the model runs on.
+func (l *Local) Provider() string { return l.pred.Provider().ORTName() }
+
+// Close releases the session and the environment.
+func (l *Local) Close() error {
+	return errors.Join(l.pred.Close(), l.env.Close())
+}
+
+// DecodeBodies turns request bodies into input tensors (in the model's
+// input order) with the server's own decoder, so the in-process modes run
+// on exactly what the server would.
+func DecodeBodies(p Predictor, bodies [][]byte) ([][]*tensor.Tensor, error) {
+	out := make([][]*tensor.Tensor, len(bodies))
+	for i, b := range bodies {
+		ins, err := tensor.DecodeRequest(b, p.Specs())
+		if err != nil {
+			return nil, fmt.Errorf("decode the request body for the in-process run: %w", err)
+		}
+		out[i] = ins
+	}
+	return out, nil
+}
+
+// rawOp runs Predict on pre-decoded inputs: inference only.
+func rawOp(p Predictor, inputs [][]*tensor.Tensor) Op {
+	return func(ctx context.Context, w int, seq int64) (int, error) {
+		res, err := p.Predict(ctx, inputs[(int64(w)+seq)%int64(len(inputs))])
+		if err != nil {
+			return 0, err
+		}
+		res.Close()
+		return 0, nil
+	}
+}
+
+// codecOp decodes a body, runs Predict and encodes the answer, as the
+// server's handler does, without HTTP.
+func codecOp(p Predictor, bodies [][]byte, concurrency int) Op {
+	bufs := make([][]byte, concurrency)
+	return func(ctx context.Context, w int, seq int64) (int, error) {
+		ins, err := tensor.DecodeRequest(bodies[(int64(w)+seq)%int64(len(bodies))], p.Specs())
+		if err != nil {
+			return 0, err
+		}
+		res, err := p.Predict(ctx, ins)
+		if err != nil {
+			return 0, err
+		}
+		bufs[w], err = res.AppendJSON(bufs[w][:0])
+		res.Close()
+		return 0, err
+	}
+}
