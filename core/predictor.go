@@ -214,6 +214,15 @@ func sessionOptions(r config.Runtime) (*ort.SessionOptions, error) {
 	if err := so.SetGraphOptimizationLevel(level); err != nil {
 		return fail("graph optimization level", err)
 	}
+	spin := "0"
+	if r.Spinning {
+		spin = "1"
+	}
+	for _, key := range []string{"session.intra_op.allow_spinning", "session.inter_op.allow_spinning"} {
+		if err := so.AddSessionConfigEntry(key, spin); err != nil {
+			return fail("thread spinning", err)
+		}
+	}
 	if r.MemoryLimit > 0 {
 		if err := so.AddSessionConfigEntry(onnxrt.UseEnvAllocatorsKey, "1"); err != nil {
 			return fail("shared allocator", err)

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"time"
@@ -100,6 +101,19 @@ func serve(ctx context.Context, modelName string, cfg config.Config, verbose boo
 		// A soft limit: the Go heap (request bodies, tensors) is collected
 		// harder as it nears the budget.
 		debug.SetMemoryLimit(limit)
+	}
+
+	if path := os.Getenv("SVC_CPUPROFILE"); path != "" {
+		// A CPU profile of the whole run, for performance work.
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("SVC_CPUPROFILE: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("SVC_CPUPROFILE: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 
 	worker, isWorker := supervisor.CurrentWorker()

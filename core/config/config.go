@@ -73,6 +73,10 @@ type Runtime struct {
 	// (0 = ONNX Runtime's default).
 	IntraOpThreads int `yaml:"intra_op_threads"`
 	InterOpThreads int `yaml:"inter_op_threads"`
+	// Spinning lets ONNX Runtime's idle pool threads spin waiting for work
+	// (lower latency for back-to-back runs, but they burn the cores the
+	// HTTP server needs).
+	Spinning bool `yaml:"spinning"`
 	// GraphOptimization is one of disabled, basic, extended, all.
 	GraphOptimization string `yaml:"graph_optimization"`
 	// OptimizedModelPath, when set, is where the optimized model is written.

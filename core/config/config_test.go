@@ -41,6 +41,7 @@ runtime:
   memory_limit: 2GiB
   intra_op_threads: 4
   inter_op_threads: 2
+  spinning: true
   graph_optimization: basic
   optimized_model_path: /tmp/opt.onnx
 limits:
@@ -63,7 +64,7 @@ providers:
 		Models: map[string]Model{"iris": {Path: "models/iris", Version: "2.1", Description: "Iris classifier",
 			Metadata: map[string]string{"team": "ml"}, Labels: map[string][]string{"probabilities": {"a", "b", "c"}}}},
 		Serve:     Serve{Host: "127.0.0.1", Port: 9000, Workers: 3, Provider: "cuda", ShutdownGrace: Duration(5 * time.Second)},
-		Runtime:   Runtime{Library: "/opt/ort/libonnxruntime.so", Timeout: Duration(1500 * time.Millisecond), MemoryLimit: 2 << 30, IntraOpThreads: 4, InterOpThreads: 2, GraphOptimization: "basic", OptimizedModelPath: "/tmp/opt.onnx"},
+		Runtime:   Runtime{Library: "/opt/ort/libonnxruntime.so", Timeout: Duration(1500 * time.Millisecond), MemoryLimit: 2 << 30, IntraOpThreads: 4, InterOpThreads: 2, Spinning: true, GraphOptimization: "basic", OptimizedModelPath: "/tmp/opt.onnx"},
 		Limits:    Limits{MaxBodyBytes: 32 << 20},
 		Batching:  Batching{Enabled: false, MaxBatchSize: 8, MaxQueueDelay: Duration(2 * time.Millisecond)},
 		Providers: Providers{DeviceID: 1, TensorRT: TensorRT{FP16: true, INT8: true, EngineCache: "/tmp/trt"}, OpenVINO: OpenVINO{DeviceType: "GPU"}},

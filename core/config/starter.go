@@ -31,6 +31,7 @@ runtime:
   memory_limit: 0        # cap for ONNX Runtime's CPU arena and Go's heap target; 0 = none
   intra_op_threads: 0    # threads inside one operator; 0 = ONNX Runtime's default
   inter_op_threads: 0    # threads across operators; 0 = ONNX Runtime's default
+  spinning: false        # let idle ONNX Runtime threads spin; off leaves the cores to HTTP and JSON work
   graph_optimization: all   # disabled, basic, extended or all
   optimized_model_path: ""  # write the optimized graph here (a cache for inspection)
 
