@@ -61,9 +61,15 @@ type decoder struct {
 	key   []byte
 	seen  []bool
 
-	leaf int                  // depth of the elements; -1 while unknown
-	dims [maxArrayDepth]int64 // length of the arrays at each depth; -1 unknown
-	idx  [maxArrayDepth]int64 // index path of the element being parsed
+	// Per request, not reused: room for the tensors and shapes returned.
+	nspecs int
+	out    []Tensor
+	shapes []int64
+
+	leaf      int                  // depth of the elements; -1 while unknown
+	emptyLeaf bool                 // leaf was set by an empty array, not by an element
+	dims      [maxArrayDepth]int64 // length of the arrays at each depth; -1 unknown
+	idx       [maxArrayDepth]int64 // index path of the element being parsed
 }
 
 // maxRetained bounds the size (in bytes) of a scratch buffer kept in the pool.
@@ -72,6 +78,7 @@ const maxRetained = 16 << 20
 func (d *decoder) release() {
 	d.b = nil
 	d.spec = nil
+	d.out, d.shapes = nil, nil
 	if cap(d.f32)*4 > maxRetained {
 		d.f32 = nil
 	}
@@ -139,6 +146,7 @@ func (d *decoder) unexpected(context string) *Error {
 
 func (d *decoder) decode(body []byte, specs []Spec) ([]*Tensor, error) {
 	d.b, d.pos = body, 0
+	d.nspecs, d.out, d.shapes = len(specs), nil, nil
 	d.skipWS()
 	if d.pos >= len(d.b) {
 		return nil, syntaxErr(d.pos, "unexpected end of input")
@@ -567,17 +575,19 @@ func (d *decoder) value(s *Spec) (*Tensor, error) {
 	if err := d.elem(0); err != nil {
 		return nil, err
 	}
-	shape := []int64{}
-	if s.Shape != nil && len(s.Shape) == 1 {
-		shape = []int64{1}
+	one := [1]int64{1}
+	shape := one[:0]
+	if len(s.Shape) == 1 {
+		shape = one[:]
 	}
-	return &Tensor{DType: d.dt, Shape: shape, Data: d.result()}, nil
+	return d.tensor(shape), nil
 }
 
 // array parses a (nested) array value at d.pos.
 func (d *decoder) array(s *Spec) (*Tensor, error) {
 	d.resetScratch()
 	d.leaf = -1
+	d.emptyLeaf = false
 	for i := range d.dims {
 		d.dims[i] = -1
 	}
@@ -605,16 +615,7 @@ func (d *decoder) array(s *Spec) (*Tensor, error) {
 					return nil, err
 				}
 			} else if depth == d.leaf {
-				var n int64
-				var err error
-				switch d.dt {
-				case Float32:
-					n, err = d.leafFloat32(depth)
-				case Float64:
-					n, err = d.leafFloat64(depth)
-				default:
-					n, err = d.leafArray(depth)
-				}
+				n, err := d.leafLoop(depth, 0)
 				if err != nil {
 					return nil, err
 				}
@@ -637,6 +638,23 @@ func (d *decoder) array(s *Spec) (*Tensor, error) {
 			}
 			if err := d.elem(depth); err != nil {
 				return nil, err
+			}
+			if depth > 0 {
+				// The rest of this innermost array goes to the fast loop.
+				d.skipWS()
+				if d.pos < len(d.b) && d.b[d.pos] == ',' {
+					d.pos++
+					d.skipWS()
+					d.idx[depth-1]++
+					n, err := d.leafLoop(depth, d.idx[depth-1])
+					if err != nil {
+						return nil, err
+					}
+					depth--
+					if err := d.closeArray(depth, n); err != nil {
+						return nil, err
+					}
+				}
 			}
 		}
 		// After a value at depth: a comma or the end of the enclosing array.
@@ -666,9 +684,8 @@ func (d *decoder) array(s *Spec) (*Tensor, error) {
 
 // leafArray parses the elements of an array whose elements are at depth
 // (known to be the leaf depth) up to and including the closing bracket, and
-// returns how many there were. d.pos is at the first element.
-func (d *decoder) leafArray(depth int) (int64, error) {
-	var i int64
+// returns how many there were. d.pos is at the element with index i.
+func (d *decoder) leafArray(depth int, i int64) (int64, error) {
 	for {
 		d.idx[depth-1] = i
 		if d.pos >= len(d.b) {
@@ -695,6 +712,17 @@ func (d *decoder) leafArray(depth int) (int64, error) {
 	}
 }
 
+// leafLoop runs the element loop for the input's type.
+func (d *decoder) leafLoop(depth int, i int64) (int64, error) {
+	switch d.dt {
+	case Float32:
+		return d.leafFloat32(depth, i)
+	case Float64:
+		return d.leafFloat64(depth, i)
+	}
+	return d.leafArray(depth, i)
+}
+
 // closeArray records that the array at depth k (index path d.idx[:k]) has n
 // elements.
 func (d *decoder) closeArray(k int, n int64) *Error {
@@ -705,6 +733,7 @@ func (d *decoder) closeArray(k int, n int64) *Error {
 	}
 	if n == 0 && d.leaf < 0 {
 		d.leaf = k + 1
+		d.emptyLeaf = true
 	}
 	return nil
 }
@@ -712,14 +741,23 @@ func (d *decoder) closeArray(k int, n int64) *Error {
 // finish checks the parsed shape against the spec (applying the batch rule)
 // and builds the tensor.
 func (d *decoder) finish(s *Spec) (*Tensor, error) {
+	var buf [maxArrayDepth + 1]int64
 	got := d.dims[:d.leaf]
 	if s.Shape != nil {
 		r := len(s.Shape)
-		if len(got) == r-1 && (s.Shape[0] < 0 || s.Shape[0] == 1) {
-			shape := make([]int64, r)
-			shape[0] = 1
-			copy(shape[1:], got)
-			got = shape
+		if d.emptyLeaf && len(got) < r {
+			// Empty arrays say nothing about what they would hold: the
+			// dimensions below them come from the spec (0 if dynamic), so
+			// [] is an empty batch.
+			n := copy(buf[:], got)
+			for i := n; i < r; i++ {
+				buf[i] = max(s.Shape[i], 0)
+			}
+			got = buf[:r]
+		} else if len(got) == r-1 && (s.Shape[0] < 0 || s.Shape[0] == 1) {
+			buf[0] = 1
+			copy(buf[1:], got)
+			got = buf[:r]
 		}
 		if len(got) != r {
 			return nil, &Error{Input: s.Name, Message: fmt.Sprintf("Invalid shape for '%s': expected rank %d %s, got rank %d %s",
@@ -732,9 +770,24 @@ func (d *decoder) finish(s *Spec) (*Tensor, error) {
 			}
 		}
 	}
-	shape := make([]int64, len(got))
-	copy(shape, got)
-	return &Tensor{DType: d.dt, Shape: shape, Data: d.result()}, nil
+	return d.tensor(got), nil
+}
+
+// tensor builds the result for the current input from the scratch buffer.
+// Tensors and shapes of one request share allocations.
+func (d *decoder) tensor(shape []int64) *Tensor {
+	if len(d.out) == 0 {
+		d.out = make([]Tensor, d.nspecs)
+	}
+	t := &d.out[0]
+	d.out = d.out[1:]
+	if d.shapes == nil || cap(d.shapes)-len(d.shapes) < len(shape) {
+		d.shapes = make([]int64, 0, max(len(shape), 4*d.nspecs))
+	}
+	n := len(d.shapes)
+	d.shapes = append(d.shapes, shape...)
+	*t = Tensor{DType: d.dt, Shape: d.shapes[n : n+len(shape) : n+len(shape)], Data: d.result()}
+	return t
 }
 
 // cloneSlice copies s into a new slice of exactly its length (never nil).

@@ -1,6 +1,3 @@
-// Package tensor holds svc's dense tensor type and the hand-written codec
-// that turns a /predict request body straight into typed tensors and turns
-// tensors back into JSON.
 package tensor
 
 // DType is the element type of a tensor.
@@ -80,9 +77,3 @@ func (d DType) Size() int {
 
 // valid reports whether d is one of the defined element types.
 func (d DType) valid() bool { return d >= Float32 && d <= String }
-
-// isInt reports whether d is an integer type.
-func (d DType) isInt() bool { return d >= Int8 && d <= Uint64 }
-
-// isFloat reports whether d is a floating-point type.
-func (d DType) isFloat() bool { return d >= Float32 && d <= BFloat16 }

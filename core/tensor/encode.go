@@ -221,6 +221,16 @@ func appendFloat32(dst []byte, x float32) []byte {
 	if i := int32(x); float32(i) == x && i > -1e6 && i < 1e6 && b != 0x80000000 {
 		return strconv.AppendInt(dst, int64(i), 10)
 	}
+	if b&0x7fffffff != 0 {
+		// Write a '-' and keep it only for negative x (no branch: the sign
+		// of typical data is unpredictable).
+		l := len(dst)
+		dst = append(dst, '-')
+		if out, ok := shortFloat32(dst[:l+int(b>>31)], math.Float32frombits(b&0x7fffffff)); ok {
+			return out
+		}
+		dst = dst[:l]
+	}
 	return strconv.AppendFloat(dst, float64(x), 'g', -1, 32)
 }
 

@@ -3,7 +3,6 @@ package tensor
 import (
 	"encoding/binary"
 	"math"
-	"math/bits"
 )
 
 // This file holds the hot loops: the element loops of innermost arrays of
@@ -34,24 +33,6 @@ var negPow10 = [...]float64{
 	1e-20, 1e-21, 1e-22,
 }
 
-// leadingDigits returns how many of the 8 bytes in x (little-endian: the
-// first byte in the low bits) are ASCII digits before the first non-digit.
-// (A carry out of a byte >= 0xFA only disturbs the byte after it, which
-// does not matter since that non-digit ends the count.)
-func leadingDigits(x uint64) int {
-	m := ((x & 0xF0F0F0F0F0F0F0F0) | (((x + 0x0606060606060606) & 0xF0F0F0F0F0F0F0F0) >> 4)) ^ 0x3333333333333333
-	return bits.TrailingZeros64(m) >> 3
-}
-
-// parseDigits returns the value of the first n (1..8) bytes of x, which are
-// ASCII digits: the rest are replaced by leading '0's.
-func parseDigits(x uint64, n int) uint64 {
-	sh := uint(8-n) * 8
-	return parse8Digits(x<<sh | 0x3030303030303030>>(64-sh)&(1<<sh-1))
-}
-
-var pow10u = [...]uint64{1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000}
-
 // fastDecimal scans a JSON number of at most 19 digits with an exponent of
 // at most 3 digits at b[p]. It returns the digits as an integer, the decimal
 // exponent, the sign and the end offset; ok is false when the literal is
@@ -62,50 +43,28 @@ func fastDecimal(b []byte, p int) (mant uint64, exp int, neg bool, end int, ok b
 		neg = true
 		p++
 	}
-	// Integer part.
 	start := p
-	if p+8 <= len(b) {
-		x := binary.LittleEndian.Uint64(b[p:])
-		n := leadingDigits(x)
-		if n == 0 {
-			return 0, 0, false, 0, false
-		}
-		mant = parseDigits(x, n)
-		p += n
-	}
-	if p == start || p-start == 8 {
-		for p < len(b) && b[p]-'0' <= 9 {
-			mant = mant*10 + uint64(b[p]-'0')
-			p++
-		}
+	for p < len(b) && b[p]-'0' <= 9 {
+		mant = mant*10 + uint64(b[p]-'0')
+		p++
 	}
 	nd := p - start
 	if nd == 0 || (nd > 1 && b[start] == '0') {
 		return 0, 0, false, 0, false
 	}
-	// Fraction.
 	if p < len(b) && b[p] == '.' {
 		p++
 		fs := p
+		// Typical float32 output has 7 to 9 fraction digits.
 		if p+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[p:])
-			if n := leadingDigits(x); n > 0 {
-				mant = mant*pow10u[n] + parseDigits(x, n)
-				p += n
-				if n == 8 && p+8 <= len(b) {
-					x = binary.LittleEndian.Uint64(b[p:])
-					if n := leadingDigits(x); n > 0 {
-						mant = mant*pow10u[n] + parseDigits(x, n)
-						p += n
-					}
-				}
+			if x := binary.LittleEndian.Uint64(b[p:]); is8Digits(x) {
+				mant = mant*100000000 + parse8Digits(x)
+				p += 8
 			}
 		}
-		if p == fs || p-fs >= 8 {
-			for p < len(b) && b[p]-'0' <= 9 {
-				mant = mant*10 + uint64(b[p]-'0')
-				p++
-			}
+		for p < len(b) && b[p]-'0' <= 9 {
+			mant = mant*10 + uint64(b[p]-'0')
+			p++
 		}
 		if p == fs {
 			return 0, 0, false, 0, false
@@ -168,11 +127,10 @@ func fastFloat32(mant uint64, exp int, neg bool) (float32, bool) {
 }
 
 // leafFloat32 is leafArray for float32 inputs.
-func (d *decoder) leafFloat32(depth int) (int64, error) {
+func (d *decoder) leafFloat32(depth int, i int64) (int64, error) {
 	b := d.b
 	p := d.pos
 	out := d.f32
-	var i int64
 	for {
 		mant, exp, neg, end, ok := fastDecimal(b, p)
 		var v float32
@@ -230,11 +188,10 @@ func (d *decoder) leafFloat32(depth int) (int64, error) {
 }
 
 // leafFloat64 is leafArray for float64 inputs.
-func (d *decoder) leafFloat64(depth int) (int64, error) {
+func (d *decoder) leafFloat64(depth int, i int64) (int64, error) {
 	b := d.b
 	p := d.pos
 	out := d.f64
-	var i int64
 	for {
 		mant, exp, neg, end, ok := fastDecimal(b, p)
 		if ok && mant <= 1<<53 && exp >= -22 && exp <= 22 {
