@@ -53,7 +53,7 @@ func newPoolFx(p predictorParams) (*Pool, error) {
 }
 
 func newPredictor(p predictorParams) (*Predictor, error) {
-	cpu, _ := p.Set.Lookup("cpu")
+	cpu := p.Set.Fallback()
 	meta := map[string]string{}
 	for k, v := range p.Source.Metadata {
 		meta[k] = v

@@ -3,7 +3,7 @@ package providers
 import (
 	"fmt"
 	"sort"
-	"strings"
+	"sync"
 
 	"go.uber.org/fx"
 )
@@ -12,31 +12,87 @@ import (
 const GroupTag = `group:"providers"`
 
 // AsProvider annotates a provider constructor so that its result joins the
-// providers value group.
+// providers value group as a Provider.
 func AsProvider(ctor any) any {
 	return fx.Annotate(ctor, fx.As(new(Provider)), fx.ResultTags(GroupTag))
 }
 
-var registered []fx.Option
+// registry holds the providers compiled into this binary. Provider packages
+// fill it from init() through Register, the way database/sql drivers
+// register; it is read-only once main runs.
+var registry = struct {
+	mu    sync.Mutex
+	ctors map[string]func() Provider
+}{ctors: map[string]func() Provider{}}
 
-// Register adds a provider constructor to the providers compiled into this
-// binary. Provider packages call it from init(); it does nothing else.
-func Register(name string, ctor any) {
-	registered = append(registered, fx.Provide(AsProvider(ctor)))
-	compiled = append(compiled, name)
+// Register adds a provider to the ones compiled into this binary. Provider
+// packages call it from init(), and do nothing else there: ctor must not
+// probe the machine. It panics on a name outside Names or on a second
+// registration of the same name.
+func Register(name string, ctor func() Provider) {
+	if !ValidName(name) {
+		panic(fmt.Sprintf("providers: Register of unknown provider %q", name))
+	}
+	if ctor == nil {
+		panic(fmt.Sprintf("providers: Register of %q with a nil constructor", name))
+	}
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	if _, dup := registry.ctors[name]; dup {
+		panic(fmt.Sprintf("providers: Register called twice for %q", name))
+	}
+	registry.ctors[name] = ctor
 }
-
-var compiled []string
 
 // Compiled returns the names of the providers compiled into this binary,
 // sorted.
 func Compiled() []string {
-	out := append([]string(nil), compiled...)
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	out := make([]string, 0, len(registry.ctors))
+	for name := range registry.ctors {
+		out = append(out, name)
+	}
 	sort.Strings(out)
 	return out
 }
 
-// Set is the providers compiled in, highest priority first.
+// Registered returns one instance of every compiled-in provider, highest
+// priority first, for commands that run without fx (svc providers).
+func Registered() Set {
+	var ps []Provider
+	for _, ctor := range constructors() {
+		ps = append(ps, ctor())
+	}
+	return NewSet(SetParams{Providers: ps})
+}
+
+// registered puts every compiled-in provider into the value group.
+func registered() fx.Option {
+	var opts []fx.Option
+	for _, ctor := range constructors() {
+		opts = append(opts, fx.Provide(fx.Annotate(ctor, fx.ResultTags(GroupTag))))
+	}
+	return fx.Options(opts...)
+}
+
+// constructors returns the registered constructors, by name.
+func constructors() []func() Provider {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	names := make([]string, 0, len(registry.ctors))
+	for name := range registry.ctors {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	out := make([]func() Provider, len(names))
+	for i, name := range names {
+		out[i] = registry.ctors[name]
+	}
+	return out
+}
+
+// Set is the providers in the value group, highest priority first.
 type Set []Provider
 
 // SetParams collects the value group.
@@ -45,9 +101,15 @@ type SetParams struct {
 	Providers []Provider `group:"providers"`
 }
 
-// NewSet sorts the group by priority (the group's order is not meaningful).
+// NewSet sorts the group by priority, then name: the group's own order
+// means nothing.
 func NewSet(p SetParams) Set {
-	s := append(Set(nil), p.Providers...)
+	s := make(Set, 0, len(p.Providers))
+	for _, pr := range p.Providers {
+		if pr != nil {
+			s = append(s, pr)
+		}
+	}
 	sort.SliceStable(s, func(i, j int) bool {
 		if s[i].Priority() != s[j].Priority() {
 			return s[i].Priority() > s[j].Priority()
@@ -67,26 +129,21 @@ func (s Set) Lookup(name string) (Provider, bool) {
 	return nil, false
 }
 
-// ValidName reports whether name is one of the spec's provider values.
-func ValidName(name string) bool {
-	for _, n := range Names {
-		if n == name {
-			return true
-		}
+// Fallback is the provider to run on when the chosen one fails: CPU, which
+// every ONNX Runtime library has (nil when it is not in the set).
+func (s Set) Fallback() Provider {
+	p, _ := s.Lookup(FallbackName)
+	return p
+}
+
+// FallbackName is the provider svc falls back to.
+const FallbackName = "cpu"
+
+// Names returns the names in the set, in priority order.
+func (s Set) Names() []string {
+	out := make([]string, len(s))
+	for i, p := range s {
+		out[i] = p.Name()
 	}
-	return false
-}
-
-// ErrNotCompiled is returned when the asked-for provider is not in the binary.
-type ErrNotCompiled struct{ Name string }
-
-func (e *ErrNotCompiled) Error() string {
-	return fmt.Sprintf("provider %q is not compiled into this binary; rebuild with: go build -tags %s ./cmd/svc", e.Name, e.Name)
-}
-
-// UsageError is returned for a --provider value outside the allowed list.
-type UsageError struct{ Name string }
-
-func (e *UsageError) Error() string {
-	return fmt.Sprintf("invalid --provider %q: allowed values are %s", e.Name, strings.Join(Names, ", "))
+	return out
 }

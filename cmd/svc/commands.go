@@ -52,6 +52,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			serveCommand(stdout, stderr),
 			initCommand(stdout),
 			versionCommand(stdout),
+			benchCommand(stdout, stderr),
+			providersCommand(stdout),
+			pullCommand(stdout, stderr),
+			listCommand(stdout),
+			rmCommand(stdout),
 		},
 		HideVersion: true,
 		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {

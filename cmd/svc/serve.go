@@ -225,9 +225,7 @@ func runServer(ctx context.Context, modelName string, cfg config.Config, verbose
 		Provider: pool.Provider().ORTName(),
 		Host:     cfg.Serve.Host, Port: portOf(server), Workers: cfg.Serve.Workers,
 	}
-	if choice.FallbackReason != "" || pool.Provider().Name() != choice.Provider.Name() {
-		banner.ProviderNote = fmt.Sprintf("fallback: %s not usable", choice.Requested)
-	}
+	banner.ProviderNote = choice.Note(pool.Provider())
 	if err := started(banner); err != nil {
 		log.Warn("report start-up", zap.Error(err))
 	}
@@ -297,7 +295,7 @@ func hostFromEnv(env *onnxrt.Env, log *zap.Logger) providers.Host {
 	if err != nil {
 		log.Warn("cannot list the library's execution providers", zap.Error(err))
 	}
-	return providers.Host{LibraryProviders: avail}
+	return providers.NewHost(env.LibraryPath(), avail)
 }
 
 func portOf(s *transport.Server) int {

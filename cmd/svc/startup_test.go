@@ -163,7 +163,7 @@ func TestGracefulShutdown(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			s := startServer(t, model("slow.onnx"))
-			body := slowBody(512)
+			body := slowBody(96)
 			var wg sync.WaitGroup
 			results := make([]response, 3)
 			for i := range results {
@@ -184,6 +184,14 @@ func TestGracefulShutdown(t *testing.T) {
 				if r.Status != 200 {
 					t.Errorf("in-flight request %d: %d %s", i, r.Status, r.Body)
 				}
+			}
+			// The requests were still running when the signal arrived:
+			// their access lines come after "shutting down".
+			logs := s.stderr.String()
+			stopAt := strings.Index(logs, `"shutting down"`)
+			lastReq := strings.LastIndex(logs, `"path":"/predict"`)
+			if stopAt < 0 || lastReq < stopAt {
+				t.Errorf("no request finished after the signal; the test did not exercise draining:\n%s", logs)
 			}
 		})
 	}

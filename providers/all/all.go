@@ -1,6 +1,7 @@
-// Package all compiles in every provider selected by build tags. The CPU
-// provider is always included; the others come from files tagged with their
-// names.
+// Package all compiles in every provider selected by build tags: main
+// imports it blank. The CPU provider is always included; each other
+// provider comes from a file here tagged with its name (directml also only
+// on windows, coreml only on darwin), so a build with no tags has CPU only.
 package all
 
 import (

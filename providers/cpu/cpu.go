@@ -1,5 +1,5 @@
 // Package cpu is ONNX Runtime's default CPU execution provider. It is always
-// compiled in.
+// compiled in, and it is what svc falls back to.
 package cpu
 
 import (
@@ -8,7 +8,7 @@ import (
 	"github.com/svc-dev/svc/providers"
 )
 
-func init() { providers.Register("cpu", New) }
+func init() { providers.Register("cpu", func() providers.Provider { return New() }) }
 
 // Provider is the CPU execution provider.
 type Provider struct{}
@@ -18,11 +18,20 @@ var _ providers.Provider = (*Provider)(nil)
 // New returns the CPU provider.
 func New() *Provider { return &Provider{} }
 
-func (*Provider) Name() string        { return "cpu" }
-func (*Provider) ORTName() string     { return "CPUExecutionProvider" }
-func (*Provider) Platform() string    { return "CPU" }
+// Name is the --provider value.
+func (*Provider) Name() string { return "cpu" }
+
+// ORTName is ONNX Runtime's name for the provider.
+func (*Provider) ORTName() string { return "CPUExecutionProvider" }
+
+// Platform labels the hardware.
+func (*Provider) Platform() string { return "CPU" }
+
+// Description says what the provider is.
 func (*Provider) Description() string { return "ONNX Runtime default CPU execution provider" }
-func (*Provider) Priority() int       { return 0 }
+
+// Priority is the lowest: CPU is the last resort.
+func (*Provider) Priority() int { return 0 }
 
 // Usable is always nil: every ONNX Runtime build runs on the CPU.
 func (*Provider) Usable(providers.Host) error { return nil }

@@ -46,3 +46,6 @@ func New(Options) *Supervisor { return &Supervisor{} }
 func (*Supervisor) Run(context.Context, func(json.RawMessage)) error {
 	return errors.New("worker processes are not supported on windows")
 }
+
+// Pids is empty on Windows: there are no worker processes.
+func (*Supervisor) Pids() map[int]int { return nil }

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/core/onnxrt"
+	"github.com/svc-dev/svc/providers"
+	_ "github.com/svc-dev/svc/providers/all"
+)
+
+// providersCommand prints, for every provider svc knows, whether it is
+// compiled in, offered by the ONNX Runtime library, usable here now, and
+// why not.
+func providersCommand(stdout io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:  "providers",
+		Usage: "list the execution providers: compiled in, offered by ONNX Runtime, usable here",
+		Description: "Loads the ONNX Runtime library the way 'svc serve' does and checks every provider\n" +
+			"as 'svc serve --provider NAME' would, without loading a model.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Value: config.DefaultFile, Usage: "configuration file (for runtime.library)"},
+		},
+		Action: func(_ context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() != 0 {
+				return usageErr("providers takes no arguments (got %d)", cmd.Args().Len())
+			}
+			cfg, err := config.Load(cmd.String("config"), cmd.IsSet("config"))
+			if err != nil {
+				return err
+			}
+			set := providers.Registered()
+			env, loadErr := onnxrt.Load(onnxrt.DefaultSearch(cfg.Runtime.Library), false)
+			if loadErr != nil {
+				if err := writeProviders(stdout, set.Report(providers.Host{}), nil); err != nil {
+					return err
+				}
+				return loadErr
+			}
+			defer env.Close()
+			avail, err := env.AvailableProviders()
+			if err != nil {
+				return fmt.Errorf("list the library's execution providers: %w", err)
+			}
+			host := providers.NewHost(env.LibraryPath(), avail)
+			if err := writeProviders(stdout, set.Report(host), &host); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "\nONNX Runtime %s (%s)\n", env.Version(), env.LibraryPath())
+			fmt.Fprintf(stdout, "library offers: %s\n", strings.Join(avail, ", "))
+			if extra := host.Unsupported(); len(extra) > 0 {
+				fmt.Fprintf(stdout, "svc has no provider for: %s\n", strings.Join(extra, ", "))
+			}
+			if c, err := set.Select("", host); err == nil {
+				fmt.Fprintf(stdout, "automatic choice: %s (%s)\n", c.Provider.Name(), c.Provider.ORTName())
+			}
+			return nil
+		},
+	}
+}
+
+// writeProviders prints the table; without a host (the library did not
+// load) the library columns read "unknown".
+func writeProviders(w io.Writer, rows []providers.Status, host *providers.Host) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROVIDER\tONNX RUNTIME NAME\tCOMPILED IN\tOFFERED BY LIBRARY\tUSABLE NOW\tWHY NOT")
+	for _, r := range rows {
+		offered, usable, why := yesNo(r.Offered), yesNo(r.Usable), r.WhyNot
+		if host == nil {
+			offered, usable = "unknown", "no"
+			if r.Compiled {
+				why = "ONNX Runtime library not loaded"
+			}
+		}
+		if why == "" {
+			why = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.ORTName, yesNo(r.Compiled), offered, usable, why)
+	}
+	return tw.Flush()
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

@@ -1,0 +1,260 @@
+package main_test
+
+import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// cudaBuild is svc built with -tags cuda, once per test process.
+var cudaBuild struct {
+	once sync.Once
+	bin  string
+	err  error
+	out  []byte
+}
+
+// cudaBin builds (once) the svc binary with the cuda provider compiled in,
+// with the same flags as the harness's binary so the build cache is shared.
+func cudaBin(t *testing.T) string {
+	t.Helper()
+	cudaBuild.once.Do(func() {
+		// Beside the harness's binary, in the directory TestMain removes.
+		cudaBuild.bin = filepath.Join(filepath.Dir(svcBin), "svc-cuda")
+		cmd := exec.Command("go", "build", "-race", "-tags", "cuda", "-ldflags", "-X main.version=test", "-o", cudaBuild.bin, ".")
+		cudaBuild.out, cudaBuild.err = cmd.CombinedOutput()
+	})
+	if cudaBuild.err != nil {
+		t.Fatalf("go build -tags cuda: %v\n%s", cudaBuild.err, cudaBuild.out)
+	}
+	return cudaBuild.bin
+}
+
+// cmdFor prepares a command of another svc binary, with the harness's
+// environment (the test library, JSON logs).
+func cmdFor(t *testing.T, bin string, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := svcCmd(t, env, args...)
+	cmd.Path = bin
+	cmd.Args[0] = bin
+	return cmd
+}
+
+// serveWith starts 'bin serve' on a free local port and waits for the
+// banner, like the harness's startServer does for svcBin.
+func serveWith(t *testing.T, bin string, args ...string) *server {
+	t.Helper()
+	full := append([]string{"serve"}, args...)
+	full = append(full, "--host", "127.0.0.1", "--port", "0")
+	cmd := cmdFor(t, bin, nil, full...)
+	s := &server{t: t, cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = s.stdout, s.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	go func() {
+		s.err = cmd.Wait()
+		close(s.done)
+	}()
+	t.Cleanup(s.kill)
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := urlLine.FindStringSubmatch(s.stdout.String()); m != nil {
+			s.URL = m[1]
+			return s
+		}
+		select {
+		case <-s.done:
+			t.Fatalf("svc exited before serving: %v\nstdout:\n%s\nstderr:\n%s", s.err, s.stdout, s.stderr)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatalf("svc did not print its banner in time\nstdout:\n%s\nstderr:\n%s", s.stdout, s.stderr)
+	return nil
+}
+
+// metricsRecord is GET /metrics.
+type metricsRecord struct {
+	Provider struct {
+		Name        string `json:"name"`
+		Available   bool   `json:"available"`
+		Platform    string `json:"platform"`
+		Description string `json:"description"`
+	} `json:"provider"`
+	AvailableProviders []string `json:"available_providers"`
+	CompiledProviders  []string `json:"compiled_providers"`
+}
+
+func getMetrics(t *testing.T, s *server) metricsRecord {
+	t.Helper()
+	r := s.get("/metrics")
+	if r.Status != 200 {
+		t.Fatalf("/metrics: %d %s", r.Status, r.Body)
+	}
+	var m metricsRecord
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatalf("/metrics: %v\n%s", err, r.Body)
+	}
+	return m
+}
+
+// warnings returns the server's warning log records.
+func warnings(s *server) []map[string]any {
+	var out []map[string]any
+	for _, line := range strings.Split(s.stderr.String(), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil && m["level"] == "warn" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+var providerLine = regexp.MustCompile(`(?m)^\s+provider\s+(.*)$`)
+
+// In a cuda build on a machine without a usable CUDA (no NVIDIA driver, and
+// the npm library without libonnxruntime_providers_cuda.so), --provider cuda
+// warns, falls back to CPU and says so in the banner and /metrics.
+func TestCUDABuildFallsBackToCPU(t *testing.T) {
+	bin := cudaBin(t)
+	s := serveWith(t, bin, model("classifier.onnx"), "--provider", "cuda")
+
+	m := providerLine.FindStringSubmatch(s.stdout.String())
+	if m == nil || !strings.HasPrefix(m[1], "CPUExecutionProvider (fallback: cuda not usable") {
+		t.Errorf("banner provider line = %q, want CPUExecutionProvider with the cuda fallback\n%s", m, s.stdout)
+	}
+	warns := warnings(s)
+	if len(warns) != 1 {
+		t.Fatalf("want one warning, got %d\n%s", len(warns), s.stderr)
+	}
+	w := warns[0]
+	reason, _ := w["reason"].(string)
+	if w["requested"] != "cuda" || w["fallback"] != "cpu" || !strings.Contains(reason, "libonnxruntime_providers_shared.so is not beside the ONNX Runtime library") {
+		t.Errorf("warning = %v, want requested cuda, fallback cpu and the missing provider library", w)
+	}
+
+	got := getMetrics(t, s)
+	if got.Provider.Name != "CPUExecutionProvider" || got.Provider.Platform != "CPU" || !got.Provider.Available {
+		t.Errorf("/metrics provider = %+v, want the CPU provider actually in use", got.Provider)
+	}
+	if strings.Join(got.CompiledProviders, ",") != "cpu,cuda" {
+		t.Errorf("compiled_providers = %v, want [cpu cuda]", got.CompiledProviders)
+	}
+	if !contains(got.AvailableProviders, "CUDAExecutionProvider") || !contains(got.AvailableProviders, "CPUExecutionProvider") {
+		t.Errorf("available_providers = %v, want the library's own list", got.AvailableProviders)
+	}
+
+	r := s.predict(`{"input": [[5.1, 3.5, 1.4, 0.2]]}`)
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"label":[0]`) {
+		t.Errorf("/predict on the fallback: %d %s", r.Status, r.Body)
+	}
+}
+
+// With no --provider, a cuda build picks the best usable provider (CPU
+// here) without a warning or a fallback note.
+func TestCUDABuildAutomaticSelection(t *testing.T) {
+	s := serveWith(t, cudaBin(t), model("classifier.onnx"))
+	m := providerLine.FindStringSubmatch(s.stdout.String())
+	if m == nil || strings.TrimSpace(m[1]) != "CPUExecutionProvider" {
+		t.Errorf("banner provider line = %q, want CPUExecutionProvider alone", m)
+	}
+	if w := warnings(s); len(w) != 0 {
+		t.Errorf("automatic selection warned: %v", w)
+	}
+	if got := getMetrics(t, s); got.Provider.Name != "CPUExecutionProvider" {
+		t.Errorf("/metrics provider = %+v", got.Provider)
+	}
+}
+
+// A provider valid but not compiled in is a one-line start-up failure that
+// names the build tag; a value outside the list is a usage error.
+func TestProviderNotCompiledIn(t *testing.T) {
+	tests := []struct {
+		give     string
+		wantCode int
+		want     string
+	}{
+		{"tensorrt", 1, `svc: error: provider "tensorrt" is not compiled into this binary; rebuild with: go build -tags tensorrt ./cmd/svc`},
+		{"cuda", 1, `svc: error: provider "cuda" is not compiled into this binary; rebuild with: go build -tags cuda ./cmd/svc`},
+		{"coreml", 1, `svc: error: provider "coreml" is not compiled into this binary; rebuild with: go build -tags coreml ./cmd/svc (on macOS)`},
+		{"gpu", 2, `svc: error: invalid --provider "gpu": allowed values are cuda, coreml, rocm, directml, openvino, tensorrt, cpu`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.give, func(t *testing.T) {
+			code, stdout, stderr := runSvc(t, nil, "serve", model("classifier.onnx"), "--host", "127.0.0.1", "--port", "0", "--provider", tt.give)
+			if code != tt.wantCode || strings.TrimSpace(stderr) != tt.want || stdout != "" {
+				t.Errorf("exit %d, stderr %q, stdout %q; want exit %d and %q", code, stderr, stdout, tt.wantCode, tt.want)
+			}
+		})
+	}
+}
+
+// row finds a provider's row in the 'svc providers' table.
+func row(t *testing.T, table, name string) []string {
+	t.Helper()
+	for _, line := range strings.Split(table, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == name {
+			return f
+		}
+	}
+	t.Fatalf("no row for %s in\n%s", name, table)
+	return nil
+}
+
+func TestProvidersCommand(t *testing.T) {
+	t.Run("plain build", func(t *testing.T) {
+		code, stdout, stderr := runSvc(t, nil, "providers")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if !strings.HasPrefix(stdout, "PROVIDER  ONNX RUNTIME NAME") || !strings.Contains(stdout, "COMPILED IN  OFFERED BY LIBRARY  USABLE NOW  WHY NOT") {
+			t.Errorf("no table header:\n%s", stdout)
+		}
+		if got := strings.Join(row(t, stdout, "cpu"), " "); got != "cpu CPUExecutionProvider yes yes yes -" {
+			t.Errorf("cpu row = %q", got)
+		}
+		if got := strings.Join(row(t, stdout, "cuda"), " "); got != "cuda CUDAExecutionProvider no yes no not compiled in; rebuild with: go build -tags cuda ./cmd/svc" {
+			t.Errorf("cuda row = %q", got)
+		}
+		if got := strings.Join(row(t, stdout, "openvino")[:5], " "); got != "openvino OpenVINOExecutionProvider no no no" {
+			t.Errorf("openvino row = %q", got)
+		}
+		for _, want := range []string{"ONNX Runtime 1.24.1 (" + ortLib + ")", "library offers: TensorrtExecutionProvider, CUDAExecutionProvider", "automatic choice: cpu (CPUExecutionProvider)"} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("output lacks %q:\n%s", want, stdout)
+			}
+		}
+	})
+	t.Run("cuda build", func(t *testing.T) {
+		code, stdout, stderr := runCmd(t, cmdFor(t, cudaBin(t), nil, "providers"))
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		cuda := row(t, stdout, "cuda")
+		why := strings.Join(cuda[5:], " ")
+		if strings.Join(cuda[:5], " ") != "cuda CUDAExecutionProvider yes yes no" || !strings.Contains(why, "libonnxruntime_providers_shared.so is not beside") {
+			t.Errorf("cuda row = %q: want compiled in, offered, not usable, and why", strings.Join(cuda, " "))
+		}
+		if got := strings.Join(row(t, stdout, "tensorrt")[:5], " "); got != "tensorrt TensorrtExecutionProvider no yes no" {
+			t.Errorf("tensorrt row = %q", got)
+		}
+		code, stdout, _ = runCmd(t, cmdFor(t, cudaBin(t), nil, "version"))
+		if code != 0 || !strings.Contains(stdout, "providers compiled in: cpu, cuda") {
+			t.Errorf("version of the cuda build: %d\n%s", code, stdout)
+		}
+	})
+	t.Run("no library", func(t *testing.T) {
+		code, stdout, stderr := runSvc(t, []string{"ONNXRUNTIME_LIB=/nonexistent/libonnxruntime.so"}, "providers")
+		if code != 1 || !strings.HasPrefix(stderr, "svc: error: ONNX Runtime library not found") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+		if got := strings.Join(row(t, stdout, "cpu"), " "); got != "cpu CPUExecutionProvider yes unknown no ONNX Runtime library not loaded" {
+			t.Errorf("cpu row without a library = %q", got)
+		}
+	})
+}

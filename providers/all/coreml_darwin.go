@@ -1,0 +1,5 @@
+//go:build coreml
+
+package all
+
+import _ "github.com/svc-dev/svc/providers/coreml"

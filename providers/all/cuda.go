@@ -1,0 +1,5 @@
+//go:build cuda
+
+package all
+
+import _ "github.com/svc-dev/svc/providers/cuda"

@@ -1,0 +1,5 @@
+//go:build directml
+
+package all
+
+import _ "github.com/svc-dev/svc/providers/directml"

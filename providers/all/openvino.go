@@ -1,0 +1,5 @@
+//go:build openvino
+
+package all
+
+import _ "github.com/svc-dev/svc/providers/openvino"

@@ -1,0 +1,5 @@
+//go:build rocm
+
+package all
+
+import _ "github.com/svc-dev/svc/providers/rocm"

@@ -1,0 +1,5 @@
+//go:build tensorrt
+
+package all
+
+import _ "github.com/svc-dev/svc/providers/tensorrt"

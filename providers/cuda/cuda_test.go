@@ -1,0 +1,152 @@
+//go:build cuda
+
+package cuda_test
+
+import (
+	"errors"
+	"maps"
+	"strings"
+	"testing"
+
+	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/svc-dev/svc/providers"
+	"github.com/svc-dev/svc/providers/cuda"
+	"github.com/svc-dev/svc/providers/internal/nvidia"
+	"github.com/svc-dev/svc/providers/internal/providertest"
+)
+
+func TestContract(t *testing.T) { providertest.CheckContract(t, cuda.New()) }
+
+const dir = "/opt/ort/lib"
+
+func TestUsable(t *testing.T) {
+	offered := []string{"CUDAExecutionProvider", "CPUExecutionProvider"}
+	tests := []struct {
+		name    string
+		offers  []string
+		machine func() *providertest.Machine
+		want    []string // substrings of the error; none = usable
+	}{
+		{
+			name: "everything there", offers: offered,
+			machine: func() *providertest.Machine {
+				m := providertest.WithLibraries(dir, "shared", "cuda")
+				m.Devices = 1
+				return m
+			},
+		},
+		{
+			name: "library without CUDA", offers: []string{"CPUExecutionProvider"},
+			machine: func() *providertest.Machine {
+				m := providertest.WithLibraries(dir, "shared", "cuda")
+				m.Devices = 1
+				return m
+			},
+			want: []string{"does not offer CUDAExecutionProvider"},
+		},
+		{
+			name: "provider libraries missing (the npm package)", offers: offered,
+			machine: func() *providertest.Machine {
+				m := providertest.WithLibraries(dir)
+				m.Devices = 1
+				return m
+			},
+			want: []string{"libonnxruntime_providers_shared.so is not beside the ONNX Runtime library in /opt/ort/lib", "Microsoft.ML.OnnxRuntime.Gpu.Linux 1.24.1"},
+		},
+		{
+			name: "cuDNN missing", offers: offered,
+			machine: func() *providertest.Machine {
+				m := providertest.WithLibraries(dir, "shared", "cuda")
+				m.LoadErr["libonnxruntime_providers_cuda.so"] = errors.New("libcudnn.so.9: cannot open shared object file")
+				m.Devices = 1
+				return m
+			},
+			want: []string{"cannot load: libcudnn.so.9"},
+		},
+		{
+			name: "no driver, no libraries", offers: offered,
+			machine: func() *providertest.Machine {
+				m := providertest.WithLibraries(dir)
+				m.DriverErr = errors.New("no NVIDIA driver: libcuda.so.1: cannot open shared object file")
+				return m
+			},
+			want: []string{"is not beside", "; no NVIDIA driver: libcuda.so.1"},
+		},
+		{
+			name: "driver without devices", offers: offered,
+			machine: func() *providertest.Machine { return providertest.WithLibraries(dir, "shared", "cuda") },
+			want:    []string{"the NVIDIA driver sees no CUDA device"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := tt.machine()
+			err := cuda.New().Usable(providers.Host{LibraryProviders: tt.offers, LibraryDir: dir, Probe: m})
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatalf("not usable: %v", err)
+				}
+				if len(m.Loaded) != 1 || len(m.Loaded[0]) != 2 || !strings.HasSuffix(m.Loaded[0][0], "libonnxruntime_providers_shared.so") {
+					t.Errorf("loaded %v, want the shared library, then the CUDA one", m.Loaded)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("usable, want an error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestOptions(t *testing.T) {
+	tests := []struct {
+		give providers.Options
+		want map[string]string
+	}{
+		{providers.Options{}, map[string]string{"device_id": "0"}},
+		{providers.Options{DeviceID: 1, MemoryLimit: 2 << 30}, map[string]string{"device_id": "1", "gpu_mem_limit": "2147483648"}},
+	}
+	for _, tt := range tests {
+		if got := nvidia.CUDAOptions(tt.give); !maps.Equal(got, tt.want) {
+			t.Errorf("CUDAOptions(%+v) = %v, want %v", tt.give, got, tt.want)
+		}
+	}
+}
+
+// Configure against the real library: with the npm package (no provider
+// libraries) ONNX Runtime refuses CUDA and Configure says why; where CUDA is
+// usable, a session runs on it.
+func TestConfigure(t *testing.T) {
+	host := providertest.LoadORT(t)
+	usable := cuda.New().Usable(host)
+	so, err := ort.NewSessionOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer so.Destroy()
+	err = cuda.New().Configure(so, providers.Options{})
+	var missing *providers.MissingLibraryError
+	switch {
+	case usable == nil:
+		if err != nil {
+			t.Fatalf("CUDA is usable here but Configure failed: %v", err)
+		}
+		s, err := ort.NewDynamicAdvancedSession(providertest.Model(t, "classifier.onnx"), []string{"input"}, []string{"label"}, so)
+		if err != nil {
+			t.Fatalf("session on CUDA: %v", err)
+		}
+		_ = s.Destroy()
+	case errors.As(usable, &missing):
+		if err == nil || !strings.Contains(err.Error(), "CUDA provider") || !strings.Contains(err.Error(), "libonnxruntime_providers_shared") {
+			t.Errorf("Configure = %v, want ONNX Runtime's reason", err)
+		}
+	default:
+		t.Logf("CUDA not usable (%v); Configure = %v", usable, err)
+	}
+}

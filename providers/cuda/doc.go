@@ -1,0 +1,10 @@
+// Package cuda is ONNX Runtime's CUDA execution provider for NVIDIA GPUs.
+// It is compiled in only with the build tag cuda (go build -tags cuda
+// ./cmd/svc); without the tag the package is empty.
+//
+// At run time it needs an NVIDIA driver with a device, CUDA 12 and cuDNN 9,
+// and libonnxruntime_providers_shared.so and libonnxruntime_providers_cuda.so
+// beside libonnxruntime (from NuGet Microsoft.ML.OnnxRuntime.Gpu.Linux
+// 1.24.1). Options: providers.device_id picks the GPU, runtime.memory_limit
+// caps its arena (gpu_mem_limit).
+package cuda

@@ -1,0 +1,129 @@
+// Package providertest holds test helpers for provider packages: a fake
+// machine and a check of the provider contract.
+package providertest
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/svc-dev/svc/core/onnxrt"
+	"github.com/svc-dev/svc/providers"
+)
+
+// Machine is a providers.Probe whose files, libraries and CUDA devices the
+// test decides.
+type Machine struct {
+	// Files exist; every other path does not.
+	Files map[string]bool
+	// LoadErr makes loading a library (by base name) fail.
+	LoadErr map[string]error
+	// Devices is what CUDADevices returns, with DriverErr.
+	Devices   int
+	DriverErr error
+	// Loaded records each Load call.
+	Loaded [][]string
+}
+
+var _ providers.Probe = (*Machine)(nil)
+
+// Exists reports whether path is in Files.
+func (m *Machine) Exists(path string) bool { return m.Files[path] }
+
+// Load records the call and fails for a library in LoadErr.
+func (m *Machine) Load(libs ...string) error {
+	m.Loaded = append(m.Loaded, libs)
+	for _, l := range libs {
+		if err := m.LoadErr[filepath.Base(l)]; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CUDADevices returns Devices and DriverErr.
+func (m *Machine) CUDADevices() (int, error) { return m.Devices, m.DriverErr }
+
+// WithLibraries returns a machine where each provider library (short names
+// such as "shared", "cuda") sits in dir.
+func WithLibraries(dir string, libs ...string) *Machine {
+	m := &Machine{Files: map[string]bool{}, LoadErr: map[string]error{}}
+	for _, l := range libs {
+		m.Files[filepath.Join(dir, providers.ProviderLibrary(l))] = true
+	}
+	return m
+}
+
+// CheckContract checks what every provider promises: it is registered under
+// its name, its name, ONNX Runtime name and priority match the known table,
+// and it describes itself.
+func CheckContract(t *testing.T, p providers.Provider) {
+	t.Helper()
+	k, ok := providers.Info(p.Name())
+	if !ok {
+		t.Fatalf("%s is not a known provider name", p.Name())
+	}
+	if p.ORTName() != k.ORTName || p.Priority() != k.Priority {
+		t.Errorf("%s: ORTName %q priority %d; the known table says %q %d", p.Name(), p.ORTName(), p.Priority(), k.ORTName, k.Priority)
+	}
+	if !strings.HasSuffix(p.ORTName(), "ExecutionProvider") {
+		t.Errorf("%s: ORT name %q does not end in ExecutionProvider", p.Name(), p.ORTName())
+	}
+	if p.Platform() == "" || p.Description() == "" {
+		t.Errorf("%s: empty platform or description", p.Name())
+	}
+	compiled := false
+	for _, n := range providers.Compiled() {
+		compiled = compiled || n == p.Name()
+	}
+	if !compiled {
+		t.Errorf("%s is not registered (Compiled() = %v)", p.Name(), providers.Compiled())
+	}
+	got, ok := providers.Registered().Lookup(p.Name())
+	if !ok || got.ORTName() != p.ORTName() {
+		t.Errorf("Registered() has no %s", p.Name())
+	}
+}
+
+// LoadORT loads the test ONNX Runtime library (ONNXRUNTIME_TEST_LIB, else
+// build/lib/<os>-<arch>) for this test process and returns its Host.
+func LoadORT(t *testing.T) providers.Host {
+	t.Helper()
+	dir := os.Getenv("ONNXRUNTIME_TEST_LIB")
+	if dir == "" {
+		wd, _ := os.Getwd()
+		for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
+			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+				dir = filepath.Join(d, "build", "lib", runtime.GOOS+"-"+runtime.GOARCH)
+				break
+			}
+		}
+	}
+	lib := filepath.Join(dir, onnxrt.LibraryFileNames()[0])
+	env, err := onnxrt.Load(onnxrt.Search{EnvValue: lib}, false)
+	if err != nil {
+		t.Fatalf("%v (run 'make lib')", err)
+	}
+	t.Cleanup(func() { _ = env.Close() })
+	avail, err := env.AvailableProviders()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return providers.NewHost(env.LibraryPath(), avail)
+}
+
+// Model returns the path of a committed test model.
+func Model(t *testing.T, name string) string {
+	t.Helper()
+	wd, _ := os.Getwd()
+	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
+		p := filepath.Join(d, "testdata", "models", name)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	t.Fatalf("test model %s not found above %s", name, wd)
+	return ""
+}
