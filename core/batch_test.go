@@ -156,7 +156,6 @@ type fakeRunner struct {
 	specs   []tensor.Spec
 	gate    chan struct{} // each Predict waits for a token
 	fail    error
-	badRows bool
 	mu      sync.Mutex
 	batches []int64
 }
