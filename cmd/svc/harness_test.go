@@ -121,13 +121,21 @@ func startServer(t *testing.T, args ...string) *server {
 
 func startServerEnv(t *testing.T, env []string, args ...string) *server {
 	t.Helper()
+	return startServerBin(t, svcBin, env, args...)
+}
+
+// startServerBin runs 'bin serve' (svcBin or another build) on a free port
+// and waits for its banner.
+func startServerBin(t *testing.T, bin string, env []string, args ...string) *server {
+	t.Helper()
 	full := append([]string{"serve"}, args...)
 	full = append(full, "--host", "127.0.0.1", "--port", "0")
 	cmd := svcCmd(t, env, full...)
+	cmd.Path, cmd.Args[0] = bin, bin
 	s := &server{t: t, cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = s.stdout, s.stderr
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start svc: %v", err)
+		t.Fatalf("start %s: %v", bin, err)
 	}
 	go func() {
 		s.err = cmd.Wait()

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 // cudaBuild is svc built with -tags cuda, once per test process.
@@ -46,36 +45,10 @@ func cmdFor(t *testing.T, bin string, env []string, args ...string) *exec.Cmd {
 }
 
 // serveWith starts 'bin serve' on a free local port and waits for the
-// banner, like the harness's startServer does for svcBin.
+// banner.
 func serveWith(t *testing.T, bin string, args ...string) *server {
 	t.Helper()
-	full := append([]string{"serve"}, args...)
-	full = append(full, "--host", "127.0.0.1", "--port", "0")
-	cmd := cmdFor(t, bin, nil, full...)
-	s := &server{t: t, cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = s.stdout, s.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", bin, err)
-	}
-	go func() {
-		s.err = cmd.Wait()
-		close(s.done)
-	}()
-	t.Cleanup(s.kill)
-	deadline := time.Now().Add(90 * time.Second)
-	for time.Now().Before(deadline) {
-		if m := urlLine.FindStringSubmatch(s.stdout.String()); m != nil {
-			s.URL = m[1]
-			return s
-		}
-		select {
-		case <-s.done:
-			t.Fatalf("svc exited before serving: %v\nstdout:\n%s\nstderr:\n%s", s.err, s.stdout, s.stderr)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	t.Fatalf("svc did not print its banner in time\nstdout:\n%s\nstderr:\n%s", s.stdout, s.stderr)
-	return nil
+	return startServerBin(t, bin, nil, args...)
 }
 
 // metricsRecord is GET /metrics.
