@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"golang.org/x/term"
 )
 
 // newLogger writes JSON lines to stderr, or a console format when stderr is
@@ -37,7 +38,5 @@ func newLogger(w io.Writer, verbose bool) (*zap.Logger, error) {
 	return zap.New(core), nil
 }
 
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
+// isTerminal is true for a real terminal (not /dev/null or a pipe).
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
