@@ -1,33 +1,78 @@
 #!/usr/bin/env bash
-# make bench: the Go micro-benchmarks, svc bench on a tiny generated model
-# and on PaddleOCR cls, and a memory check of the server; then BENCHMARKS.md
-# at the repository root (targets checked against the JSON). Artifacts go
-# to build/artifacts/bench/. About 5 minutes on 2 cores; re-runnable.
+# make bench: the Go micro-benchmarks; svc bench on a tiny generated model
+# and on PaddleOCR cls; a memory check of the server; dynamic batching and
+# session settings (threads, spinning, workers) on PaddleOCR cls, measured
+# in short interleaved repetitions; ONNX Runtime in process at batch 1, 8
+# and 32; CPU profiles of the server with the load generator's share of the
+# CPU; then BENCHMARKS.md at the repository root (targets checked against
+# the JSON, profiles under the missed ones). Artifacts go to
+# build/artifacts/bench/. About 7 minutes on 2 cores; re-runnable; every
+# server it starts is stopped, also on Ctrl-C.
 #
 # Needs build/bin/svc and build/models (make bench runs 'make build models'
-# first). GO and SVC override the go command and the svc binary.
+# first). GO and SVC override the go command and the svc binary; REPS the
+# rounds of the batching and tuning runs and of rawbatch (5).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 GO=${GO:-go}
 SVC=${SVC:-build/bin/svc}
+REPS=${REPS:-5}
 OUT=build/artifacts/bench
 TINY=testdata/models/classifier.onnx
 CLS=build/models/paddleocr-cls
 CLS_SHAPE=x=1,3,48,192
-DURATION=5s
+DURATION=4s
 WARMUP=1s
+TUNE_DURATION=2s
+TUNE_WARMUP=500ms
+PROFILE_DURATION=4s
 
 die() { echo "bench: $*" >&2; exit 1; }
 [ -x "$SVC" ] || die "$SVC missing: run 'make build'"
 [ -f "$TINY" ] || die "$TINY missing: run 'make genmodels'"
 [ -f "$CLS/model.onnx" ] || die "$CLS/model.onnx missing: run 'make models'"
+LIB=
+for f in "$(dirname "$SVC")"/lib/libonnxruntime.so "$(dirname "$SVC")"/lib/libonnxruntime.dylib; do
+	[ -e "$f" ] && LIB=$f && break
+done
+[ -n "$LIB" ] || die "no ONNX Runtime library in $(dirname "$SVC")/lib: run 'make build'"
+CLK_TCK=$(getconf CLK_TCK 2>/dev/null || echo 100)
 
 rm -rf "$OUT"
-mkdir -p "$OUT"
+mkdir -p "$OUT/cfg"
 : >"$OUT/commands.txt"
 : >"$OUT/env.txt"
 failed=0
+
+# Processes this script started (servers, svc bench, rawbatch); stopped
+# on exit, whatever the exit.
+CHILDREN=()
+cleanup() {
+	local p
+	for p in ${CHILDREN[@]+"${CHILDREN[@]}"}; do
+		if kill -0 "$p" 2>/dev/null; then
+			kill -TERM "$p" 2>/dev/null
+			wait "$p" 2>/dev/null
+		fi
+	done
+}
+trap cleanup EXIT
+# fd 3: the terminal's stderr, for the trap (it may run inside a function
+# whose stderr goes to a log).
+exec 3>&2
+trap 'echo "bench: interrupted" >&3; exit 130' INT TERM
+
+# run CMD...: run CMD and wait for it. It runs in the background so that
+# Ctrl-C or SIGTERM reaches the trap at once (bash puts a trap off while a
+# foreground command that handles SIGINT itself, as svc bench does, runs),
+# and the trap stops it.
+run() {
+	"$@" &
+	local pid=$!
+	CHILDREN+=("$pid")
+	wait "$pid"
+}
 
 env_line() { printf '%s: %s\n' "$1" "$2" >>"$OUT/env.txt"; }
 # show CMD: print a command as it appears in BENCHMARKS.md.
@@ -46,6 +91,52 @@ env_line commit "$(git describe --always --dirty 2>/dev/null || echo unknown)"
 env_line svc "$("$SVC" version 2>/dev/null | head -n1)"
 env_line onnxruntime "$("$SVC" version 2>/dev/null | awk '$1 == "onnxruntime" {print $1, $2}')"
 env_line load_before "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
+env_line reps "$REPS"
+start_time=$SECONDS
+
+# start_server OUTFILE ARGS...: svc serve ARGS on 127.0.0.1 and a free
+# port (with SVC_CPUPROFILE=$PROFILE when PROFILE is set); sets SERVER_PID
+# and SERVER_URL. The access log goes to OUTFILE.err.
+start_server() {
+	local out=$1 i
+	shift
+	if [ -n "${PROFILE:-}" ]; then
+		SVC_CPUPROFILE=$PROFILE "$SVC" serve "$@" --host 127.0.0.1 --port 0 >"$out" 2>"$out.err" &
+	else
+		"$SVC" serve "$@" --host 127.0.0.1 --port 0 >"$out" 2>"$out.err" &
+	fi
+	SERVER_PID=$!
+	CHILDREN+=("$SERVER_PID")
+	SERVER_URL=
+	for i in $(seq 1 300); do
+		SERVER_URL=$(awk '$1 == "URL" {print $2; exit}' "$out")
+		[ -n "$SERVER_URL" ] && return 0
+		kill -0 "$SERVER_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "bench: svc serve $* did not start: $(tail -c 500 "$out.err")" >&2
+	stop_server
+	return 1
+}
+
+# stop_server: SIGTERM to the server, wait for it to drain and exit.
+stop_server() {
+	kill -TERM "$SERVER_PID" 2>/dev/null
+	wait "$SERVER_PID" 2>/dev/null
+}
+
+# proc_ticks PID: sets TICKS to the process's CPU time (utime + stime, in
+# clock ticks, all threads). Builtins only, so it forks nothing: the shell's
+# 'times' (children's CPU) stays exact around it.
+proc_ticks() {
+	local line
+	TICKS=0
+	read -r line <"/proc/$1/stat" 2>/dev/null || return 0
+	line=${line##*) }
+	# shellcheck disable=SC2206 # the fields of /proc/PID/stat
+	local f=($line)
+	TICKS=$((f[11] + f[12]))
+}
 
 # 1. Go benchmarks: every package with a Benchmark function.
 pkgs=$(grep -rl --include='*_test.go' '^func Benchmark' core openapi transport cmd providers 2>/dev/null |
@@ -58,56 +149,145 @@ step go_bench "${PIPESTATUS[0]}"
 # 2. svc bench on the tiny model and on PaddleOCR cls (the server is
 #    started by svc bench; progress goes to the terminal and the .log).
 show "$SVC bench $TINY --concurrency 1,2,4,8,16,32 --duration $DURATION --warmup $WARMUP --json > $OUT/tiny.json"
-"$SVC" bench "$TINY" --concurrency 1,2,4,8,16,32 --duration "$DURATION" --warmup "$WARMUP" --json \
+run "$SVC" bench "$TINY" --concurrency 1,2,4,8,16,32 --duration "$DURATION" --warmup "$WARMUP" --json \
 	>"$OUT/tiny.json" 2> >(tee "$OUT/tiny.log" >&2)
 step tiny $?
 
 show "$SVC bench $CLS --shape $CLS_SHAPE --concurrency 1,2,4,8 --duration $DURATION --warmup $WARMUP --json > $OUT/cls.json"
-"$SVC" bench "$CLS" --shape "$CLS_SHAPE" --concurrency 1,2,4,8 --duration "$DURATION" --warmup "$WARMUP" --json \
+run "$SVC" bench "$CLS" --shape "$CLS_SHAPE" --concurrency 1,2,4,8 --duration "$DURATION" --warmup "$WARMUP" --json \
 	>"$OUT/cls.json" 2> >(tee "$OUT/cls.log" >&2)
 step cls $?
 
 # 3. Memory: the server's VmRSS after ~2,000 and ~20,000 requests.
 memory() {
-	local pid url rss1 rss2 i
+	local rss1 rss2
 	show "$SVC serve $TINY --host 127.0.0.1 --port 0 &"
-	"$SVC" serve "$TINY" --host 127.0.0.1 --port 0 >"$OUT/memory-serve.out" 2>/dev/null &
-	pid=$!
-	url=
-	for i in $(seq 1 300); do
-		url=$(awk '$1 == "URL" {print $2; exit}' "$OUT/memory-serve.out")
-		[ -n "$url" ] && break
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	if [ -z "$url" ]; then
-		echo "bench: svc serve did not start" >&2
-		kill -TERM "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-		return 1
-	fi
-	show "$SVC bench --url $url --concurrency 4 --requests 2000 --warmup 0s --no-raw --json > $OUT/memory-1.json"
-	"$SVC" bench --url "$url" --concurrency 4 --requests 2000 --warmup 0s --no-raw --json >"$OUT/memory-1.json" &&
-		rss1=$(awk '$1 == "VmRSS:" {print $2}' "/proc/$pid/status") &&
-		show "grep VmRSS /proc/$pid/status   # $rss1 kB" &&
-		show "$SVC bench --url $url --concurrency 4 --requests 18000 --warmup 0s --no-raw --json > $OUT/memory-2.json" &&
-		"$SVC" bench --url "$url" --concurrency 4 --requests 18000 --warmup 0s --no-raw --json >"$OUT/memory-2.json" &&
-		rss2=$(awk '$1 == "VmRSS:" {print $2}' "/proc/$pid/status") &&
-		show "grep VmRSS /proc/$pid/status   # $rss2 kB" &&
+	start_server "$OUT/memory-serve.out" "$TINY" || return 1
+	show "$SVC bench --url $SERVER_URL --concurrency 4 --requests 2000 --warmup 0s --no-raw --json > $OUT/memory-1.json"
+	run "$SVC" bench --url "$SERVER_URL" --concurrency 4 --requests 2000 --warmup 0s --no-raw --json >"$OUT/memory-1.json" &&
+		rss1=$(awk '$1 == "VmRSS:" {print $2}' "/proc/$SERVER_PID/status") &&
+		show "grep VmRSS /proc/$SERVER_PID/status   # $rss1 kB" &&
+		show "$SVC bench --url $SERVER_URL --concurrency 4 --requests 18000 --warmup 0s --no-raw --json > $OUT/memory-2.json" &&
+		run "$SVC" bench --url "$SERVER_URL" --concurrency 4 --requests 18000 --warmup 0s --no-raw --json >"$OUT/memory-2.json" &&
+		rss2=$(awk '$1 == "VmRSS:" {print $2}' "/proc/$SERVER_PID/status") &&
+		show "grep VmRSS /proc/$SERVER_PID/status   # $rss2 kB" &&
 		printf '{"rss_kib_1": %s, "rss_kib_2": %s}\n' "$rss1" "$rss2" >"$OUT/memory.json"
 	local status=$?
-	show "kill -TERM $pid"
-	kill -TERM "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
+	show "kill -TERM $SERVER_PID"
+	stop_server
+	rm -f "$OUT/memory-serve.out.err"
 	return $status
 }
 memory
 step memory $?
 
-env_line load_after "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
+# 4. Dynamic batching and session settings on PaddleOCR cls, served: one
+#    configuration file per setting (the rest at the defaults), REPS
+#    rounds, each running every setting once in a different order, so that
+#    the machine's other load hits them alike; the report takes medians and
+#    compares each setting with the defaults' run of the same round.
+#    default and nobatch also run at concurrency 32 (the batching target).
+# config NAME CONTENT: write a configuration file, showing the command.
+config() {
+	show "printf '$2' > $OUT/cfg/$1.yml"
+	printf '%b' "$2" >"$OUT/cfg/$1.yml"
+}
+config default '# the built-in defaults: ONNX Runtime threads, spinning off, batching on (max_batch_size 32)\n'
+config nobatch 'batching:\n  enabled: false\n'
+config threads1 'runtime:\n  intra_op_threads: 1\n'
+config threads2 'runtime:\n  intra_op_threads: 2\n'
+config spinning 'runtime:\n  spinning: true\n'
+TUNE=(default nobatch threads1 threads2 spinning workers2)
+tune_run() {
+	local name=$1 rep=$2 cfg="$OUT/cfg/$1.yml" levels=1,8 extra=()
+	case $name in
+	default | nobatch) levels=1,8,32 ;;
+	workers2) cfg="$OUT/cfg/default.yml" extra=(-- --workers 2) ;;
+	esac
+	if [ "$rep" = 1 ]; then
+		show "$SVC bench $CLS --shape $CLS_SHAPE --concurrency $levels --duration $TUNE_DURATION --warmup $TUNE_WARMUP --no-raw -c $cfg --json${extra[*]:+ ${extra[*]}} > $OUT/tune-$name-r1.json   # and -r2 … -r$REPS, interleaved"
+	fi
+	echo "bench: tuning $name, round $rep of $REPS" >&2
+	run "$SVC" bench "$CLS" --shape "$CLS_SHAPE" --concurrency "$levels" --duration "$TUNE_DURATION" --warmup "$TUNE_WARMUP" \
+		--no-raw -c "$cfg" --json "${extra[@]}" >"$OUT/tune-$name-r$rep.json" 2>>"$OUT/tune.log"
+}
+tune_status=0
+for rep in $(seq 1 "$REPS"); do
+	for i in "${!TUNE[@]}"; do
+		tune_run "${TUNE[$(((i + rep - 1) % ${#TUNE[@]}))]}" "$rep" || tune_status=$?
+	done
+done
+step tune $tune_status
 
-# 4. BENCHMARKS.md.
+# 5. ONNX Runtime in process (no HTTP, no JSON), one session, default
+#    settings, concurrency 1: rows/s at batch 1, 8 and 32, interleaved.
+show "$GO build -o $OUT/rawbatch ./transport/bench/report/rawbatch"
+show "$OUT/rawbatch -model $CLS/model.onnx -lib $LIB -shape $CLS_SHAPE -batch 1,8,32 -reps $REPS -duration 1500ms -warmup 300ms -out $OUT/rawbatch.json"
+"$GO" build -o "$OUT/rawbatch" ./transport/bench/report/rawbatch &&
+	run "$OUT/rawbatch" -model "$CLS/model.onnx" -lib "$LIB" -shape "$CLS_SHAPE" -batch 1,8,32 \
+		-reps "$REPS" -duration 1500ms -warmup 300ms -out "$OUT/rawbatch.json"
+step rawbatch $?
+
+# 6. CPU profiles: svc serve with SVC_CPUPROFILE (written when it stops on
+#    SIGTERM), loaded by svc bench --url. The server's CPU (all its
+#    threads, from /proc/PID/stat) and svc bench's (the shell's 'times')
+#    are taken around the run: the load generator's share of the CPU.
+profile_run() {
+	local name=$1 cfg=$2 model=$3
+	shift 3
+	local prof="$OUT/prof-$name.prof" t0 t1 k0 k1 ktotal status
+	show "SVC_CPUPROFILE=$prof $SVC serve $model -c $cfg --host 127.0.0.1 --port 0 &"
+	PROFILE=$prof start_server "$OUT/prof-$name.serve.out" "$model" -c "$cfg" || return 1
+	show "$SVC bench --url $SERVER_URL $* --warmup 0s --duration $PROFILE_DURATION --no-raw --json > $OUT/prof-$name.json"
+	# Nothing between the two 'times' may fork but svc bench: it is the
+	# only child that ends in this window.
+	t0=$EPOCHREALTIME
+	proc_ticks "$SERVER_PID"
+	k0=$TICKS
+	times >"$OUT/prof-$name.times0"
+	run "$SVC" bench --url "$SERVER_URL" "$@" --warmup 0s --duration "$PROFILE_DURATION" --no-raw --json \
+		>"$OUT/prof-$name.json" 2>>"$OUT/prof.log"
+	status=$?
+	times >"$OUT/prof-$name.times1"
+	proc_ticks "$SERVER_PID"
+	k1=$TICKS
+	t1=$EPOCHREALTIME
+	# The profile covers the server's whole life: its total CPU, just
+	# before it stops, is the denominator of the shares.
+	show "kill -TERM $SERVER_PID; $GO tool pprof -top -nodecount=25 $prof"
+	stop_server
+	rm -f "$OUT/prof-$name.serve.out.err"
+	[ "$status" = 0 ] || return "$status"
+	[ -s "$prof" ] || { echo "bench: $prof is empty" >&2; return 1; }
+	ktotal=$k1
+	awk -v k0="$k0" -v k1="$k1" -v kt="$ktotal" -v hz="$CLK_TCK" -v t0="$t0" -v t1="$t1" \
+		-v b0="$(children_cpu "$OUT/prof-$name.times0")" -v b1="$(children_cpu "$OUT/prof-$name.times1")" 'BEGIN {
+		printf "{\"wall_s\": %.3f, \"server_cpu_s\": %.2f, \"server_cpu_total_s\": %.2f, \"bench_cpu_s\": %.3f}\n", t1 - t0, (k1 - k0) / hz, kt / hz, b1 - b0
+	}' >"$OUT/prof-$name.cpu.json" || return 1
+	"$GO" tool pprof -top -nodecount=25 "$prof" >"$OUT/prof-$name.top.txt" 2>/dev/null &&
+		"$GO" tool pprof -top -cum -nodefraction=0 -edgefraction=0 -nodecount=100000 "$prof" >"$OUT/prof-$name.cum.txt" 2>/dev/null
+}
+# children_cpu FILE: the children's user + system seconds in the output of
+# the shell's 'times' (second line, "0m1.234s 0m0.056s").
+children_cpu() {
+	awk 'NR == 2 {
+		s = 0
+		for (i = 1; i <= 2; i++) { t = $i; m = t; sub(/m.*/, "", m); sub(/^[0-9]+m/, "", t); sub(/s$/, "", t); s += m * 60 + t }
+		print s
+	}' "$1"
+}
+prof_status=0
+profile_run tiny-c1 "$OUT/cfg/default.yml" "$TINY" --concurrency 1 || prof_status=$?
+profile_run cls-c4 "$OUT/cfg/default.yml" "$CLS" --shape "$CLS_SHAPE" --concurrency 4 || prof_status=$?
+profile_run cls-c32-on "$OUT/cfg/default.yml" "$CLS" --shape "$CLS_SHAPE" --concurrency 32 || prof_status=$?
+profile_run cls-c32-off "$OUT/cfg/nobatch.yml" "$CLS" --shape "$CLS_SHAPE" --concurrency 32 || prof_status=$?
+step profiles $prof_status
+
+env_line load_after "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
+env_line elapsed_s "$((SECONDS - start_time))"
+
+# 7. BENCHMARKS.md.
 "$GO" run ./transport/bench/report -dir "$OUT" -out BENCHMARKS.md || die "report failed"
-echo "bench: wrote BENCHMARKS.md (artifacts in $OUT)" >&2
-sed -n '/^## Targets/,/^## Commands/p' BENCHMARKS.md | sed '$d' >&2
+echo "bench: wrote BENCHMARKS.md in $((SECONDS - start_time))s (artifacts in $OUT)" >&2
+sed -n '/^## Targets/,/^## /p' BENCHMARKS.md | sed '$d' >&2
 exit $failed
