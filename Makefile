@@ -69,7 +69,7 @@ test: deps vet lint check-tags check-arm64 check-windows unit
 genmodels:
 	$(GO) run ./cmd/genmodels
 
-## bench: Go benchmarks, svc bench (tiny model, PaddleOCR cls), memory check → BENCHMARKS.md
+## bench: Go benchmarks, svc bench sweeps, batching, session tuning, profiles, memory → BENCHMARKS.md
 bench: build models
 	bash build/bench.sh
 

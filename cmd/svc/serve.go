@@ -154,8 +154,17 @@ func runServer(ctx context.Context, modelName string, cfg config.Config, verbose
 	if err != nil {
 		return err
 	}
+	// The cores this process may use, and how ONNX Runtime gets them.
+	share := runtime.NumCPU()
+	if worker != nil {
+		share = max(1, share/worker.Count)
+	} else if cfg.Serve.Workers > 1 {
+		share = max(1, share/cfg.Serve.Workers) // in-process sessions
+	}
+	threads, slots := core.CPUPlan(share, cfg.Runtime.IntraOpThreads)
+	cfg.Runtime.IntraOpThreads = threads
 	options := []fx.Option{
-		fx.Supply(cfg, src, log,
+		fx.Supply(cfg, src, log, slots,
 			onnxrt.LibrarySetting(cfg.Runtime.Library),
 			onnxrt.Verbose(verbose),
 			onnxrt.MemoryLimit(cfg.Runtime.MemoryLimit),
@@ -167,13 +176,7 @@ func runServer(ctx context.Context, modelName string, cfg config.Config, verbose
 		if err != nil {
 			return err
 		}
-		if cfg.Runtime.IntraOpThreads == 0 {
-			// Share the cores among the workers instead of letting each
-			// session start a thread per core.
-			cfg.Runtime.IntraOpThreads = max(1, runtime.NumCPU()/worker.Count)
-		}
 		options = append(options,
-			fx.Replace(cfg),
 			fx.Supply(&transport.Inherited{Listener: ln}),
 			fx.Supply(transport.ResponseHeaders{supervisor.WorkerIDHeader: strconv.Itoa(worker.ID)}),
 		)

@@ -70,7 +70,8 @@ type Runtime struct {
 	// MemoryLimit caps runtime memory, e.g. "2GiB" (0 = none).
 	MemoryLimit ByteSize `yaml:"memory_limit"`
 	// IntraOpThreads and InterOpThreads size ONNX Runtime's thread pools
-	// (0 = ONNX Runtime's default).
+	// (intra 0 = half the cores, see core.CPUPlan; inter 0 = ONNX
+	// Runtime's default).
 	IntraOpThreads int `yaml:"intra_op_threads"`
 	InterOpThreads int `yaml:"inter_op_threads"`
 	// Spinning lets ONNX Runtime's idle pool threads spin waiting for work
