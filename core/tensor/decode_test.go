@@ -909,8 +909,12 @@ func tensorsString(ts []*Tensor) string {
 }
 
 func TestDecodeAllocations(t *testing.T) {
+	// The result slice, the tensor, its shape and its data. Under the race
+	// detector sync.Pool drops items at random, so a decode sometimes
+	// allocates its scratch buffers again.
+	limit := 5.0
 	if raceEnabled {
-		t.Skip("sync.Pool drops items at random under the race detector")
+		limit = 8
 	}
 	body := imageBody(3)
 	DecodeRequest(body, imageSpecs) // warm the pool
@@ -919,8 +923,7 @@ func TestDecodeAllocations(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	// The result slice, the tensor, its shape and its data.
-	if allocs > 5 {
-		t.Errorf("%v allocations per decode, want <= 5", allocs)
+	if allocs > limit {
+		t.Errorf("%v allocations per decode, want <= %v", allocs, limit)
 	}
 }
