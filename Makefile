@@ -61,6 +61,7 @@ lint: $(STATICCHECK)
 
 unit:
 	$(GO) test -race -count=1 ./...
+	$(GO) test -count=1 -run 'Allocations' ./core/tensor/
 
 ## test: vet, staticcheck and every test (unit and integration) with -race
 test: deps vet lint check-tags check-arm64 check-windows unit

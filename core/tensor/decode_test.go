@@ -907,23 +907,3 @@ func tensorsString(ts []*Tensor) string {
 	}
 	return sb.String()
 }
-
-func TestDecodeAllocations(t *testing.T) {
-	// The result slice, the tensor, its shape and its data. Under the race
-	// detector sync.Pool drops items at random, so a decode sometimes
-	// allocates its scratch buffers again.
-	limit := 5.0
-	if raceEnabled {
-		limit = 8
-	}
-	body := imageBody(3)
-	DecodeRequest(body, imageSpecs) // warm the pool
-	allocs := testing.AllocsPerRun(10, func() {
-		if _, err := DecodeRequest(body, imageSpecs); err != nil {
-			t.Fatal(err)
-		}
-	})
-	if allocs > limit {
-		t.Errorf("%v allocations per decode, want <= %v", allocs, limit)
-	}
-}
