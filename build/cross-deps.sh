@@ -20,12 +20,7 @@ command -v curl >/dev/null 2>&1 || need+=(curl)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-echo "installing ${need[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+bash "$(dirname "$0")/../ci/apt-install.sh" "${need[@]}"
 for tool in aarch64-linux-gnu-gcc x86_64-w64-mingw32-gcc qemu-aarch64-static zip unzip curl; do
   command -v "$tool" >/dev/null 2>&1 || { echo "cross-deps: $tool still missing after apt-get install" >&2; exit 1; }
 done

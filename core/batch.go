@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -357,7 +358,7 @@ func concat(group []*pending, n int) ([]*tensor.Tensor, error) {
 func split(res *Result, group []*pending) ([]*Result, error) {
 	parts := make([]*Result, len(group))
 	for j := range group {
-		parts[j] = &Result{names: res.names, tensors: make([]*tensor.Tensor, len(res.values))}
+		parts[j] = &Result{keys: res.keys, tensors: make([]*tensor.Tensor, len(res.values))}
 	}
 	var total int64
 	for _, p := range group {
@@ -366,10 +367,10 @@ func split(res *Result, group []*pending) ([]*Result, error) {
 	for i := range res.values {
 		t, err := res.Tensor(i)
 		if err != nil {
-			return nil, fmt.Errorf("output %q: %w", res.names[i], err)
+			return nil, fmt.Errorf("output %s %w", res.keys[i], err)
 		}
 		if len(t.Shape) == 0 || t.Shape[0] != total {
-			return nil, fmt.Errorf("output %q has shape %v, not a batch of %d rows; disable batching for this model (batching.enabled: false)", res.names[i], t.Shape, total)
+			return nil, fmt.Errorf("output %s has shape %v, not a batch of %d rows; disable batching for this model (batching.enabled: false)", bytes.TrimSuffix(res.keys[i], []byte(":")), t.Shape, total)
 		}
 		var off int64
 		for j, p := range group {

@@ -26,12 +26,14 @@ var ortToDType = map[ort.TensorElementDataType]tensor.DType{
 // dtypeOf maps an ONNX Runtime element type to ours (Invalid if unsupported).
 func dtypeOf(t ort.TensorElementDataType) tensor.DType { return ortToDType[t] }
 
-// ortTypeOf maps our element type back.
-func ortTypeOf(d tensor.DType) ort.TensorElementDataType {
+// dtypeToORT is ortToDType inverted.
+var dtypeToORT = func() map[tensor.DType]ort.TensorElementDataType {
+	m := make(map[tensor.DType]ort.TensorElementDataType, len(ortToDType))
 	for k, v := range ortToDType {
-		if v == d {
-			return k
-		}
+		m[v] = k
 	}
-	return ort.TensorElementDataTypeUndefined
-}
+	return m
+}()
+
+// ortTypeOf maps our element type back (Undefined if unknown).
+func ortTypeOf(d tensor.DType) ort.TensorElementDataType { return dtypeToORT[d] }

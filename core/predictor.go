@@ -56,9 +56,11 @@ type Predictor struct {
 	// required inputs).
 	defaults []*tensor.Tensor
 	outputs  []outputPlan
-	timeout  time.Duration
-	runOpts  sync.Pool
-	closing  sync.Once
+	// outputKeys are the outputs' JSON keys, encoded once.
+	outputKeys [][]byte
+	timeout    time.Duration
+	runOpts    sync.Pool
+	closing    sync.Once
 }
 
 // outputPlan says how to allocate an output before a run.
@@ -143,6 +145,11 @@ func NewPredictor(o Options, log *zap.Logger) (*Predictor, error) {
 		p.specs[i] = tensor.Spec{Name: in.Name, DType: dt, Shape: in.Shape, Required: in.Required}
 	}
 	p.outputs = planOutputs(desc.inputs, desc.outputs)
+	p.outputKeys = make([][]byte, len(desc.outputs))
+	for i, o := range desc.outputs {
+		key := tensor.AppendJSON(nil, &tensor.Tensor{DType: tensor.String, Shape: []int64{}, Data: []string{o.Name}})
+		p.outputKeys[i] = append(key, ':')
+	}
 	return p, nil
 }
 
@@ -277,7 +284,9 @@ func (p *Predictor) Provider() providers.Provider { return p.provider }
 // tensors when the run was split among merged requests. Close releases
 // them.
 type Result struct {
-	names   []string
+	// keys are the outputs' JSON object keys, `"name":`, shared by every
+	// result of the predictor.
+	keys    [][]byte
 	values  []ort.Value
 	tensors []*tensor.Tensor
 }
@@ -286,16 +295,15 @@ type Result struct {
 func (r *Result) AppendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, '{')
 	var err error
-	for i, name := range r.names {
+	for i, key := range r.keys {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = tensor.AppendJSON(dst, &tensor.Tensor{DType: tensor.String, Shape: []int64{}, Data: []string{name}})
-		dst = append(dst, ':')
+		dst = append(dst, key...)
 		if r.tensors != nil {
 			dst = appendTensorJSON(dst, r.tensors[i])
 		} else if dst, err = appendValueJSON(dst, r.values[i]); err != nil {
-			return dst, fmt.Errorf("encode output %q: %w", name, err)
+			return dst, fmt.Errorf("encode output %s %w", key, err)
 		}
 	}
 	return append(dst, '}'), nil
@@ -358,11 +366,7 @@ func (p *Predictor) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Resu
 		}
 		return nil, err
 	}
-	names := make([]string, len(p.outputs))
-	for i, o := range p.outputs {
-		names[i] = o.spec.Name
-	}
-	return &Result{names: names, values: out}, nil
+	return &Result{keys: p.outputKeys, values: out}, nil
 }
 
 // run executes the session with a run option that ctx and the timeout can

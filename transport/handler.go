@@ -209,7 +209,7 @@ func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := h.opts.Model.Predict(r.Context(), inputs)
 	if err != nil {
-		h.writePredictError(w, r, err)
+		h.writePredictError(w, err)
 		return
 	}
 	defer res.Close()
@@ -223,7 +223,7 @@ func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, out)
 }
 
-func (h *Handler) writePredictError(w http.ResponseWriter, r *http.Request, err error) {
+func (h *Handler) writePredictError(w http.ResponseWriter, err error) {
 	var (
 		timeout *core.TimeoutError
 		infer   *core.InferenceError
@@ -241,7 +241,6 @@ func (h *Handler) writePredictError(w http.ResponseWriter, r *http.Request, err 
 		h.log.Error("predict", zap.Error(err), zap.String("request_id", w.Header().Get(RequestIDHeader)))
 		writeError(w, http.StatusInternalServerError, "Inference failed: "+err.Error())
 	}
-	_ = r
 }
 
 // readBody reads the whole body into buf, enforcing limit.

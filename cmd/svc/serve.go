@@ -116,16 +116,23 @@ func serve(ctx context.Context, modelName string, cfg config.Config, verbose boo
 		defer pprof.StopCPUProfile()
 	}
 
+	// Resolve the model once, up front, so a missing model fails before
+	// anything is bound or started.
+	src, srcErr := core.ResolveSource(modelName, cfg, registry.Open(registry.DefaultRoot()))
+
 	worker, isWorker := supervisor.CurrentWorker()
 	if isWorker {
 		log = log.With(zap.Int("worker", worker.ID))
-		err := runServer(ctx, modelName, cfg, verbose, log, &worker, func(b transport.Banner) error {
-			info, err := json.Marshal(b)
-			if err != nil {
-				return err
-			}
-			return worker.Report(supervisor.Status{Ready: true, Info: info})
-		})
+		err := srcErr
+		if err == nil {
+			err = runServer(ctx, src, cfg, verbose, log, &worker, func(b transport.Banner) error {
+				info, err := json.Marshal(b)
+				if err != nil {
+					return err
+				}
+				return worker.Report(supervisor.Status{Ready: true, Info: info})
+			})
+		}
 		if err != nil {
 			// The supervisor prints the error once; the worker stays quiet.
 			_ = worker.Report(supervisor.Status{Error: oneLine(err.Error())})
@@ -134,26 +141,20 @@ func serve(ctx context.Context, modelName string, cfg config.Config, verbose boo
 		return nil
 	}
 
-	// Resolve the model up front so a missing model fails before anything
-	// is bound or started.
-	if _, err := core.ResolveSource(modelName, cfg, registry.Open(registry.DefaultRoot())); err != nil {
-		return err
+	if srcErr != nil {
+		return srcErr
 	}
 	if cfg.Serve.Workers > 1 && supervisor.Supported {
 		return superviseWorkers(ctx, cfg, log, stdout, stderr)
 	}
-	return runServer(ctx, modelName, cfg, verbose, log, nil, func(b transport.Banner) error {
+	return runServer(ctx, src, cfg, verbose, log, nil, func(b transport.Banner) error {
 		return b.Write(stdout)
 	})
 }
 
 // runServer builds the application, starts it, calls started with the
 // banner, and runs until a signal; then it drains and stops.
-func runServer(ctx context.Context, modelName string, cfg config.Config, verbose bool, log *zap.Logger, worker *supervisor.Worker, started func(transport.Banner) error) error {
-	src, err := core.ResolveSource(modelName, cfg, registry.Open(registry.DefaultRoot()))
-	if err != nil {
-		return err
-	}
+func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose bool, log *zap.Logger, worker *supervisor.Worker, started func(transport.Banner) error) error {
 	// The cores this process may use, and how ONNX Runtime gets them.
 	share := runtime.NumCPU()
 	if worker != nil {

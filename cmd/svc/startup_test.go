@@ -65,6 +65,40 @@ func TestStartupFailures(t *testing.T) {
 		code, _, stderr := runSvc(t, []string{"ONNXRUNTIME_LIB=/nonexistent/libonnxruntime.so"}, "serve", model("classifier.onnx"), "--port", "0")
 		oneLineError(t, code, stderr, 1, "ONNX Runtime library not found", "/nonexistent/libonnxruntime.so", "$ONNXRUNTIME_LIB")
 	})
+	t.Run("runtime library from the config file is missing", func(t *testing.T) {
+		cfg := filepath.Join(t.TempDir(), "svc.yml")
+		if err := os.WriteFile(cfg, []byte("runtime:\n  library: /nonexistent/lib/libonnxruntime.so\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := svcCmd(t, nil, "serve", model("classifier.onnx"), "--port", "0", "-c", cfg)
+		var env []string
+		for _, kv := range cmd.Env {
+			if !strings.HasPrefix(kv, "ONNXRUNTIME_LIB=") {
+				env = append(env, kv)
+			}
+		}
+		cmd.Env = env
+		code, _, stderr := runCmd(t, cmd)
+		oneLineError(t, code, stderr, 1, "ONNX Runtime library not found", "/nonexistent/lib/libonnxruntime.so", "config runtime.library", "fix the path")
+	})
+	t.Run("runtime library from the config file is used", func(t *testing.T) {
+		cfg := filepath.Join(t.TempDir(), "svc.yml")
+		if err := os.WriteFile(cfg, []byte("runtime:\n  library: "+ortLib+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := svcCmd(t, nil, "version", "-c", cfg)
+		var env []string
+		for _, kv := range cmd.Env {
+			if !strings.HasPrefix(kv, "ONNXRUNTIME_LIB=") {
+				env = append(env, kv)
+			}
+		}
+		cmd.Env = env
+		code, stdout, stderr := runCmd(t, cmd)
+		if code != 0 || !strings.Contains(stdout, "onnxruntime 1.24.1 ("+ortLib+")") {
+			t.Fatalf("version with runtime.library: %d\n%s\n%s", code, stdout, stderr)
+		}
+	})
 	t.Run("runtime library nowhere", func(t *testing.T) {
 		// A copy of the binary with no lib/ beside it, no variable, and a
 		// loader path that has no ONNX Runtime.
