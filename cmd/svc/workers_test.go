@@ -54,27 +54,31 @@ func TestWorkersShareThePort(t *testing.T) {
 	if len(pids) != 3 {
 		t.Fatalf("pids = %v", pids)
 	}
+	// Which worker accepts a connection is up to the kernel and the
+	// workers' schedulers; rounds of concurrent requests spread them.
 	var mu sync.Mutex
 	seen := map[string]int{}
-	var wg sync.WaitGroup
-	for i := 0; i < 12; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := s.predict(slowBody(8))
-			if r.Status != 200 {
-				t.Errorf("predict = %d %s", r.Status, r.Body)
-				return
-			}
-			mu.Lock()
-			seen[r.Header.Get("X-Worker-Id")]++
-			mu.Unlock()
-		}()
+	for round := 0; round < 5 && len(seen) < 2; round++ {
+		var wg sync.WaitGroup
+		for i := 0; i < 12; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := s.predict(slowBody(32))
+				if r.Status != 200 {
+					t.Errorf("predict = %d %s", r.Status, r.Body)
+					return
+				}
+				mu.Lock()
+				seen[r.Header.Get("X-Worker-Id")]++
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
 	}
-	wg.Wait()
 	t.Logf("requests per worker: %v", seen)
 	if len(seen) < 2 {
-		t.Fatalf("12 concurrent requests were served by %d worker(s): %v", len(seen), seen)
+		t.Fatalf("rounds of 12 concurrent requests were all served by %d worker(s): %v", len(seen), seen)
 	}
 	for id := range seen {
 		if _, ok := pids[id]; !ok {
