@@ -1,7 +1,6 @@
 package core
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -38,9 +37,10 @@ type Runner interface {
 // finds a session free runs at once, alone: batching only happens under
 // load, so an idle server adds no delay.
 type Batcher struct {
-	next  Runner
-	opts  BatchOptions
-	specs []tensor.Spec
+	next    Runner
+	opts    BatchOptions
+	specs   []tensor.Spec
+	outputs []OutputSpec
 
 	runs, merged, mergedRows atomic.Int64
 
@@ -106,7 +106,7 @@ func NewBatcher(next Runner, o BatchOptions) (*Batcher, error) {
 	if o.Slots < 1 {
 		o.Slots = 1
 	}
-	return &Batcher{next: next, opts: o, specs: next.Specs()}, nil
+	return &Batcher{next: next, opts: o, specs: next.Specs(), outputs: next.Info().Outputs}, nil
 }
 
 // BatchStats counts the batcher's work.
@@ -289,7 +289,7 @@ func (b *Batcher) runGroup(group []*pending) {
 		deliverErr(group, err)
 		return
 	}
-	parts, err := split(res, group)
+	parts, err := split(res, group, b.outputs)
 	res.Close()
 	if err != nil {
 		deliverErr(group, &InferenceError{Err: err})
@@ -355,10 +355,10 @@ func concat(group []*pending, n int) ([]*tensor.Tensor, error) {
 }
 
 // split cuts each output of a merged run into the members' rows.
-func split(res *Result, group []*pending) ([]*Result, error) {
+func split(res *Result, group []*pending, outputs []OutputSpec) ([]*Result, error) {
 	parts := make([]*Result, len(group))
 	for j := range group {
-		parts[j] = &Result{keys: res.keys, tensors: make([]*tensor.Tensor, len(res.values))}
+		parts[j] = &Result{tensors: make([]*tensor.Tensor, len(res.values))}
 	}
 	var total int64
 	for _, p := range group {
@@ -367,10 +367,10 @@ func split(res *Result, group []*pending) ([]*Result, error) {
 	for i := range res.values {
 		t, err := res.Tensor(i)
 		if err != nil {
-			return nil, fmt.Errorf("output %s %w", res.keys[i], err)
+			return nil, fmt.Errorf("output %q: %w", outputs[i].Name, err)
 		}
 		if len(t.Shape) == 0 || t.Shape[0] != total {
-			return nil, fmt.Errorf("output %s has shape %v, not a batch of %d rows; disable batching for this model (batching.enabled: false)", bytes.TrimSuffix(res.keys[i], []byte(":")), t.Shape, total)
+			return nil, fmt.Errorf("output %q has shape %v, not a batch of %d rows; disable batching for this model (batching.enabled: false)", outputs[i].Name, t.Shape, total)
 		}
 		var off int64
 		for j, p := range group {

@@ -16,7 +16,7 @@ import (
 
 // run decodes and predicts through r, returning the JSON answer.
 func run(ctx context.Context, r core.Runner, body string) (string, error) {
-	in, err := tensor.DecodeRequest([]byte(body), r.Specs())
+	in, err := decodeRequest([]byte(body), r.Specs())
 	if err != nil {
 		return "", err
 	}
@@ -25,8 +25,7 @@ func run(ctx context.Context, r core.Runner, body string) (string, error) {
 		return "", err
 	}
 	defer res.Close()
-	out, err := res.AppendJSON(nil)
-	return string(out), err
+	return resultJSON(r, res)
 }
 
 // concurrently sends bodies at once and returns the answers in order.

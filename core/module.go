@@ -11,27 +11,86 @@ import (
 	"github.com/svc-dev/svc/providers"
 )
 
-// Module provides the Predictor for the resolved Source, on the chosen
-// execution provider, and closes it on stop.
-var Module = fx.Module("core", fx.Provide(newPoolFx, newRunnerFx, newMetricsFx))
+// Module provides the served model's lifecycle (*Model) and its *Loader,
+// which loads the sessions on the chosen execution provider in the
+// background once the servers are up (see Loader.Start), and the Platform
+// record. Frontends add Preparers to the "preparers" value group.
+var Module = fx.Module("core", fx.Provide(newModelFx, newLoaderFx, newPlatformFx))
 
 // Sessions is the number of in-process sessions of the model (1 unless
 // worker processes are unavailable and --workers asks for more).
 type Sessions int
 
-type predictorParams struct {
-	fx.In
-	LC       fx.Lifecycle
-	Source   Source
-	Config   config.Config
-	Env      *onnxrt.Env
-	Choice   providers.Choice
-	Set      providers.Set
-	Log      *zap.Logger
-	Sessions Sessions `optional:"true"`
+// PreparerGroup is the value group of Preparers run before the model is
+// ready.
+const PreparerGroup = `group:"preparers"`
+
+// AsPreparer annotates a constructor of a Preparer so that its result joins
+// the preparers value group.
+func AsPreparer(ctor any) any {
+	return fx.Annotate(ctor, fx.ResultTags(PreparerGroup))
 }
 
-func newPoolFx(p predictorParams) (*Pool, error) {
+func newModelFx(src Source) *Model { return NewModel(src.Name) }
+
+type loaderParams struct {
+	fx.In
+	LC        fx.Lifecycle
+	Model     *Model
+	Source    Source
+	Runtime   config.Runtime
+	Batching  config.Batching
+	Providers config.Providers
+	Env       *onnxrt.Env
+	Choice    providers.Choice
+	Set       providers.Set
+	Log       *zap.Logger
+	Sessions  Sessions   `optional:"true"`
+	Slots     RunSlots   `optional:"true"`
+	Prepare   []Preparer `group:"preparers"`
+}
+
+// Loader starts the model's loading; it is separate from construction so
+// that the servers are up first.
+type Loader struct {
+	p loaderParams
+}
+
+func newLoaderFx(p loaderParams) *Loader {
+	l := &Loader{p: p}
+	p.LC.Append(fx.StopHook(func(ctx context.Context) error { return p.Model.Close(ctx) }))
+	return l
+}
+
+// Start loads the model in the background: sessions, batcher, the
+// preparers, then a warm-up inference when runtime.warmup is on. Watch
+// Model.Done for the end.
+func (l *Loader) Start() {
+	p := l.p
+	var warm func(Runner) error
+	if p.Runtime.WarmUp {
+		warm = WarmUp
+	}
+	prepare := make([]Preparer, 0, len(p.Prepare))
+	for _, f := range p.Prepare {
+		if f != nil {
+			prepare = append(prepare, f)
+		}
+	}
+	p.Model.Start(l.load, prepare, warm, func(err error) {
+		p.Log.Warn("warm-up inference failed; the model serves anyway", zap.Error(err))
+	})
+}
+
+func (l *Loader) load() (Loaded, error) {
+	pool, err := newPool(l.p)
+	if err != nil {
+		return Loaded{}, err
+	}
+	return Loaded{Runner: newRunner(pool, l.p), Provider: pool.Provider(), Close: pool.Close}, nil
+}
+
+func newPool(p loaderParams) (*Pool, error) {
 	n := max(int(p.Sessions), 1)
 	preds := make([]*Predictor, 0, n)
 	for i := 0; i < n; i++ {
@@ -44,16 +103,10 @@ func newPoolFx(p predictorParams) (*Pool, error) {
 		}
 		preds = append(preds, pred)
 	}
-	pool, err := NewPool(preds...)
-	if err != nil {
-		return nil, err
-	}
-	p.LC.Append(fx.StopHook(func(context.Context) error { return pool.Close() }))
-	return pool, nil
+	return NewPool(preds...)
 }
 
-func newPredictor(p predictorParams) (*Predictor, error) {
-	cpu := p.Set.Fallback()
+func newPredictor(p loaderParams) (*Predictor, error) {
 	meta := map[string]string{}
 	for k, v := range p.Source.Metadata {
 		meta[k] = v
@@ -61,21 +114,17 @@ func newPredictor(p predictorParams) (*Predictor, error) {
 	if p.Source.Description != "" {
 		meta["description"] = p.Source.Description
 	}
-	pred, err := NewPredictor(Options{
+	return NewPredictor(Options{
 		Name:            p.Source.Name,
 		File:            p.Source.File,
 		Version:         p.Source.Version,
 		Metadata:        meta,
 		Labels:          p.Source.Labels,
-		Runtime:         p.Config.Runtime,
+		Runtime:         p.Runtime,
 		Provider:        p.Choice.Provider,
-		Fallback:        cpu,
-		ProviderOptions: ProviderOptions(p.Config),
+		Fallback:        p.Set.Fallback(),
+		ProviderOptions: ProviderOptions(config.Config{Runtime: p.Runtime, Providers: p.Providers}),
 	}, p.Log)
-	if err != nil {
-		return nil, err
-	}
-	return pred, nil
 }
 
 // ProviderOptions maps the configuration file's provider settings.
@@ -108,61 +157,33 @@ func CPUPlan(cores, configured int) (threads int, slots RunSlots) {
 	return threads, RunSlots(max(1, cores/threads))
 }
 
-type runnerParams struct {
-	fx.In
-	Pool   *Pool
-	Config config.Config
-	Log    *zap.Logger
-	Slots  RunSlots `optional:"true"`
-}
-
-// newRunnerFx puts the batcher in front of the pool when batching is on and
+// newRunner puts the batcher in front of the pool when batching is on and
 // the model allows it.
-func newRunnerFx(p runnerParams) Runner {
-	pool, cfg, log := p.Pool, p.Config, p.Log
-	if !cfg.Batching.Enabled {
+func newRunner(pool *Pool, p loaderParams) Runner {
+	cfg, log := p.Batching, p.Log
+	if !cfg.Enabled {
 		return pool
 	}
 	b, err := NewBatcher(pool, BatchOptions{
-		MaxBatchSize:  cfg.Batching.MaxBatchSize,
-		MaxQueueDelay: cfg.Batching.MaxQueueDelay.Std(),
+		MaxBatchSize:  cfg.MaxBatchSize,
+		MaxQueueDelay: cfg.MaxQueueDelay.Std(),
 		Slots:         max(pool.Size(), int(p.Slots)),
 	})
 	if err != nil {
 		log.Info("dynamic batching off for this model", zap.String("reason", err.Error()))
 		return pool
 	}
-	log.Debug("dynamic batching on", zap.Int("max_batch_size", cfg.Batching.MaxBatchSize))
+	log.Debug("dynamic batching on", zap.Int("max_batch_size", cfg.MaxBatchSize))
 	return b
 }
 
-type metricsParams struct {
-	fx.In
-	Predictor *Pool
-	Env       *onnxrt.Env
-	Log       *zap.Logger
-}
-
-// MetricsFunc returns the current metrics record.
-type MetricsFunc func() Metrics
-
-func newMetricsFx(p metricsParams) MetricsFunc {
-	avail, err := p.Env.AvailableProviders()
+func newPlatformFx(env *onnxrt.Env, log *zap.Logger) Platform {
+	avail, err := env.AvailableProviders()
 	if err != nil {
-		p.Log.Warn("cannot list the library's execution providers", zap.Error(err))
+		log.Warn("cannot list the library's execution providers", zap.Error(err))
 	}
-	m := NewMetrics(p.Predictor.Provider(), avail, providers.Compiled())
-	return func() Metrics { return m }
-}
-
-// NewMetrics builds the metrics record for the provider in use.
-func NewMetrics(in providers.Provider, available, compiled []string) Metrics {
-	m := Metrics{AvailableProviders: available, CompiledProviders: compiled}
-	if m.AvailableProviders == nil {
-		m.AvailableProviders = []string{}
+	if avail == nil {
+		avail = []string{}
 	}
-	if in != nil {
-		m.Provider = ProviderInfo{Name: in.ORTName(), Available: true, Platform: in.Platform(), Description: in.Description()}
-	}
-	return m
+	return Platform{Available: avail, Compiled: providers.Compiled()}
 }

@@ -56,11 +56,9 @@ type Predictor struct {
 	// required inputs).
 	defaults []*tensor.Tensor
 	outputs  []outputPlan
-	// outputKeys are the outputs' JSON keys, encoded once.
-	outputKeys [][]byte
-	timeout    time.Duration
-	runOpts    sync.Pool
-	closing    sync.Once
+	timeout  time.Duration
+	runOpts  sync.Pool
+	closing  sync.Once
 }
 
 // outputPlan says how to allocate an output before a run.
@@ -145,11 +143,6 @@ func NewPredictor(o Options, log *zap.Logger) (*Predictor, error) {
 		p.specs[i] = tensor.Spec{Name: in.Name, DType: dt, Shape: in.Shape, Required: in.Required}
 	}
 	p.outputs = planOutputs(desc.inputs, desc.outputs)
-	p.outputKeys = make([][]byte, len(desc.outputs))
-	for i, o := range desc.outputs {
-		key := tensor.AppendJSON(nil, &tensor.Tensor{DType: tensor.String, Shape: []int64{}, Data: []string{o.Name}})
-		p.outputKeys[i] = append(key, ':')
-	}
 	return p, nil
 }
 
@@ -280,53 +273,6 @@ func (p *Predictor) Specs() []tensor.Spec { return p.specs }
 // Provider is the execution provider the session actually runs on.
 func (p *Predictor) Provider() providers.Provider { return p.provider }
 
-// Result holds the outputs of one run, as ONNX Runtime values, or as
-// tensors when the run was split among merged requests. Close releases
-// them.
-type Result struct {
-	// keys are the outputs' JSON object keys, `"name":`, shared by every
-	// result of the predictor.
-	keys    [][]byte
-	values  []ort.Value
-	tensors []*tensor.Tensor
-}
-
-// AppendJSON writes the outputs as a JSON object keyed by output name.
-func (r *Result) AppendJSON(dst []byte) ([]byte, error) {
-	dst = append(dst, '{')
-	var err error
-	for i, key := range r.keys {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, key...)
-		if r.tensors != nil {
-			dst = appendTensorJSON(dst, r.tensors[i])
-		} else if dst, err = appendValueJSON(dst, r.values[i]); err != nil {
-			return dst, fmt.Errorf("encode output %s %w", key, err)
-		}
-	}
-	return append(dst, '}'), nil
-}
-
-// Tensor returns output i as a tensor.
-func (r *Result) Tensor(i int) (*tensor.Tensor, error) {
-	if r.tensors != nil {
-		return r.tensors[i], nil
-	}
-	return fromORT(r.values[i])
-}
-
-// Close releases the output values.
-func (r *Result) Close() {
-	for _, v := range r.values {
-		if v != nil {
-			_ = v.Destroy()
-		}
-	}
-	r.values = nil
-}
-
 // Predict runs the model on inputs, given in Specs order; nil entries are
 // optional inputs that take their default. ctx cancels the run.
 func (p *Predictor) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Result, error) {
@@ -366,7 +312,7 @@ func (p *Predictor) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Resu
 		}
 		return nil, err
 	}
-	return &Result{keys: p.outputKeys, values: out}, nil
+	return &Result{values: out}, nil
 }
 
 // run executes the session with a run option that ctx and the timeout can

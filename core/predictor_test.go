@@ -13,7 +13,6 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
-	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/providers/cpu"
 )
 
@@ -30,7 +29,7 @@ func newPredictor(t *testing.T, file string, rt config.Runtime) *core.Predictor 
 // predictJSON decodes body, runs it and returns the response JSON.
 func predictJSON(t *testing.T, p *core.Predictor, body string) string {
 	t.Helper()
-	in, err := tensor.DecodeRequest([]byte(body), p.Specs())
+	in, err := decodeRequest([]byte(body), p.Specs())
 	if err != nil {
 		t.Fatalf("decode %s: %v", body, err)
 	}
@@ -39,7 +38,7 @@ func predictJSON(t *testing.T, p *core.Predictor, body string) string {
 		t.Fatalf("predict %s: %v", body, err)
 	}
 	defer res.Close()
-	out, err := res.AppendJSON(nil)
+	out, err := resultJSON(p, res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +93,7 @@ func TestPredictConcurrent(t *testing.T) {
 			for n := 0; n < 25; n++ {
 				i := (g + n) % 8
 				body := fmt.Sprintf(`{"input": [[%d, 3.0, %d.5, 1.0]]}`, i, i)
-				in, err := tensor.DecodeRequest([]byte(body), p.Specs())
+				in, err := decodeRequest([]byte(body), p.Specs())
 				if err != nil {
 					errs <- err
 					return
@@ -104,7 +103,7 @@ func TestPredictConcurrent(t *testing.T) {
 					errs <- err
 					return
 				}
-				out, err := res.AppendJSON(nil)
+				out, err := resultJSON(p, res)
 				res.Close()
 				if err != nil {
 					errs <- err
@@ -128,7 +127,7 @@ func TestPredictTimeout(t *testing.T) {
 	p := newPredictor(t, model("slow.onnx"), config.Runtime{Timeout: config.Duration(100 * time.Millisecond)})
 	row := "[" + strings.TrimSuffix(strings.Repeat("0.5,", 256), ",") + "]"
 	body := `{"x": [` + strings.TrimSuffix(strings.Repeat(row+",", 512), ",") + `]}`
-	in, err := tensor.DecodeRequest([]byte(body), p.Specs())
+	in, err := decodeRequest([]byte(body), p.Specs())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +153,7 @@ func TestPredictCanceled(t *testing.T) {
 	p := newPredictor(t, model("slow.onnx"), config.Runtime{})
 	row := "[" + strings.TrimSuffix(strings.Repeat("0.5,", 256), ",") + "]"
 	body := `{"x": [` + strings.TrimSuffix(strings.Repeat(row+",", 512), ",") + `]}`
-	in, err := tensor.DecodeRequest([]byte(body), p.Specs())
+	in, err := decodeRequest([]byte(body), p.Specs())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +167,7 @@ func TestPredictCanceled(t *testing.T) {
 
 func TestPredictInferenceError(t *testing.T) {
 	p := newPredictor(t, model("failing.onnx"), config.Runtime{})
-	in, err := tensor.DecodeRequest([]byte(`{"x": [1, 2, 3, 4]}`), p.Specs())
+	in, err := decodeRequest([]byte(`{"x": [1, 2, 3, 4]}`), p.Specs())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/openapi"
+	"github.com/svc-dev/svc/transport/rest"
 )
 
 // TestSchemaAgreesWithDecoder feeds the bodies of TestBatchRule, and every
@@ -24,7 +25,7 @@ func TestSchemaAgreesWithDecoder(t *testing.T) {
 		specs := tensorSpecs(t, model)
 		for _, body := range list {
 			schemaErr := schema.VisitJSON(mustJSON(t, body), openapi3.MultiErrors())
-			_, decodeErr := tensor.DecodeRequest([]byte(body), specs)
+			_, decodeErr := rest.DecodeRequest([]byte(body), specs)
 			if (schemaErr == nil) != (decodeErr == nil) {
 				t.Errorf("%s %s: schema accepts=%v (%v), decoder accepts=%v (%v)",
 					model, body, schemaErr == nil, schemaErr, decodeErr == nil, decodeErr)

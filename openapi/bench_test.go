@@ -11,8 +11,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
-
-	"github.com/svc-dev/svc/core/tensor"
+	"github.com/svc-dev/svc/transport/rest"
 )
 
 // Bodies: "large" is a 1x3x640x640 float32 image (about 10 MB of JSON, 1.2
@@ -150,7 +149,7 @@ func BenchmarkTypedDecode(b *testing.B) {
 			b.SetBytes(int64(len(c.body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := tensor.DecodeRequest(c.body, specs); err != nil {
+				if _, err := rest.DecodeRequest(c.body, specs); err != nil {
 					b.Fatal(err)
 				}
 			}

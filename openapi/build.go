@@ -11,6 +11,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/transport/rest"
 )
 
 // OpenAPIVersion is the version of the OpenAPI specification the derived
@@ -38,15 +39,19 @@ const (
 	responseDocsUnavailable  = "DocsUnavailable"
 )
 
-// Paths of the service, as the document declares them.
+// Paths of the v1 API, which the document describes.
 const (
-	PathPredict = "/predict"
-	PathHealth  = "/health"
-	PathInfo    = "/info"
-	PathMetrics = "/metrics"
-	PathDocs    = "/docs"
-	PathRedoc   = "/redoc"
-	PathSpec    = "/openapi.json"
+	PathPredict = rest.PathPredict
+	PathHealth  = rest.PathHealth
+	PathInfo    = rest.PathInfo
+	PathMetrics = rest.PathMetrics
+)
+
+// Paths of the documentation this package serves.
+const (
+	PathDocs  = "/docs"
+	PathRedoc = "/redoc"
+	PathSpec  = "/openapi.json"
 )
 
 // ErrInvalidModelInfo is wrapped by Build when the model description cannot
@@ -132,7 +137,7 @@ func (b builder) document() *openapi3.T {
 		openapi3.WithPath(PathPredict, &openapi3.PathItem{Post: b.predictOperation()}),
 		openapi3.WithPath(PathHealth, &openapi3.PathItem{Get: b.simpleGet("health", "model", "Health check",
 			"Answers `healthy` whenever the server responds.", SchemaHealth,
-			core.Health{Status: "healthy", Model: b.info.Name})}),
+			rest.Health{Status: "healthy", Model: b.info.Name})}),
 		openapi3.WithPath(PathInfo, &openapi3.PathItem{Get: b.infoOperation()}),
 		openapi3.WithPath(PathMetrics, &openapi3.PathItem{Get: b.simpleGet("metrics", "model", "Provider information",
 			"The execution provider in use and the providers available on the host.", SchemaMetrics, nil)}),
@@ -305,16 +310,7 @@ func (b builder) simpleGet(id, tag, summary, description, schema string, example
 }
 
 func (b builder) infoOperation() *openapi3.Operation {
-	info := b.info
-	if info.Metadata == nil {
-		info.Metadata = map[string]string{}
-	}
-	if info.Inputs == nil {
-		info.Inputs = []core.InputSpec{}
-	}
-	if info.Outputs == nil {
-		info.Outputs = []core.OutputSpec{}
-	}
+	info := rest.NewInfo(b.info)
 	op := b.simpleGet("info", "model", "Model information",
 		"Name, version, format, size, inputs and outputs of the loaded model. The input names are the keys of the /predict body.",
 		SchemaModelInfo, info)

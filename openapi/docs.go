@@ -20,6 +20,8 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/gorilla/mux"
+
+	"github.com/svc-dev/svc/transport"
 )
 
 // PathAssets is the prefix under which the page assets are served.
@@ -170,14 +172,26 @@ func (d *Docs) has(names ...string) bool {
 	return true
 }
 
-// Register mounts GET (and HEAD) /openapi.json, /docs, /redoc and
-// /docs/assets/{file} on r.
+// Routes are GET (and HEAD) /docs, /redoc, /openapi.json and
+// /docs/assets/{file}.
+func (d *Docs) Routes() []transport.Route {
+	get := []string{http.MethodGet}
+	return []transport.Route{
+		{Methods: get, Path: PathDocs, Purpose: "Interactive documentation UI", Order: 50,
+			Handler: d.servePage(func() []byte { return d.swagger }, cspSwagger)},
+		{Methods: get, Path: PathRedoc, Purpose: "Alternative documentation UI", Order: 60,
+			Handler: d.servePage(func() []byte { return d.redoc }, cspRedoc)},
+		{Methods: get, Path: PathSpec, Purpose: "Machine-readable API specification", Order: 70,
+			Handler: http.HandlerFunc(d.serveSpec)},
+		{Methods: get, Path: PathAssets + "{file}", Handler: http.HandlerFunc(d.serveAsset)},
+	}
+}
+
+// Register mounts the routes on r.
 func (d *Docs) Register(r *mux.Router) {
-	methods := []string{http.MethodGet, http.MethodHead}
-	r.HandleFunc(PathSpec, d.serveSpec).Methods(methods...)
-	r.HandleFunc(PathDocs, d.servePage(func() []byte { return d.swagger }, cspSwagger)).Methods(methods...)
-	r.HandleFunc(PathRedoc, d.servePage(func() []byte { return d.redoc }, cspRedoc)).Methods(methods...)
-	r.HandleFunc(PathAssets+"{file}", d.serveAsset).Methods(methods...)
+	for _, rt := range d.Routes() {
+		r.Handle(rt.Path, rt.Handler).Methods(append(rt.Methods, http.MethodHead)...)
+	}
 }
 
 func (d *Docs) serveSpec(w http.ResponseWriter, r *http.Request) {

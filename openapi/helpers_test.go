@@ -12,6 +12,7 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/openapi"
+	"github.com/svc-dev/svc/transport/rest"
 )
 
 // fixtureNames lists the test models under testdata/info.
@@ -41,13 +42,13 @@ func loadInfo(t testing.TB, name string) core.ModelInfo {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var info core.ModelInfo
+	var info rest.Info
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&info); err != nil {
 		t.Fatalf("fixture %s: %v", name, err)
 	}
-	return info
+	return info.Model()
 }
 
 func buildDoc(t testing.TB, name string) *openapi3.T {

@@ -9,20 +9,6 @@ import (
 	"text/tabwriter"
 )
 
-// Endpoint is one row of the banner's endpoint table.
-type Endpoint struct{ Method, Path, Purpose string }
-
-// Endpoints lists the service's endpoints, as the banner prints them.
-var Endpoints = []Endpoint{
-	{"POST", "/predict", "Run inference"},
-	{"GET", "/health", "Health check"},
-	{"GET", "/info", "Model information"},
-	{"GET", "/metrics", "Provider information"},
-	{"GET", "/docs", "Interactive documentation UI"},
-	{"GET", "/redoc", "Alternative documentation UI"},
-	{"GET", "/openapi.json", "Machine-readable API specification"},
-}
-
 // Banner is what svc prints once it is serving.
 type Banner struct {
 	Version             string
@@ -33,6 +19,8 @@ type Banner struct {
 	Host                string
 	Port                int
 	Workers             int
+	// Endpoints is the table of routes (see Endpoints).
+	Endpoints []Endpoint
 }
 
 // URL is the address to reach the server at; a wildcard host is shown as
@@ -67,7 +55,7 @@ func (b Banner) Write(w io.Writer) error {
 	row("URL", b.URL())
 	fmt.Fprintf(&sb, "\nEndpoints\n")
 	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
-	for _, e := range Endpoints {
+	for _, e := range b.Endpoints {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", e.Method, b.URL()+e.Path, e.Purpose)
 	}
 	if err := tw.Flush(); err != nil {

@@ -8,7 +8,8 @@ import (
 func TestBannerWrite(t *testing.T) {
 	var sb strings.Builder
 	b := Banner{Version: "1.2.3", Model: "demo", ModelVersion: "3", Inputs: 1, Outputs: 2,
-		Provider: "CPUExecutionProvider", Host: "0.0.0.0", Port: 8080, Workers: 2}
+		Provider: "CPUExecutionProvider", Host: "0.0.0.0", Port: 8080, Workers: 2,
+		Endpoints: []Endpoint{{"POST", "/predict", "Run inference"}, {"GET", "/health", "Health check"}}}
 	if err := b.Write(&sb); err != nil {
 		t.Fatal(err)
 	}
@@ -28,13 +29,8 @@ Server
   URL       http://localhost:8080
 
 Endpoints
-  POST  http://localhost:8080/predict       Run inference
-  GET   http://localhost:8080/health        Health check
-  GET   http://localhost:8080/info          Model information
-  GET   http://localhost:8080/metrics       Provider information
-  GET   http://localhost:8080/docs          Interactive documentation UI
-  GET   http://localhost:8080/redoc         Alternative documentation UI
-  GET   http://localhost:8080/openapi.json  Machine-readable API specification
+  POST  http://localhost:8080/predict  Run inference
+  GET   http://localhost:8080/health   Health check
 
 Press Ctrl+C to stop.
 `

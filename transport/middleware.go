@@ -59,9 +59,40 @@ func newRequestID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// accessLog assigns the request id, recovers from panics in handlers and
-// writes one log line per request.
-func accessLog(log *zap.Logger, extra func(http.ResponseWriter)) func(http.Handler) http.Handler {
+// Middleware wraps a handler.
+type Middleware func(http.Handler) http.Handler
+
+// Chain applies middleware so that the first one listed runs first.
+func Chain(h http.Handler, mw ...Middleware) http.Handler {
+	for i := len(mw) - 1; i >= 0; i-- {
+		h = mw[i](h)
+	}
+	return h
+}
+
+// Headers sets fixed response headers (such as X-Worker-Id) on every
+// response.
+func Headers(headers map[string]string) Middleware {
+	return func(next http.Handler) http.Handler {
+		if len(headers) == 0 {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			for k, v := range headers {
+				w.Header().Set(k, v)
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// AccessLog assigns the request id (echoing a sane X-Request-ID), recovers
+// from panics in handlers (a 500 written by errs) and writes one log line
+// per request.
+func AccessLog(log *zap.Logger, errs ErrorWriter) Middleware {
+	if errs == nil {
+		errs = PlainErrors
+	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
@@ -70,9 +101,6 @@ func accessLog(log *zap.Logger, extra func(http.ResponseWriter)) func(http.Handl
 				id = newRequestID()
 			}
 			w.Header().Set(RequestIDHeader, id)
-			if extra != nil {
-				extra(w)
-			}
 			rec := &statusRecorder{ResponseWriter: w}
 			defer func() {
 				if p := recover(); p != nil {
@@ -81,7 +109,7 @@ func accessLog(log *zap.Logger, extra func(http.ResponseWriter)) func(http.Handl
 					}
 					log.Error("handler panic", zap.String("request_id", id), zap.Any("panic", p), zap.Stack("stack"))
 					if rec.status == 0 {
-						writeError(rec, http.StatusInternalServerError, "Internal server error")
+						errs(rec, http.StatusInternalServerError, "Internal server error")
 					}
 				}
 				log.Info("request",

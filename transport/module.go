@@ -2,93 +2,81 @@ package transport
 
 import (
 	"context"
-	"net"
+	"net/http"
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
-	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
 )
 
-// Module provides the Handler and a Server that listens on start and drains
-// on stop.
+// Module binds the named listeners, builds the router from the route group
+// and runs the HTTP server on the "http" listener: it serves on start and
+// drains on stop.
 var Module = fx.Module("transport",
-	fx.Provide(newListenerFx, newHandlerFx, newServerFx),
-	// Bind the port before anything else is built, so a busy port fails
+	fx.Provide(newListenersFx, newHTTPServerFx),
+	// Bind the ports before anything else is built, so a busy port fails
 	// start-up at once instead of after the model has loaded.
-	fx.Invoke(func(Listener) {}),
+	fx.Invoke(func(*Listeners) {}),
 )
 
-// Listener is the server's bound socket.
-type Listener struct{ net.Listener }
+// Inherited is the set of sockets a worker process got from its
+// supervisor; when present, nothing is bound.
+type Inherited struct{ *Listeners }
 
-// Inherited is a socket bound by another process (a worker's supervisor);
-// when present the server serves on it instead of binding its own.
-type Inherited struct{ net.Listener }
+// ResponseHeaders are set on every HTTP response.
+type ResponseHeaders map[string]string
 
-type listenerParams struct {
+type listenersParams struct {
 	fx.In
 	LC        fx.Lifecycle
-	Config    config.Config
+	Serve     config.Serve
 	Inherited *Inherited `optional:"true"`
 }
 
-func newListenerFx(p listenerParams) (Listener, error) {
-	lc, c := p.LC, p.Config
+func newListenersFx(p listenersParams) (*Listeners, error) {
 	if p.Inherited != nil {
-		return Listener{p.Inherited.Listener}, nil
+		return p.Inherited.Listeners, nil
 	}
-	ln, err := Listen(c.Serve.Host, c.Serve.Port)
+	ls, err := BindAll([]Binding{{Name: ListenerHTTP, Host: p.Serve.Host, Port: p.Serve.Port}})
 	if err != nil {
-		return Listener{}, err
+		return nil, err
 	}
 	// Closing an already-closed listener is harmless; this covers a start
-	// that fails before the server takes the socket over.
-	lc.Append(fx.StopHook(func() { _ = ln.Close() }))
-	return Listener{ln}, nil
+	// that fails before the servers take the sockets over.
+	p.LC.Append(fx.StopHook(func() { _ = ls.Close() }))
+	return ls, nil
 }
 
-type handlerParams struct {
+type httpServerParams struct {
 	fx.In
-	Runner    core.Runner
-	Metrics   core.MetricsFunc
-	Config    config.Config
-	Log       *zap.Logger
-	Validator BodyValidator   `optional:"true"`
-	Mounts    []Mounter       `group:"mounts"`
+	LC        fx.Lifecycle
+	Listeners *Listeners
+	Routes    []Route         `group:"routes"`
+	Errors    ErrorWriter     `optional:"true"`
 	Headers   ResponseHeaders `optional:"true"`
+	Serve     config.Serve
+	Log       *zap.Logger
 }
 
-// ResponseHeaders are set on every response.
-type ResponseHeaders map[string]string
-
-func newHandlerFx(p handlerParams) (*Handler, error) {
-	return NewHandler(HandlerOptions{
-		Model:        p.Runner,
-		Metrics:      p.Metrics,
-		Validator:    p.Validator,
-		Mounts:       p.Mounts,
-		MaxBodyBytes: int64(p.Config.Limits.MaxBodyBytes),
-		Logger:       p.Log,
-		Headers:      p.Headers,
-	})
+// HTTPServer is the server of every HTTP route, and the routes it serves.
+type HTTPServer struct {
+	*Server
+	Routes []Route
 }
 
-type serverParams struct {
-	fx.In
-	LC       fx.Lifecycle
-	Handler  *Handler
-	Listener Listener
-	Config   config.Config
-	Log      *zap.Logger
-}
-
-func newServerFx(p serverParams) *Server {
-	s := NewServer(p.Listener.Listener, p.Handler, p.Config.Serve.ShutdownGrace.Std(), p.Log)
+func newHTTPServerFx(p httpServerParams) (*HTTPServer, error) {
+	ln, err := p.Listeners.Get(ListenerHTTP)
+	if err != nil {
+		return nil, err
+	}
+	var h http.Handler = NewRouter(p.Routes, p.Errors)
+	// The access log wraps the router so that 404s and 405s are logged too.
+	h = Chain(h, AccessLog(p.Log, p.Errors), Headers(p.Headers))
+	s := NewServer(ln, h, p.Serve.ShutdownGrace.Std(), p.Log)
 	p.LC.Append(fx.Hook{
 		OnStart: func(context.Context) error { s.Start(); return nil },
 		OnStop:  func(ctx context.Context) error { return s.Stop(ctx) },
 	})
-	return s
+	return &HTTPServer{Server: s, Routes: p.Routes}, nil
 }

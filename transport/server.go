@@ -6,28 +6,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strconv"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap"
 )
-
-// ErrPortInUse is wrapped by Listen when the address is taken.
-var ErrPortInUse = errors.New("port already in use")
-
-// Listen binds host:port, turning "address in use" into a clear error.
-func Listen(host string, port int) (net.Listener, error) {
-	addr := net.JoinHostPort(host, strconv.Itoa(port))
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return nil, fmt.Errorf("%w: %s is taken by another process; stop it or choose another port with --port", ErrPortInUse, addr)
-		}
-		return nil, fmt.Errorf("listen on %s: %w", addr, err)
-	}
-	return ln, nil
-}
 
 // Server runs the HTTP server on a listener and drains it on Stop.
 type Server struct {

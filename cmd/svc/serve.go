@@ -30,6 +30,7 @@ import (
 	"github.com/svc-dev/svc/providers"
 	_ "github.com/svc-dev/svc/providers/all"
 	"github.com/svc-dev/svc/transport"
+	"github.com/svc-dev/svc/transport/rest"
 	"github.com/svc-dev/svc/transport/supervisor"
 )
 
@@ -152,8 +153,11 @@ func serve(ctx context.Context, modelName string, cfg config.Config, verbose boo
 	})
 }
 
-// runServer builds the application, starts it, calls started with the
-// banner, and runs until a signal; then it drains and stops.
+// runServer builds the application and starts it: the listeners bind and
+// the servers answer (health at once, inference with 503) while the model
+// loads in the background. Once it is ready, started gets the banner; then
+// it runs until a signal, drains and stops. A model that fails to load
+// stops everything and fails start-up.
 func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose bool, log *zap.Logger, worker *supervisor.Worker, started func(transport.Banner) error) error {
 	// The cores this process may use, and how ONNX Runtime gets them.
 	share := runtime.NumCPU()
@@ -165,20 +169,21 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 	threads, slots := core.CPUPlan(share, cfg.Runtime.IntraOpThreads)
 	cfg.Runtime.IntraOpThreads = threads
 	options := []fx.Option{
-		fx.Supply(cfg, src, log, slots,
+		fx.Supply(src, log, slots,
 			onnxrt.LibrarySetting(cfg.Runtime.Library),
 			onnxrt.Verbose(verbose),
 			onnxrt.MemoryLimit(cfg.Runtime.MemoryLimit),
 			providers.Requested(cfg.Serve.Provider),
 		),
+		fx.Provide(cfg.Sections),
 	}
 	if worker != nil {
-		ln, err := worker.Listener()
+		lns, err := worker.Listeners()
 		if err != nil {
 			return err
 		}
 		options = append(options,
-			fx.Supply(&transport.Inherited{Listener: ln}),
+			fx.Supply(&transport.Inherited{Listeners: transport.NewListeners(lns)}),
 			fx.Supply(transport.ResponseHeaders{supervisor.WorkerIDHeader: strconv.Itoa(worker.ID)}),
 		)
 	} else if cfg.Serve.Workers > 1 {
@@ -187,8 +192,9 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 	}
 
 	var (
-		server *transport.Server
-		pool   *core.Pool
+		server *transport.HTTPServer
+		model  *core.Model
+		loader *core.Loader
 		choice providers.Choice
 	)
 	options = append(options,
@@ -199,13 +205,13 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 			return fxevent.NopLogger
 		}),
 		transport.Module,
+		rest.Module,
 		openapi.Module,
 		onnxrt.Module,
 		providers.Module(),
 		core.Module,
 		fx.Provide(hostFromEnv),
-		fx.Populate(&server, &pool, &choice),
-		fx.StartTimeout(10*time.Minute),
+		fx.Populate(&server, &model, &loader, &choice),
 		fx.StopTimeout(cfg.Serve.ShutdownGrace.Std()+5*time.Second),
 	)
 	app := fx.New(options...)
@@ -216,20 +222,45 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sig)
 
-	startCtx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-	defer cancel()
-	if err := app.Start(startCtx); err != nil {
+	stop := func() error {
+		stopCtx, cancel := context.WithTimeout(context.Background(), cfg.Serve.ShutdownGrace.Std()+5*time.Second)
+		defer cancel()
+		if err := app.Stop(stopCtx); err != nil {
+			return fmt.Errorf("shutdown: %w", err)
+		}
+		return nil
+	}
+	if err := app.Start(ctx); err != nil {
 		return rootCause(err)
 	}
+	// The servers answer from here on; the model loads behind them.
+	loader.Start()
+	log.Debug("loading the model", zap.String("model", src.Name), zap.String("file", src.File))
+	select {
+	case <-model.Done():
+	case s := <-sig:
+		log.Info("shutting down while the model loads", zap.String("signal", s.String()))
+		model.Drain()
+		return stop()
+	case <-ctx.Done():
+		return stop()
+	}
+	if err := model.Err(); err != nil {
+		_ = stop()
+		return err
+	}
+	log.Info("model ready", zap.String("model", src.Name), zap.Duration("load_time", model.LoadTime()))
 
-	info := pool.Info()
+	runner, _ := model.Runner()
+	info := runner.Info()
 	banner := transport.Banner{
 		Version: version, Model: info.Name, ModelVersion: info.Version,
 		Inputs: len(info.Inputs), Outputs: len(info.Outputs),
-		Provider: pool.Provider().ORTName(),
-		Host:     cfg.Serve.Host, Port: portOf(server), Workers: cfg.Serve.Workers,
+		Provider: model.Provider().ORTName(),
+		Host:     cfg.Serve.Host, Port: portOf(server.Addr()), Workers: cfg.Serve.Workers,
+		Endpoints: transport.Endpoints(server.Routes),
 	}
-	banner.ProviderNote = choice.Note(pool.Provider())
+	banner.ProviderNote = choice.Note(model.Provider())
 	if err := started(banner); err != nil {
 		log.Warn("report start-up", zap.Error(err))
 	}
@@ -239,16 +270,16 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 		log.Info("shutting down", zap.String("signal", s.String()))
 	case <-ctx.Done():
 	}
-	stopCtx, cancelStop := context.WithTimeout(context.Background(), cfg.Serve.ShutdownGrace.Std()+5*time.Second)
-	defer cancelStop()
-	if err := app.Stop(stopCtx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+	// Readiness turns false before the servers stop taking requests.
+	model.Drain()
+	if err := stop(); err != nil {
+		return err
 	}
 	log.Info("stopped")
 	return nil
 }
 
-// superviseWorkers binds the port once and runs the worker processes.
+// superviseWorkers binds the ports once and runs the worker processes.
 func superviseWorkers(ctx context.Context, cfg config.Config, log *zap.Logger, stdout, stderr io.Writer) error {
 	ln, err := transport.Listen(cfg.Serve.Host, cfg.Serve.Port)
 	if err != nil {
@@ -266,14 +297,14 @@ func superviseWorkers(ctx context.Context, cfg config.Config, log *zap.Logger, s
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	sup := supervisor.New(supervisor.Options{
-		Workers:  cfg.Serve.Workers,
-		Listener: tcp,
-		Exe:      exe,
-		Args:     os.Args[1:],
-		Stdout:   io.Discard,
-		Stderr:   stderr,
-		Grace:    cfg.Serve.ShutdownGrace.Std(),
-		Log:      log,
+		Workers:   cfg.Serve.Workers,
+		Listeners: []supervisor.Named{{Name: transport.ListenerHTTP, Listener: tcp}},
+		Exe:       exe,
+		Args:      os.Args[1:],
+		Stdout:    io.Discard,
+		Stderr:    stderr,
+		Grace:     cfg.Serve.ShutdownGrace.Std(),
+		Log:       log,
 	})
 	err = sup.Run(ctx, func(info json.RawMessage) {
 		var b transport.Banner
@@ -302,8 +333,8 @@ func hostFromEnv(env *onnxrt.Env, log *zap.Logger) providers.Host {
 	return providers.NewHost(env.LibraryPath(), avail)
 }
 
-func portOf(s *transport.Server) int {
-	if ta, ok := s.Addr().(*net.TCPAddr); ok {
+func portOf(addr net.Addr) int {
+	if ta, ok := addr.(*net.TCPAddr); ok {
 		return ta.Port
 	}
 	return 0

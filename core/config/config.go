@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/fx"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -82,6 +83,10 @@ type Runtime struct {
 	GraphOptimization string `yaml:"graph_optimization"`
 	// OptimizedModelPath, when set, is where the optimized model is written.
 	OptimizedModelPath string `yaml:"optimized_model_path"`
+	// WarmUp runs one inference on zero-filled inputs after loading, before
+	// the model reports ready, so the first request does not pay for lazy
+	// initialisation.
+	WarmUp bool `yaml:"warmup"`
 }
 
 // Limits holds request limits.
@@ -131,10 +136,26 @@ func Default() Config {
 			Workers:       1,
 			ShutdownGrace: Duration(30 * time.Second),
 		},
-		Runtime:  Runtime{GraphOptimization: "all"},
+		Runtime:  Runtime{GraphOptimization: "all", WarmUp: true},
 		Limits:   Limits{MaxBodyBytes: DefaultMaxBodyBytes},
 		Batching: Batching{Enabled: true, MaxBatchSize: 32},
 	}
+}
+
+// Sections hands each fx module its own part of the configuration, so that
+// no module sees the whole Config.
+type Sections struct {
+	fx.Out
+	Serve     Serve
+	Runtime   Runtime
+	Limits    Limits
+	Batching  Batching
+	Providers Providers
+}
+
+// Sections splits c into its sections.
+func (c Config) Sections() Sections {
+	return Sections{Serve: c.Serve, Runtime: c.Runtime, Limits: c.Limits, Batching: c.Batching, Providers: c.Providers}
 }
 
 // Load reads path over the defaults. When path is the default file name and

@@ -76,4 +76,5 @@ func (d DType) Size() int {
 }
 
 // valid reports whether d is one of the defined element types.
-func (d DType) valid() bool { return d >= Float32 && d <= String }
+// Valid reports whether d is one of the element types above.
+func (d DType) Valid() bool { return d >= Float32 && d <= String }

@@ -22,13 +22,13 @@ func Float16ToFloat32(h uint16) float32 {
 // Float32ToFloat16 converts f to the nearest IEEE 754 binary16 value (ties to
 // even). Values too large become ±Inf, NaN stays NaN.
 func Float32ToFloat16(f float32) uint16 {
-	return uint16(roundFloat64(float64(f), 5, 10))
+	return uint16(RoundFloat64(float64(f), 5, 10))
 }
 
 // Float64ToFloat16 converts f to the nearest binary16 value (ties to even),
 // rounding once (no double rounding through float32).
 func Float64ToFloat16(f float64) uint16 {
-	return uint16(roundFloat64(f, 5, 10))
+	return uint16(RoundFloat64(f, 5, 10))
 }
 
 // BFloat16ToFloat32 converts a bfloat16 bit pattern to float32 (exact).
@@ -49,12 +49,12 @@ func Float32ToBFloat16(f float32) uint16 {
 // Float64ToBFloat16 converts f to the nearest bfloat16 value (ties to even),
 // rounding once.
 func Float64ToBFloat16(f float64) uint16 {
-	return uint16(roundFloat64(f, 8, 7))
+	return uint16(RoundFloat64(f, 8, 7))
 }
 
-// roundFloat64 rounds f to a binary format with ebits exponent bits and mbits
+// RoundFloat64 rounds f to a binary format with ebits exponent bits and mbits
 // explicit mantissa bits (ties to even) and returns its bit pattern.
-func roundFloat64(f float64, ebits, mbits uint) uint32 {
+func RoundFloat64(f float64, ebits, mbits uint) uint32 {
 	b := math.Float64bits(f)
 	sign := uint32(b>>63) << (ebits + mbits)
 	exp := int(b>>52) & 0x7ff

@@ -65,13 +65,35 @@ type Spec struct {
 	Required bool
 }
 
-// Error is returned by DecodeRequest for every client mistake. Message is
-// meant to be shown to the client verbatim (as {"detail": Message}, status 400).
-// Input names the input concerned; it is empty for errors about the body as
-// a whole (malformed JSON, not an object).
-type Error struct {
-	Input   string
-	Message string
+// Element returns element i of t's data as a rank-0 tensor sharing t's
+// data.
+func (t *Tensor) Element(i int) *Tensor {
+	e := &Tensor{DType: t.DType, Shape: []int64{}}
+	switch d := t.Data.(type) {
+	case []float32:
+		e.Data = d[i : i+1]
+	case []float64:
+		e.Data = d[i : i+1]
+	case []int8:
+		e.Data = d[i : i+1]
+	case []int16:
+		e.Data = d[i : i+1]
+	case []int32:
+		e.Data = d[i : i+1]
+	case []int64:
+		e.Data = d[i : i+1]
+	case []uint8:
+		e.Data = d[i : i+1]
+	case []uint16:
+		e.Data = d[i : i+1]
+	case []uint32:
+		e.Data = d[i : i+1]
+	case []uint64:
+		e.Data = d[i : i+1]
+	case []bool:
+		e.Data = d[i : i+1]
+	case []string:
+		e.Data = d[i : i+1]
+	}
+	return e
 }
-
-func (e *Error) Error() string { return e.Message }

@@ -19,6 +19,7 @@ import (
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/openapi"
 	"github.com/svc-dev/svc/openapi/browsercheck"
+	"github.com/svc-dev/svc/transport/rest"
 )
 
 // chromium finds the browser: $SVC_CHROMIUM, else chromium on the PATH.
@@ -42,11 +43,11 @@ func classifier(t *testing.T) core.ModelInfo {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var info core.ModelInfo
+	var info rest.Info
 	if err := json.Unmarshal(data, &info); err != nil {
 		t.Fatal(err)
 	}
-	return info
+	return info.Model()
 }
 
 // server mounts the documentation of the classifier and a /predict that

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/svc-dev/svc/core/tensor"
+	"github.com/svc-dev/svc/core/tensor/tensorjson"
 )
 
 // Info is the part of GET /info the load generator uses.
@@ -165,7 +166,7 @@ func Generate(plan []Planned, n int, seed uint64) [][]byte {
 			name, _ := json.Marshal(p.Name)
 			b = append(b, name...)
 			b = append(b, ':')
-			b = tensor.AppendJSON(b, randomTensor(r, p))
+			b = tensorjson.AppendJSON(b, randomTensor(r, p))
 		}
 		bodies[i] = append(b, '}')
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/transport/bench"
+	"github.com/svc-dev/svc/transport/rest"
 )
 
 func TestParseShape(t *testing.T) {
@@ -150,7 +151,7 @@ func TestGenerateEveryDType(t *testing.T) {
 	specs := specsOf(t, inputs)
 	for bi, body := range bodies {
 		// The server's own decoder accepts every body.
-		ts, err := tensor.DecodeRequest(body, specs)
+		ts, err := rest.DecodeRequest(body, specs)
 		if err != nil {
 			t.Fatalf("body %d: %v\n%s", bi, err, body)
 		}

@@ -13,10 +13,12 @@ import (
 	"github.com/svc-dev/svc/core/onnxrt"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/providers/cpu"
+	"github.com/svc-dev/svc/transport/rest"
 )
 
 // Predictor is what the in-process modes run: core.Predictor.
 type Predictor interface {
+	Info() core.ModelInfo
 	Specs() []tensor.Spec
 	Predict(ctx context.Context, inputs []*tensor.Tensor) (*core.Result, error)
 }
@@ -77,7 +79,7 @@ func (l *Local) Close() error {
 func DecodeBodies(p Predictor, bodies [][]byte) ([][]*tensor.Tensor, error) {
 	out := make([][]*tensor.Tensor, len(bodies))
 	for i, b := range bodies {
-		ins, err := tensor.DecodeRequest(b, p.Specs())
+		ins, err := rest.DecodeRequest(b, p.Specs())
 		if err != nil {
 			return nil, fmt.Errorf("decode the request body for the in-process run: %w", err)
 		}
@@ -103,7 +105,7 @@ func rawOp(p Predictor, inputs [][]*tensor.Tensor) Op {
 func codecOp(p Predictor, bodies [][]byte, concurrency int) Op {
 	bufs := make([][]byte, concurrency)
 	return func(ctx context.Context, w int, seq int64) (int, error) {
-		ins, err := tensor.DecodeRequest(bodies[(int64(w)+seq)%int64(len(bodies))], p.Specs())
+		ins, err := rest.DecodeRequest(bodies[(int64(w)+seq)%int64(len(bodies))], p.Specs())
 		if err != nil {
 			return 0, err
 		}
@@ -111,7 +113,7 @@ func codecOp(p Predictor, bodies [][]byte, concurrency int) Op {
 		if err != nil {
 			return 0, err
 		}
-		bufs[w], err = res.AppendJSON(bufs[w][:0])
+		bufs[w], err = rest.AppendResult(bufs[w][:0], p.Info().Outputs, res)
 		res.Close()
 		return 0, err
 	}

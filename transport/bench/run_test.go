@@ -21,6 +21,7 @@ import (
 
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/transport/bench"
+	"github.com/svc-dev/svc/transport/rest"
 )
 
 var repoRoot = func() string {
@@ -77,7 +78,7 @@ func newFakeServer(t *testing.T, info bench.Info) *fakeServer {
 				return
 			}
 		}
-		if _, err := tensor.DecodeRequest(body, f.specs); err != nil {
+		if _, err := rest.DecodeRequest(body, f.specs); err != nil {
 			writeJSON(w, 400, map[string]string{"detail": err.Error()})
 			return
 		}

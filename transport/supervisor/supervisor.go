@@ -9,10 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -28,8 +28,9 @@ const Supported = true
 type Options struct {
 	// Workers is the number of worker processes.
 	Workers int
-	// Listener is the bound socket the workers share.
-	Listener *net.TCPListener
+	// Listeners are the bound sockets the workers share, by name ("http",
+	// later "grpc"); each worker asks for its sockets by name.
+	Listeners []Named
 	// Exe and Args start a worker (normally this binary and its own
 	// arguments); Env is added to the worker's environment.
 	Exe  string
@@ -121,22 +122,33 @@ func (s *Supervisor) Run(ctx context.Context, ready func(info json.RawMessage)) 
 	return nil
 }
 
-// spawn starts worker id with the shared socket and a status pipe.
+// spawn starts worker id with the shared sockets and a status pipe.
 func (s *Supervisor) spawn(id int) (*proc, error) {
-	lf, err := s.o.Listener.File()
-	if err != nil {
-		return nil, fmt.Errorf("share listener: %w", err)
+	files := make([]*os.File, 0, len(s.o.Listeners)+1)
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	names := make([]string, 0, len(s.o.Listeners))
+	for _, n := range s.o.Listeners {
+		f, err := n.Listener.File()
+		if err != nil {
+			return nil, fmt.Errorf("share listener %q: %w", n.Name, err)
+		}
+		names = append(names, n.Name+":"+strconv.Itoa(firstFD+len(files)))
+		files = append(files, f)
 	}
-	defer lf.Close()
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("status pipe: %w", err)
 	}
-	defer pw.Close()
+	files = append(files, pw)
 	cmd := exec.Command(s.o.Exe, s.o.Args...)
 	cmd.Env = append(os.Environ(), s.o.Env...)
-	cmd.Env = append(cmd.Env, WorkerEnv+"="+strconv.Itoa(id), WorkersEnv+"="+strconv.Itoa(s.o.Workers))
-	cmd.ExtraFiles = []*os.File{lf, pw}
+	cmd.Env = append(cmd.Env, WorkerEnv+"="+strconv.Itoa(id), WorkersEnv+"="+strconv.Itoa(s.o.Workers),
+		ListenersEnv+"="+strings.Join(names, ","))
+	cmd.ExtraFiles = files
 	cmd.Stdout, cmd.Stderr = s.o.Stdout, s.o.Stderr
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"time"
 
 	"go.uber.org/zap"
@@ -19,7 +18,7 @@ const Supported = false
 // Options mirror the Unix supervisor's.
 type Options struct {
 	Workers        int
-	Listener       *net.TCPListener
+	Listeners      []Named
 	Exe            string
 	Args, Env      []string
 	Stdout, Stderr io.Writer

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 )
 
 // Environment and file descriptors shared between supervisor and worker.
@@ -19,14 +20,20 @@ const (
 	WorkerEnv = "SVC_WORKER_ID"
 	// WorkersEnv holds the number of workers.
 	WorkersEnv = "SVC_WORKERS"
-	// listenerFD is the inherited listening socket (ExtraFiles[0]).
-	listenerFD = 3
+	// ListenersEnv names the inherited sockets and their descriptors,
+	// "http:3,grpc:4"; the status pipe is the descriptor after the last.
+	ListenersEnv = "SVC_LISTENERS"
 	// WorkerIDHeader names the worker that served a response.
 	WorkerIDHeader = "X-Worker-Id"
-	// statusFD is the pipe a worker reports readiness or failure on
-	// (ExtraFiles[1]).
-	statusFD = 4
+	// firstFD is ExtraFiles[0] in the worker.
+	firstFD = 3
 )
+
+// Named is a listening socket with the name servers ask for it by.
+type Named struct {
+	Name     string
+	Listener *net.TCPListener
+}
 
 // Status is the one message a worker sends its supervisor after start-up.
 type Status struct {
@@ -56,22 +63,54 @@ func CurrentWorker() (Worker, bool) {
 	return Worker{ID: id, Count: n}, true
 }
 
-// Listener returns the socket inherited from the supervisor.
-func (Worker) Listener() (net.Listener, error) {
-	f := os.NewFile(listenerFD, "svc-listener")
-	if f == nil {
-		return nil, errors.New("worker: no inherited listener")
+// inherited parses ListenersEnv into names and descriptors, and the status
+// pipe's descriptor.
+func inherited() (map[string]uintptr, uintptr, error) {
+	spec := os.Getenv(ListenersEnv)
+	out := map[string]uintptr{}
+	last := firstFD - 1
+	if spec != "" {
+		for _, item := range strings.Split(spec, ",") {
+			name, fd, ok := strings.Cut(item, ":")
+			n, err := strconv.Atoi(fd)
+			if !ok || name == "" || err != nil || n < firstFD {
+				return nil, 0, fmt.Errorf("worker: bad %s entry %q", ListenersEnv, item)
+			}
+			out[name] = uintptr(n)
+			last = max(last, n)
+		}
 	}
-	defer f.Close()
-	ln, err := net.FileListener(f)
+	return out, uintptr(last + 1), nil
+}
+
+// Listeners returns the sockets inherited from the supervisor, by name.
+func (Worker) Listeners() (map[string]net.Listener, error) {
+	fds, _, err := inherited()
 	if err != nil {
-		return nil, fmt.Errorf("worker: inherited listener: %w", err)
+		return nil, err
 	}
-	return ln, nil
+	out := make(map[string]net.Listener, len(fds))
+	for name, fd := range fds {
+		f := os.NewFile(fd, "svc-listener-"+name)
+		if f == nil {
+			return nil, fmt.Errorf("worker: no inherited %q listener", name)
+		}
+		ln, err := net.FileListener(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("worker: inherited %q listener: %w", name, err)
+		}
+		out[name] = ln
+	}
+	return out, nil
 }
 
 // Report sends the start-up status to the supervisor. It is called once.
 func (Worker) Report(s Status) error {
+	_, statusFD, err := inherited()
+	if err != nil {
+		return err
+	}
 	f := os.NewFile(statusFD, "svc-status")
 	if f == nil {
 		return errors.New("worker: no status pipe")

@@ -1,4 +1,4 @@
-package tensor
+package rest
 
 import (
 	"syscall"

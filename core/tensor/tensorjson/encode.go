@@ -1,9 +1,11 @@
-package tensor
+package tensorjson
 
 import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/svc-dev/svc/core/tensor"
 )
 
 // AppendJSON appends t to dst as nested JSON arrays in t's shape (a rank-0
@@ -18,7 +20,7 @@ import (
 // A nil tensor, and a rank-0 tensor without data, are written as null. A
 // tensor whose element count does not match its shape (an invalid tensor)
 // is written as a flat array of its elements.
-func AppendJSON(dst []byte, t *Tensor) []byte {
+func AppendJSON(dst []byte, t *tensor.Tensor) []byte {
 	if t == nil {
 		return append(dst, "null"...)
 	}
@@ -68,7 +70,7 @@ func numElements(shape []int64) int {
 
 // appendDims writes the sub-array of shape dims starting at element off and
 // returns the offset just past it.
-func appendDims(dst []byte, dt DType, data any, dims []int64, off int) ([]byte, int) {
+func appendDims(dst []byte, dt tensor.DType, data any, dims []int64, off int) ([]byte, int) {
 	n := int(dims[0])
 	dst = append(dst, '[')
 	if len(dims) == 1 {
@@ -87,7 +89,7 @@ func appendDims(dst []byte, dt DType, data any, dims []int64, off int) ([]byte, 
 }
 
 // appendRow writes n comma-separated elements of data starting at off.
-func appendRow(dst []byte, dt DType, data any, off, n int) []byte {
+func appendRow(dst []byte, dt tensor.DType, data any, off, n int) []byte {
 	have := dataLen(data) - off
 	if have < 0 {
 		have = 0
@@ -110,10 +112,10 @@ func appendRow(dst []byte, dt DType, data any, off, n int) []byte {
 				dst = append(dst, ',')
 			}
 			switch dt {
-			case Float16:
-				dst = appendFloat32(dst, Float16ToFloat32(x))
-			case BFloat16:
-				dst = appendFloat32(dst, BFloat16ToFloat32(x))
+			case tensor.Float16:
+				dst = appendFloat32(dst, tensor.Float16ToFloat32(x))
+			case tensor.BFloat16:
+				dst = appendFloat32(dst, tensor.BFloat16ToFloat32(x))
 			default:
 				dst = strconv.AppendUint(dst, uint64(x), 10)
 			}
@@ -197,7 +199,7 @@ func appendRow(dst []byte, dt DType, data any, off, n int) []byte {
 	return dst
 }
 
-func dataLen(data any) int { return (&Tensor{Data: data}).Len() }
+func dataLen(data any) int { return (&tensor.Tensor{Data: data}).Len() }
 
 // appendFloat32s writes comma-separated float32 values.
 func appendFloat32s(dst []byte, v []float32) []byte {

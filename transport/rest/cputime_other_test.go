@@ -1,6 +1,6 @@
 //go:build !linux
 
-package tensor
+package rest
 
 import "time"
 

@@ -1,5 +1,5 @@
 //go:build race
 
-package tensor
+package rest
 
 const raceEnabled = true

@@ -1,10 +1,11 @@
-package tensor
+package tensorjson
 
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
+
+	"github.com/svc-dev/svc/core/tensor"
 )
 
 // maxNesting is the deepest nesting of objects and arrays accepted in a body
@@ -14,25 +15,104 @@ const maxNesting = 64
 // maxArrayDepth is how deeply arrays may nest inside the top-level object.
 const maxArrayDepth = maxNesting - 1
 
-// DecodeRequest parses a whole /predict body in one pass: a JSON object
-// mapping input names to (nested arrays of) values. It returns one tensor
-// per spec, in spec order, nil for an optional input that was absent.
-//
-// Client mistakes are reported as *Error; a spec with an invalid DType is a
-// programming error reported as a plain error. DecodeRequest is safe for
-// concurrent use. The returned tensors do not refer to body.
-func DecodeRequest(body []byte, specs []Spec) ([]*Tensor, error) {
-	for i := range specs {
-		if !specs[i].DType.valid() {
-			return nil, fmt.Errorf("tensor: input %q has unsupported dtype %v", specs[i].Name, specs[i].DType)
-		}
-	}
-	d := decoderPool.Get().(*decoder)
-	out, err := d.decode(body, specs)
-	d.release()
-	decoderPool.Put(d)
-	return out, err
+// Error is a client mistake in a JSON body. Message is meant to be shown to
+// the client verbatim; Input names the input concerned ("" for errors about
+// the body as a whole, such as malformed JSON).
+type Error struct {
+	Input   string
+	Message string
 }
+
+func (e *Error) Error() string { return e.Message }
+
+// Decoder parses JSON values into typed tensors without boxing elements in
+// interfaces. A protocol's object layer walks its envelope with Key,
+// SkipSpace and Peek, and hands each tensor value to Value. A Decoder is not
+// safe for concurrent use; get one with NewDecoder and give it back with
+// Release.
+type Decoder struct{ d *decoder }
+
+// NewDecoder returns a pooled decoder positioned at the start of body. n is
+// how many tensors the caller expects to decode from it (they then share
+// allocations); 0 is fine.
+func NewDecoder(body []byte, n int) Decoder {
+	d := decoderPool.Get().(*decoder)
+	d.b, d.pos = body, 0
+	d.nspecs, d.out, d.shapes = max(n, 1), nil, nil
+	return Decoder{d}
+}
+
+// Release returns the decoder's buffers to the pool. Tensors already
+// returned by Value stay valid: they never refer to the body or to the
+// decoder's scratch space.
+func (x Decoder) Release() {
+	x.d.release()
+	decoderPool.Put(x.d)
+}
+
+// Pos is the offset of the next byte to read.
+func (x Decoder) Pos() int { return x.d.pos }
+
+// SkipSpace moves past JSON whitespace.
+func (x Decoder) SkipSpace() { x.d.skipWS() }
+
+// Peek returns the byte at Pos, or false at the end of the body.
+func (x Decoder) Peek() (byte, bool) {
+	if x.d.pos >= len(x.d.b) {
+		return 0, false
+	}
+	return x.d.b[x.d.pos], true
+}
+
+// Advance moves past n bytes the caller has looked at with Peek.
+func (x Decoder) Advance(n int) { x.d.pos = min(x.d.pos+n, len(x.d.b)) }
+
+// Unexpected reports malformed JSON at Pos: the byte found there (or the end
+// of input), and what the parser was doing ("after object key").
+func (x Decoder) Unexpected(context string) *Error { return x.d.unexpected(context) }
+
+// Key parses an object key and the colon after it, at Pos. It returns the
+// key as written when it has no escapes, or unescaped; the bytes are valid
+// until the next call on the decoder.
+func (x Decoder) Key() ([]byte, *Error) {
+	d := x.d
+	if d.pos >= len(d.b) || d.b[d.pos] != '"' {
+		return nil, d.unexpected("looking for beginning of object key string")
+	}
+	raw, key, end, se, ok := scanString(d.b, d.pos, d.key[:0])
+	d.key = key[:0]
+	if !ok {
+		return nil, syntaxErr(se.off, se.reason)
+	}
+	if raw == nil {
+		raw = key
+	}
+	d.pos = end
+	d.skipWS()
+	if d.pos >= len(d.b) || d.b[d.pos] != ':' {
+		return nil, d.unexpected("after object key")
+	}
+	d.pos++
+	return raw, nil
+}
+
+// Value parses the value at Pos as the input spec describes and moves past
+// it. The nesting of the arrays gives the shape, which must match
+// spec.Shape (a nil Shape accepts any rank). A value nested one level less
+// than the rank is a single item when the first dimension is dynamic or 1,
+// and gets a batch dimension of 1; a bare value is accepted for shape [1],
+// [-1] and rank 0. An empty array says nothing about what it would hold, so
+// the dimensions below it come from the spec. spec.DType must be valid.
+func (x Decoder) Value(spec *tensor.Spec) (*tensor.Tensor, error) {
+	if !spec.DType.Valid() {
+		return nil, fmt.Errorf("tensorjson: input %q has unsupported dtype %v", spec.Name, spec.DType)
+	}
+	return x.d.value(spec)
+}
+
+// SkipValue checks that a well-formed JSON value starts at Pos and moves
+// past it, without decoding it.
+func (x Decoder) SkipValue() *Error { return x.d.validateValue() }
 
 var decoderPool = sync.Pool{New: func() any { return new(decoder) }}
 
@@ -42,8 +122,8 @@ type decoder struct {
 	b   []byte
 	pos int
 
-	spec *Spec
-	dt   DType
+	spec *tensor.Spec
+	dt   tensor.DType
 
 	f32   []float32
 	f64   []float64
@@ -63,7 +143,7 @@ type decoder struct {
 
 	// Per request, not reused: room for the tensors and shapes returned.
 	nspecs int
-	out    []Tensor
+	out    []tensor.Tensor
 	shapes []int64
 
 	leaf      int                  // depth of the elements; -1 while unknown
@@ -144,145 +224,23 @@ func (d *decoder) unexpected(context string) *Error {
 	return syntaxErr(d.pos, "invalid character "+quoteChar(d.b[d.pos])+" "+context)
 }
 
-func (d *decoder) decode(body []byte, specs []Spec) ([]*Tensor, error) {
-	d.b, d.pos = body, 0
-	d.nspecs, d.out, d.shapes = len(specs), nil, nil
-	d.skipWS()
-	if d.pos >= len(d.b) {
-		return nil, syntaxErr(d.pos, "unexpected end of input")
-	}
-	if d.b[d.pos] != '{' {
-		if err := d.validateValue(); err != nil {
-			return nil, err
-		}
-		d.skipWS()
-		if d.pos < len(d.b) {
-			return nil, d.unexpected("after top-level value")
-		}
-		return nil, &Error{Message: "Request body must be a JSON object mapping input names to values"}
-	}
-	d.pos++
-	if cap(d.seen) < len(specs) {
-		d.seen = make([]bool, len(specs))
-	}
-	seen := d.seen[:len(specs)]
-	clear(seen)
-	out := make([]*Tensor, len(specs))
-	d.skipWS()
-	if d.pos < len(d.b) && d.b[d.pos] == '}' {
-		d.pos++
-	} else {
-		for {
-			if d.pos >= len(d.b) || d.b[d.pos] != '"' {
-				return nil, d.unexpected("looking for beginning of object key string")
-			}
-			raw, key, end, se, ok := scanString(d.b, d.pos, d.key[:0])
-			d.key = key[:0]
-			if !ok {
-				return nil, syntaxErr(se.off, se.reason)
-			}
-			if raw == nil {
-				raw = key
-			}
-			d.pos = end
-			d.skipWS()
-			if d.pos >= len(d.b) || d.b[d.pos] != ':' {
-				return nil, d.unexpected("after object key")
-			}
-			d.pos++
-			k := -1
-			for i := range specs {
-				if string(raw) == specs[i].Name {
-					k = i
-					break
-				}
-			}
-			if k < 0 {
-				return nil, unknownInput(string(raw), specs)
-			}
-			if seen[k] {
-				return nil, &Error{Input: specs[k].Name, Message: "Duplicate input '" + clip(string(raw)) + "'"}
-			}
-			seen[k] = true
-			d.skipWS()
-			t, err := d.value(&specs[k])
-			if err != nil {
-				return nil, err
-			}
-			out[k] = t
-			d.skipWS()
-			if d.pos < len(d.b) && d.b[d.pos] == ',' {
-				d.pos++
-				d.skipWS()
-				continue
-			}
-			if d.pos < len(d.b) && d.b[d.pos] == '}' {
-				d.pos++
-				break
-			}
-			return nil, d.unexpected("after object key:value pair")
-		}
-	}
-	d.skipWS()
-	if d.pos < len(d.b) {
-		return nil, d.unexpected("after top-level value")
-	}
-	for i := range specs {
-		if specs[i].Required && out[i] == nil {
-			return nil, &Error{Input: specs[i].Name, Message: "Missing required input: '" + specs[i].Name + "'"}
-		}
-	}
-	return out, nil
-}
-
-// clip shortens client-supplied text quoted in an error message.
-func clip(s string) string {
-	const max = 64
-	if len(s) <= max {
-		return s
-	}
-	i := max
-	for i > 0 && s[i]&0xc0 == 0x80 { // do not cut a UTF-8 sequence
-		i--
-	}
-	return s[:i] + "..."
-}
-
-func unknownInput(key string, specs []Spec) *Error {
-	var sb strings.Builder
-	sb.WriteString("Unknown input '")
-	sb.WriteString(clip(key))
-	if len(specs) == 0 {
-		sb.WriteString("'; the model has no inputs")
-	} else {
-		sb.WriteString("'; the model's inputs are: ")
-		for i := range specs {
-			if i > 0 {
-				sb.WriteString(", ")
-			}
-			sb.WriteString("'" + specs[i].Name + "'")
-		}
-	}
-	return &Error{Input: key, Message: sb.String()}
-}
-
 // elemNoun is what one element of type d is called in messages.
-func elemNoun(d DType) string {
+func elemNoun(d tensor.DType) string {
 	switch d {
-	case Bool:
+	case tensor.Bool:
 		return "a boolean"
-	case String:
+	case tensor.String:
 		return "a string"
 	}
 	return "a number"
 }
 
 // scalarNoun is the expected bare value of a rank-0 input.
-func scalarNoun(d DType) string {
+func scalarNoun(d tensor.DType) string {
 	switch d {
-	case Bool:
+	case tensor.Bool:
 		return "boolean"
-	case String:
+	case tensor.String:
 		return "string"
 	}
 	return "number"
@@ -407,29 +365,29 @@ func (d *decoder) numErr(depth int, st numStatus, s []byte) *Error {
 // resetScratch empties the scratch buffer of the current element type.
 func (d *decoder) resetScratch() {
 	switch d.dt {
-	case Float32:
+	case tensor.Float32:
 		d.f32 = d.f32[:0]
-	case Float64:
+	case tensor.Float64:
 		d.f64 = d.f64[:0]
-	case Float16, BFloat16, Uint16:
+	case tensor.Float16, tensor.BFloat16, tensor.Uint16:
 		d.u16 = d.u16[:0]
-	case Int8:
+	case tensor.Int8:
 		d.i8 = d.i8[:0]
-	case Int16:
+	case tensor.Int16:
 		d.i16 = d.i16[:0]
-	case Int32:
+	case tensor.Int32:
 		d.i32 = d.i32[:0]
-	case Int64:
+	case tensor.Int64:
 		d.i64 = d.i64[:0]
-	case Uint8:
+	case tensor.Uint8:
 		d.u8 = d.u8[:0]
-	case Uint32:
+	case tensor.Uint32:
 		d.u32 = d.u32[:0]
-	case Uint64:
+	case tensor.Uint64:
 		d.u64 = d.u64[:0]
-	case Bool:
+	case tensor.Bool:
 		d.bools = d.bools[:0]
-	case String:
+	case tensor.String:
 		d.arena = d.arena[:0]
 		d.ends = d.ends[:0]
 	}
@@ -441,7 +399,7 @@ func (d *decoder) elem(depth int) *Error {
 	b := d.b
 	c := b[d.pos]
 	switch d.dt {
-	case Bool:
+	case tensor.Bool:
 		switch {
 		case c == 't' && d.pos+4 <= len(b) && string(b[d.pos:d.pos+4]) == "true":
 			d.bools = append(d.bools, true)
@@ -453,7 +411,7 @@ func (d *decoder) elem(depth int) *Error {
 			return d.wrongKind(depth)
 		}
 		return nil
-	case String:
+	case tensor.String:
 		if c != '"' {
 			return d.wrongKind(depth)
 		}
@@ -479,22 +437,22 @@ func (d *decoder) elem(depth int) *Error {
 	s := b[d.pos:end]
 	d.pos = end
 	switch d.dt {
-	case Float32:
+	case tensor.Float32:
 		v, st := float32Of(&n, s)
 		if st != numOK {
 			return d.numErr(depth, st, s)
 		}
 		d.f32 = append(d.f32, v)
-	case Float64:
+	case tensor.Float64:
 		v, st := float64Of(&n, s)
 		if st != numOK {
 			return d.numErr(depth, st, s)
 		}
 		d.f64 = append(d.f64, v)
-	case Float16, BFloat16:
+	case tensor.Float16, tensor.BFloat16:
 		var v uint16
 		var st numStatus
-		if d.dt == Float16 {
+		if d.dt == tensor.Float16 {
 			v, st = halfOf(&n, s, 5, 10)
 		} else {
 			v, st = halfOf(&n, s, 8, 7)
@@ -513,21 +471,21 @@ func (d *decoder) elem(depth int) *Error {
 			v = -mag
 		}
 		switch d.dt {
-		case Int8:
+		case tensor.Int8:
 			d.i8 = append(d.i8, int8(v))
-		case Int16:
+		case tensor.Int16:
 			d.i16 = append(d.i16, int16(v))
-		case Int32:
+		case tensor.Int32:
 			d.i32 = append(d.i32, int32(v))
-		case Int64:
+		case tensor.Int64:
 			d.i64 = append(d.i64, int64(v))
-		case Uint8:
+		case tensor.Uint8:
 			d.u8 = append(d.u8, uint8(v))
-		case Uint16:
+		case tensor.Uint16:
 			d.u16 = append(d.u16, uint16(v))
-		case Uint32:
+		case tensor.Uint32:
 			d.u32 = append(d.u32, uint32(v))
-		case Uint64:
+		case tensor.Uint64:
 			d.u64 = append(d.u64, v)
 		}
 	}
@@ -536,18 +494,18 @@ func (d *decoder) elem(depth int) *Error {
 
 // valueKindMatches reports whether the bare value starting with c is of the
 // kind the input's elements are.
-func valueKindMatches(c byte, dt DType) bool {
+func valueKindMatches(c byte, dt tensor.DType) bool {
 	switch dt {
-	case Bool:
+	case tensor.Bool:
 		return c == 't' || c == 'f'
-	case String:
+	case tensor.String:
 		return c == '"'
 	}
 	return c == '-' || (c >= '0' && c <= '9')
 }
 
 // value parses the value of the input s at d.pos into a tensor.
-func (d *decoder) value(s *Spec) (*Tensor, error) {
+func (d *decoder) value(s *tensor.Spec) (*tensor.Tensor, error) {
 	d.spec, d.dt = s, s.DType
 	if d.pos >= len(d.b) {
 		return nil, syntaxErr(len(d.b), "unexpected end of input")
@@ -584,7 +542,7 @@ func (d *decoder) value(s *Spec) (*Tensor, error) {
 }
 
 // array parses a (nested) array value at d.pos.
-func (d *decoder) array(s *Spec) (*Tensor, error) {
+func (d *decoder) array(s *tensor.Spec) (*tensor.Tensor, error) {
 	d.resetScratch()
 	d.leaf = -1
 	d.emptyLeaf = false
@@ -715,9 +673,9 @@ func (d *decoder) leafArray(depth int, i int64) (int64, error) {
 // leafLoop runs the element loop for the input's type.
 func (d *decoder) leafLoop(depth int, i int64) (int64, error) {
 	switch d.dt {
-	case Float32:
+	case tensor.Float32:
 		return d.leafFloat32(depth, i)
-	case Float64:
+	case tensor.Float64:
 		return d.leafFloat64(depth, i)
 	}
 	return d.leafArray(depth, i)
@@ -740,7 +698,7 @@ func (d *decoder) closeArray(k int, n int64) *Error {
 
 // finish checks the parsed shape against the spec (applying the batch rule)
 // and builds the tensor.
-func (d *decoder) finish(s *Spec) (*Tensor, error) {
+func (d *decoder) finish(s *tensor.Spec) (*tensor.Tensor, error) {
 	var buf [maxArrayDepth + 1]int64
 	got := d.dims[:d.leaf]
 	if s.Shape != nil {
@@ -775,9 +733,9 @@ func (d *decoder) finish(s *Spec) (*Tensor, error) {
 
 // tensor builds the result for the current input from the scratch buffer.
 // Tensors and shapes of one request share allocations.
-func (d *decoder) tensor(shape []int64) *Tensor {
+func (d *decoder) tensor(shape []int64) *tensor.Tensor {
 	if len(d.out) == 0 {
-		d.out = make([]Tensor, d.nspecs)
+		d.out = make([]tensor.Tensor, d.nspecs)
 	}
 	t := &d.out[0]
 	d.out = d.out[1:]
@@ -786,7 +744,7 @@ func (d *decoder) tensor(shape []int64) *Tensor {
 	}
 	n := len(d.shapes)
 	d.shapes = append(d.shapes, shape...)
-	*t = Tensor{DType: d.dt, Shape: d.shapes[n : n+len(shape) : n+len(shape)], Data: d.result()}
+	*t = tensor.Tensor{DType: d.dt, Shape: d.shapes[n : n+len(shape) : n+len(shape)], Data: d.result()}
 	return t
 }
 
@@ -801,27 +759,27 @@ func cloneSlice[T any](s []T) []T {
 // result copies the scratch buffer of the current element type out.
 func (d *decoder) result() any {
 	switch d.dt {
-	case Float32:
+	case tensor.Float32:
 		return cloneSlice(d.f32)
-	case Float64:
+	case tensor.Float64:
 		return cloneSlice(d.f64)
-	case Float16, BFloat16, Uint16:
+	case tensor.Float16, tensor.BFloat16, tensor.Uint16:
 		return cloneSlice(d.u16)
-	case Int8:
+	case tensor.Int8:
 		return cloneSlice(d.i8)
-	case Int16:
+	case tensor.Int16:
 		return cloneSlice(d.i16)
-	case Int32:
+	case tensor.Int32:
 		return cloneSlice(d.i32)
-	case Int64:
+	case tensor.Int64:
 		return cloneSlice(d.i64)
-	case Uint8:
+	case tensor.Uint8:
 		return cloneSlice(d.u8)
-	case Uint32:
+	case tensor.Uint32:
 		return cloneSlice(d.u32)
-	case Uint64:
+	case tensor.Uint64:
 		return cloneSlice(d.u64)
-	case Bool:
+	case tensor.Bool:
 		return cloneSlice(d.bools)
 	}
 	strs := make([]string, len(d.ends))

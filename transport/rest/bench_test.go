@@ -1,4 +1,4 @@
-package tensor
+package rest
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+
+	"github.com/svc-dev/svc/core/tensor"
 )
 
 // loop runs f b.N times (via b.Loop) and also reports throughput by the
@@ -60,26 +62,26 @@ func imageBody(seed uint64) []byte {
 	return append(b, "]}"...)
 }
 
-var imageSpecs = []Spec{{Name: "input", DType: Float32, Shape: []int64{-1, 3, 224, 224}, Required: true}}
+var imageSpecs = []tensor.Spec{{Name: "input", DType: tensor.Float32, Shape: []int64{-1, 3, 224, 224}, Required: true}}
 
 type benchCase struct {
 	name  string
 	body  []byte
-	specs []Spec
+	specs []tensor.Spec
 }
 
 func decodeCases() []benchCase {
 	return []benchCase{
 		{"float32_1x3x224x224", imageBody(1), imageSpecs},
 		{"classifier", []byte(`{"input": [[5.1, 3.5, 1.4, 0.2]]}`),
-			[]Spec{{Name: "input", DType: Float32, Shape: []int64{-1, 4}, Required: true}}},
+			[]tensor.Spec{{Name: "input", DType: tensor.Float32, Shape: []int64{-1, 4}, Required: true}}},
 		{"multi_input", []byte(`{"input_ids": [[101, 2023, 2003, 1037, 3231, 102, 0, 0]], "attention_mask": [[1, 1, 1, 1, 1, 1, 0, 0]], "flags": [true, false, true], "text": ["hello", "w\u00f6rld \"quoted\""], "temperature": 0.7}`),
-			[]Spec{
-				{Name: "input_ids", DType: Int64, Shape: []int64{-1, -1}, Required: true},
-				{Name: "attention_mask", DType: Int64, Shape: []int64{-1, -1}, Required: true},
-				{Name: "flags", DType: Bool, Shape: []int64{-1}},
-				{Name: "text", DType: String, Shape: []int64{-1}},
-				{Name: "temperature", DType: Float32, Shape: []int64{}},
+			[]tensor.Spec{
+				{Name: "input_ids", DType: tensor.Int64, Shape: []int64{-1, -1}, Required: true},
+				{Name: "attention_mask", DType: tensor.Int64, Shape: []int64{-1, -1}, Required: true},
+				{Name: "flags", DType: tensor.Bool, Shape: []int64{-1}},
+				{Name: "text", DType: tensor.String, Shape: []int64{-1}},
+				{Name: "temperature", DType: tensor.Float32, Shape: []int64{}},
 			}},
 	}
 }
@@ -107,57 +109,6 @@ func BenchmarkDecodeBaselineStdlibAny(b *testing.B) {
 			loop(b, len(c.body), func() {
 				var m map[string]any
 				if err := json.Unmarshal(c.body, &m); err != nil {
-					b.Fatal(err)
-				}
-			})
-		})
-	}
-}
-
-func encodeCases() []struct {
-	name string
-	t    *Tensor
-} {
-	r := rand.New(rand.NewPCG(7, 7))
-	big := make([]float32, 1000*1000)
-	for i := range big {
-		big[i] = r.Float32()*2 - 1
-	}
-	logits := make([]float32, 10)
-	for i := range logits {
-		logits[i] = float32(r.NormFloat64() * 3)
-	}
-	ids := make([]int64, 4096)
-	for i := range ids {
-		ids[i] = r.Int64N(50000)
-	}
-	return []struct {
-		name string
-		t    *Tensor
-	}{
-		{"float32_1x1000x1000", &Tensor{DType: Float32, Shape: []int64{1, 1000, 1000}, Data: big}},
-		{"float32_1x10", &Tensor{DType: Float32, Shape: []int64{1, 10}, Data: logits}},
-		{"int64_8x512", &Tensor{DType: Int64, Shape: []int64{8, 512}, Data: ids}},
-	}
-}
-
-func BenchmarkEncode(b *testing.B) {
-	for _, c := range encodeCases() {
-		b.Run(c.name, func(b *testing.B) {
-			buf := AppendJSON(nil, c.t)
-			loop(b, len(buf), func() { buf = AppendJSON(buf[:0], c.t) })
-		})
-	}
-}
-
-// BenchmarkEncodeBaselineStdlib marshals the same data, as a flat slice
-// (encoding/json has no tensor shape), with json.Marshal.
-func BenchmarkEncodeBaselineStdlib(b *testing.B) {
-	for _, c := range encodeCases() {
-		b.Run(c.name, func(b *testing.B) {
-			buf := AppendJSON(nil, c.t)
-			loop(b, len(buf), func() {
-				if _, err := json.Marshal(c.t.Data); err != nil {
 					b.Fatal(err)
 				}
 			})

@@ -1,4 +1,4 @@
-package tensor
+package tensorjson
 
 import (
 	"encoding/binary"

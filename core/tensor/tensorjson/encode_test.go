@@ -1,4 +1,4 @@
-package tensor
+package tensorjson
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/svc-dev/svc/core/tensor"
 )
 
 func TestAppendJSON(t *testing.T) {
@@ -16,44 +18,44 @@ func TestAppendJSON(t *testing.T) {
 	inf32 := float32(math.Inf(1))
 	cases := []struct {
 		name string
-		t    *Tensor
+		t    *tensor.Tensor
 		want string
 	}{
 		{"nil", nil, `null`},
-		{"float32 matrix", &Tensor{Float32, []int64{2, 3}, []float32{1, 2.5, -3, 0.1, 1e6, 1e-7}}, `[[1,2.5,-3],[0.1,1e+06,1e-07]]`},
-		{"float32 specials", &Tensor{Float32, []int64{6}, []float32{nan32, inf32, -inf32, float32(math.Copysign(0, -1)), 0, 3.4028235e38}}, `[null,null,null,-0,0,3.4028235e+38]`},
-		{"float32 small", &Tensor{Float32, []int64{4}, []float32{1e-45, 123456, 1234567, 0.0001}}, `[1e-45,123456,1.234567e+06,0.0001]`},
-		{"float64", &Tensor{Float64, []int64{5}, []float64{0.1, math.NaN(), math.Inf(-1), 1e21, -1.5e-300}}, `[0.1,null,null,1e+21,-1.5e-300]`},
-		{"float64 -0", &Tensor{Float64, []int64{}, []float64{math.Copysign(0, -1)}}, `-0`},
-		{"float16", &Tensor{Float16, []int64{5}, []uint16{0x3c00, 0xc100, 0x7bff, 0x7c00, 0x7e00}}, `[1,-2.5,65504,null,null]`},
-		{"float16 tiny", &Tensor{Float16, []int64{2}, []uint16{0x0001, 0x3555}}, `[5.9604645e-08,0.33325195]`},
-		{"bfloat16", &Tensor{BFloat16, []int64{3}, []uint16{0x3f80, 0xc020, 0x7f80}}, `[1,-2.5,null]`},
-		{"uint16", &Tensor{Uint16, []int64{2}, []uint16{0x3c00, 65535}}, `[15360,65535]`},
-		{"int8", &Tensor{Int8, []int64{3}, []int8{-128, 0, 127}}, `[-128,0,127]`},
-		{"int16", &Tensor{Int16, []int64{2}, []int16{-32768, 32767}}, `[-32768,32767]`},
-		{"int32", &Tensor{Int32, []int64{1, 2}, []int32{math.MinInt32, math.MaxInt32}}, `[[-2147483648,2147483647]]`},
-		{"int64", &Tensor{Int64, []int64{3}, []int64{math.MinInt64, math.MaxInt64, 9007199254740993}}, `[-9223372036854775808,9223372036854775807,9007199254740993]`},
-		{"uint8", &Tensor{Uint8, []int64{2}, []uint8{0, 255}}, `[0,255]`},
-		{"uint32", &Tensor{Uint32, []int64{1}, []uint32{math.MaxUint32}}, `[4294967295]`},
-		{"uint64", &Tensor{Uint64, []int64{1}, []uint64{math.MaxUint64}}, `[18446744073709551615]`},
-		{"bool", &Tensor{Bool, []int64{2, 1}, []bool{true, false}}, `[[true],[false]]`},
-		{"string", &Tensor{String, []int64{2}, []string{"a", `q"b\`}}, `["a","q\"b\\"]`},
-		{"rank 0", &Tensor{Float32, []int64{}, []float32{2.5}}, `2.5`},
-		{"rank 0 nil shape", &Tensor{Int64, nil, []int64{7}}, `7`},
-		{"rank 0 string", &Tensor{String, []int64{}, []string{"x"}}, `"x"`},
-		{"rank 0 empty data", &Tensor{Float32, []int64{}, []float32{}}, `null`},
-		{"empty", &Tensor{Float32, []int64{0}, []float32{}}, `[]`},
-		{"empty inner", &Tensor{Float32, []int64{2, 0}, []float32{}}, `[[],[]]`},
-		{"empty outer", &Tensor{Float32, []int64{0, 2}, []float32{}}, `[]`},
-		{"empty middle", &Tensor{Int64, []int64{2, 0, 3}, []int64{}}, `[[],[]]`},
-		{"empty deep", &Tensor{Bool, []int64{1, 2, 1, 0}, []bool{}}, `[[[[]],[[]]]]`},
-		{"rank 3", &Tensor{Int8, []int64{2, 2, 2}, []int8{1, 2, 3, 4, 5, 6, 7, 8}}, `[[[1,2],[3,4]],[[5,6],[7,8]]]`},
-		{"ones", &Tensor{Int8, []int64{1, 1, 1}, []int8{9}}, `[[[9]]]`},
-		{"mismatched data is flat", &Tensor{Float32, []int64{2, 2}, []float32{1, 2, 3}}, `[1,2,3]`},
-		{"negative dim is flat", &Tensor{Float32, []int64{-1, 2}, []float32{1, 2}}, `[1,2]`},
-		{"huge empty shape is flat", &Tensor{Float32, []int64{1 << 40, 1 << 20, 0}, []float32{}}, `[]`},
-		{"nil data", &Tensor{Float32, []int64{2}, nil}, `[]`},
-		{"wrong data type", &Tensor{Float32, []int64{1}, []complex64{1}}, `[]`},
+		{"float32 matrix", &tensor.Tensor{DType: tensor.Float32, Shape: []int64{2, 3}, Data: []float32{1, 2.5, -3, 0.1, 1e6, 1e-7}}, `[[1,2.5,-3],[0.1,1e+06,1e-07]]`},
+		{"float32 specials", &tensor.Tensor{DType: tensor.Float32, Shape: []int64{6}, Data: []float32{nan32, inf32, -inf32, float32(math.Copysign(0, -1)), 0, 3.4028235e38}}, `[null,null,null,-0,0,3.4028235e+38]`},
+		{"float32 small", &tensor.Tensor{DType: tensor.Float32, Shape: []int64{4}, Data: []float32{1e-45, 123456, 1234567, 0.0001}}, `[1e-45,123456,1.234567e+06,0.0001]`},
+		{"float64", &tensor.Tensor{DType: tensor.Float64, Shape: []int64{5}, Data: []float64{0.1, math.NaN(), math.Inf(-1), 1e21, -1.5e-300}}, `[0.1,null,null,1e+21,-1.5e-300]`},
+		{"float64 -0", &tensor.Tensor{DType: tensor.Float64, Shape: []int64{}, Data: []float64{math.Copysign(0, -1)}}, `-0`},
+		{"float16", &tensor.Tensor{DType: tensor.Float16, Shape: []int64{5}, Data: []uint16{0x3c00, 0xc100, 0x7bff, 0x7c00, 0x7e00}}, `[1,-2.5,65504,null,null]`},
+		{"float16 tiny", &tensor.Tensor{DType: tensor.Float16, Shape: []int64{2}, Data: []uint16{0x0001, 0x3555}}, `[5.9604645e-08,0.33325195]`},
+		{"bfloat16", &tensor.Tensor{DType: tensor.BFloat16, Shape: []int64{3}, Data: []uint16{0x3f80, 0xc020, 0x7f80}}, `[1,-2.5,null]`},
+		{"uint16", &tensor.Tensor{DType: tensor.Uint16, Shape: []int64{2}, Data: []uint16{0x3c00, 65535}}, `[15360,65535]`},
+		{"int8", &tensor.Tensor{DType: tensor.Int8, Shape: []int64{3}, Data: []int8{-128, 0, 127}}, `[-128,0,127]`},
+		{"int16", &tensor.Tensor{DType: tensor.Int16, Shape: []int64{2}, Data: []int16{-32768, 32767}}, `[-32768,32767]`},
+		{"int32", &tensor.Tensor{DType: tensor.Int32, Shape: []int64{1, 2}, Data: []int32{math.MinInt32, math.MaxInt32}}, `[[-2147483648,2147483647]]`},
+		{"int64", &tensor.Tensor{DType: tensor.Int64, Shape: []int64{3}, Data: []int64{math.MinInt64, math.MaxInt64, 9007199254740993}}, `[-9223372036854775808,9223372036854775807,9007199254740993]`},
+		{"uint8", &tensor.Tensor{DType: tensor.Uint8, Shape: []int64{2}, Data: []uint8{0, 255}}, `[0,255]`},
+		{"uint32", &tensor.Tensor{DType: tensor.Uint32, Shape: []int64{1}, Data: []uint32{math.MaxUint32}}, `[4294967295]`},
+		{"uint64", &tensor.Tensor{DType: tensor.Uint64, Shape: []int64{1}, Data: []uint64{math.MaxUint64}}, `[18446744073709551615]`},
+		{"bool", &tensor.Tensor{DType: tensor.Bool, Shape: []int64{2, 1}, Data: []bool{true, false}}, `[[true],[false]]`},
+		{"string", &tensor.Tensor{DType: tensor.String, Shape: []int64{2}, Data: []string{"a", `q"b\`}}, `["a","q\"b\\"]`},
+		{"rank 0", &tensor.Tensor{DType: tensor.Float32, Shape: []int64{}, Data: []float32{2.5}}, `2.5`},
+		{"rank 0 nil shape", &tensor.Tensor{DType: tensor.Int64, Shape: nil, Data: []int64{7}}, `7`},
+		{"rank 0 string", &tensor.Tensor{DType: tensor.String, Shape: []int64{}, Data: []string{"x"}}, `"x"`},
+		{"rank 0 empty data", &tensor.Tensor{DType: tensor.Float32, Shape: []int64{}, Data: []float32{}}, `null`},
+		{"empty", &tensor.Tensor{DType: tensor.Float32, Shape: []int64{0}, Data: []float32{}}, `[]`},
+		{"empty inner", &tensor.Tensor{DType: tensor.Float32, Shape: []int64{2, 0}, Data: []float32{}}, `[[],[]]`},
+		{"empty outer", &tensor.Tensor{DType: tensor.Float32, Shape: []int64{0, 2}, Data: []float32{}}, `[]`},
+		{"empty middle", &tensor.Tensor{DType: tensor.Int64, Shape: []int64{2, 0, 3}, Data: []int64{}}, `[[],[]]`},
+		{"empty deep", &tensor.Tensor{DType: tensor.Bool, Shape: []int64{1, 2, 1, 0}, Data: []bool{}}, `[[[[]],[[]]]]`},
+		{"rank 3", &tensor.Tensor{DType: tensor.Int8, Shape: []int64{2, 2, 2}, Data: []int8{1, 2, 3, 4, 5, 6, 7, 8}}, `[[[1,2],[3,4]],[[5,6],[7,8]]]`},
+		{"ones", &tensor.Tensor{DType: tensor.Int8, Shape: []int64{1, 1, 1}, Data: []int8{9}}, `[[[9]]]`},
+		{"mismatched data is flat", &tensor.Tensor{DType: tensor.Float32, Shape: []int64{2, 2}, Data: []float32{1, 2, 3}}, `[1,2,3]`},
+		{"negative dim is flat", &tensor.Tensor{DType: tensor.Float32, Shape: []int64{-1, 2}, Data: []float32{1, 2}}, `[1,2]`},
+		{"huge empty shape is flat", &tensor.Tensor{DType: tensor.Float32, Shape: []int64{1 << 40, 1 << 20, 0}, Data: []float32{}}, `[]`},
+		{"nil data", &tensor.Tensor{DType: tensor.Float32, Shape: []int64{2}, Data: nil}, `[]`},
+		{"wrong data type", &tensor.Tensor{DType: tensor.Float32, Shape: []int64{1}, Data: []complex64{1}}, `[]`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -85,7 +87,7 @@ func TestAppendJSONStrings(t *testing.T) {
 		{"</script>&", `"</script>&"`},
 	}
 	for _, c := range cases {
-		got := string(AppendJSON(nil, &Tensor{String, []int64{}, []string{c.in}}))
+		got := string(AppendJSON(nil, &tensor.Tensor{DType: tensor.String, Shape: []int64{}, Data: []string{c.in}}))
 		if got != c.want {
 			t.Errorf("%q: got %s, want %s", c.in, got, c.want)
 		}
@@ -164,8 +166,8 @@ func TestHalfConversions(t *testing.T) {
 		maxBits uint16 // largest finite positive value
 	}
 	for _, c := range []conv{
-		{"float16", Float16ToFloat32, Float32ToFloat16, Float64ToFloat16, 0x7bff},
-		{"bfloat16", BFloat16ToFloat32, Float32ToBFloat16, Float64ToBFloat16, 0x7f7f},
+		{"float16", tensor.Float16ToFloat32, tensor.Float32ToFloat16, tensor.Float64ToFloat16, 0x7bff},
+		{"bfloat16", tensor.BFloat16ToFloat32, tensor.Float32ToBFloat16, tensor.Float64ToBFloat16, 0x7f7f},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for h := uint32(0); h <= 0xffff; h++ {
@@ -244,19 +246,19 @@ func TestHalfConversions(t *testing.T) {
 			}
 		})
 	}
-	if got := Float32ToFloat16(65504); got != 0x7bff {
+	if got := tensor.Float32ToFloat16(65504); got != 0x7bff {
 		t.Errorf("65504 -> %04x", got)
 	}
-	if got := Float16ToFloat32(0x0001); got != float32(math.Ldexp(1, -24)) {
+	if got := tensor.Float16ToFloat32(0x0001); got != float32(math.Ldexp(1, -24)) {
 		t.Errorf("smallest subnormal -> %v", got)
 	}
-	if got := Float32ToBFloat16(1.00390625); got != 0x3f80 { // tie to even
+	if got := tensor.Float32ToBFloat16(1.00390625); got != 0x3f80 { // tie to even
 		t.Errorf("1.00390625 -> %04x", got)
 	}
 }
 
 // randomTensor makes a tensor of type d with random finite values.
-func randomTensor(r *rand.Rand, d DType) *Tensor {
+func randomTensor(r *rand.Rand, d tensor.DType) *tensor.Tensor {
 	rank := r.IntN(4)
 	shape := make([]int64, rank)
 	n := 1
@@ -266,7 +268,7 @@ func randomTensor(r *rand.Rand, d DType) *Tensor {
 	}
 	var data any
 	switch d {
-	case Float32:
+	case tensor.Float32:
 		v := make([]float32, n)
 		for i := range v {
 			for {
@@ -277,7 +279,7 @@ func randomTensor(r *rand.Rand, d DType) *Tensor {
 			}
 		}
 		data = v
-	case Float64:
+	case tensor.Float64:
 		v := make([]float64, n)
 		for i := range v {
 			for {
@@ -288,66 +290,66 @@ func randomTensor(r *rand.Rand, d DType) *Tensor {
 			}
 		}
 		data = v
-	case Float16, BFloat16, Uint16:
+	case tensor.Float16, tensor.BFloat16, tensor.Uint16:
 		v := make([]uint16, n)
 		for i := range v {
 			for {
 				v[i] = uint16(r.Uint32())
-				if d == Uint16 || v[i]&0x7fff < map[DType]uint16{Float16: 0x7c00, BFloat16: 0x7f80}[d] {
+				if d == tensor.Uint16 || v[i]&0x7fff < map[tensor.DType]uint16{tensor.Float16: 0x7c00, tensor.BFloat16: 0x7f80}[d] {
 					break
 				}
 			}
 		}
 		data = v
-	case Int8:
+	case tensor.Int8:
 		v := make([]int8, n)
 		for i := range v {
 			v[i] = int8(r.Uint32())
 		}
 		data = v
-	case Int16:
+	case tensor.Int16:
 		v := make([]int16, n)
 		for i := range v {
 			v[i] = int16(r.Uint32())
 		}
 		data = v
-	case Int32:
+	case tensor.Int32:
 		v := make([]int32, n)
 		for i := range v {
 			v[i] = int32(r.Uint32())
 		}
 		data = v
-	case Int64:
+	case tensor.Int64:
 		v := make([]int64, n)
 		for i := range v {
 			v[i] = int64(r.Uint64())
 		}
 		data = v
-	case Uint8:
+	case tensor.Uint8:
 		v := make([]uint8, n)
 		for i := range v {
 			v[i] = uint8(r.Uint32())
 		}
 		data = v
-	case Uint32:
+	case tensor.Uint32:
 		v := make([]uint32, n)
 		for i := range v {
 			v[i] = r.Uint32()
 		}
 		data = v
-	case Uint64:
+	case tensor.Uint64:
 		v := make([]uint64, n)
 		for i := range v {
 			v[i] = r.Uint64()
 		}
 		data = v
-	case Bool:
+	case tensor.Bool:
 		v := make([]bool, n)
 		for i := range v {
 			v[i] = r.IntN(2) == 0
 		}
 		data = v
-	case String:
+	case tensor.String:
 		v := make([]string, n)
 		for i := range v {
 			b := make([]rune, r.IntN(6))
@@ -358,18 +360,18 @@ func randomTensor(r *rand.Rand, d DType) *Tensor {
 		}
 		data = v
 	}
-	return &Tensor{DType: d, Shape: shape, Data: data}
+	return &tensor.Tensor{DType: d, Shape: shape, Data: data}
 }
 
 // TestRoundTrip encodes random tensors and decodes them back.
 func TestRoundTrip(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
 	for i := 0; i < iterations(20000); i++ {
-		d := DType(1 + i%int(String))
+		d := tensor.DType(1 + i%int(tensor.String))
 		want := randomTensor(r, d)
 		body := AppendJSON([]byte(`{"t": `), want)
 		body = append(body, '}')
-		out, err := DecodeRequest(body, []Spec{{Name: "t", DType: d, Shape: want.Shape, Required: true}})
+		out, err := decodeObject(body, []tensor.Spec{{Name: "t", DType: d, Shape: want.Shape, Required: true}})
 		if err != nil {
 			t.Fatalf("%v %s: %v", d, body, err)
 		}
@@ -410,10 +412,10 @@ func sameData(a, b any) bool {
 }
 
 func TestEncodeNoAllocations(t *testing.T) {
-	ts := []*Tensor{
-		{Float32, []int64{10, 100}, make([]float32, 1000)},
-		{String, []int64{3}, []string{"a", "b\n", "\xff"}},
-		{Float16, []int64{2, 2}, []uint16{1, 2, 3, 4}},
+	ts := []*tensor.Tensor{
+		{DType: tensor.Float32, Shape: []int64{10, 100}, Data: make([]float32, 1000)},
+		{DType: tensor.String, Shape: []int64{3}, Data: []string{"a", "b\n", "\xff"}},
+		{DType: tensor.Float16, Shape: []int64{2, 2}, Data: []uint16{1, 2, 3, 4}},
 	}
 	buf := make([]byte, 0, 1<<16)
 	for _, tt := range ts {

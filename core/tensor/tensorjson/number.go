@@ -1,10 +1,12 @@
-package tensor
+package tensorjson
 
 import (
 	"math"
 	"math/bits"
 	"strconv"
 	"unsafe"
+
+	"github.com/svc-dev/svc/core/tensor"
 )
 
 // number is a scanned JSON number literal: value = ±mant × 10^exp, exactly
@@ -218,8 +220,8 @@ func halfOf(n *number, s []byte, ebits, mbits uint) (uint16, numStatus) {
 	if f, ok := n.approx(); ok {
 		// The exact value lies in [lo, hi]; rounding is monotonic, so if
 		// both ends round the same way, so does the value.
-		lo := roundFloat64(f*(1-0x1p-50), ebits, mbits)
-		hi := roundFloat64(f*(1+0x1p-50), ebits, mbits)
+		lo := tensor.RoundFloat64(f*(1-0x1p-50), ebits, mbits)
+		hi := tensor.RoundFloat64(f*(1+0x1p-50), ebits, mbits)
 		if lo == hi {
 			r = lo
 			goto done
@@ -231,16 +233,16 @@ func halfOf(n *number, s []byte, ebits, mbits uint) (uint16, numStatus) {
 			return 0, numRange
 		}
 		f = math.Abs(f)
-		r = roundFloat64(f, ebits, mbits)
+		r = tensor.RoundFloat64(f, ebits, mbits)
 		if isTie(f, ebits, mbits) {
 			// f, the float64 nearest the decimal, is exactly halfway between
 			// two values of the small format; the decimal itself may be a
 			// little above or below it.
 			switch cmpDecimal(s, f) {
 			case 1:
-				r = roundFloat64(math.Nextafter(f, math.Inf(1)), ebits, mbits)
+				r = tensor.RoundFloat64(math.Nextafter(f, math.Inf(1)), ebits, mbits)
 			case -1:
-				r = roundFloat64(math.Nextafter(f, 0), ebits, mbits)
+				r = tensor.RoundFloat64(math.Nextafter(f, 0), ebits, mbits)
 			}
 		}
 	}
@@ -357,21 +359,21 @@ func decimalDigits(s []byte, dst []byte) (digits []byte, e int) {
 
 // intLimits returns the largest magnitude allowed for positive and for
 // negative values of the integer type d.
-func intLimits(d DType) (pos, neg uint64) {
+func intLimits(d tensor.DType) (pos, neg uint64) {
 	switch d {
-	case Int8:
+	case tensor.Int8:
 		return math.MaxInt8, 1 << 7
-	case Int16:
+	case tensor.Int16:
 		return math.MaxInt16, 1 << 15
-	case Int32:
+	case tensor.Int32:
 		return math.MaxInt32, 1 << 31
-	case Int64:
+	case tensor.Int64:
 		return math.MaxInt64, 1 << 63
-	case Uint8:
+	case tensor.Uint8:
 		return math.MaxUint8, 0
-	case Uint16:
+	case tensor.Uint16:
 		return math.MaxUint16, 0
-	case Uint32:
+	case tensor.Uint32:
 		return math.MaxUint32, 0
 	}
 	return math.MaxUint64, 0
@@ -380,7 +382,7 @@ func intLimits(d DType) (pos, neg uint64) {
 // intOf converts a scanned number with literal s to an integer of type d,
 // exactly: it returns the magnitude and whether it is negative. Numbers
 // with a fraction or exponent are fine when their value is integral.
-func intOf(n *number, s []byte, d DType) (mag uint64, neg bool, st numStatus) {
+func intOf(n *number, s []byte, d tensor.DType) (mag uint64, neg bool, st numStatus) {
 	if n.plain && n.exp == 0 {
 		mag = n.mant // at most 19 digits: exact
 	} else {

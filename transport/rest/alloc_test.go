@@ -1,6 +1,6 @@
 //go:build !race
 
-package tensor
+package rest
 
 import "testing"
 

@@ -1,0 +1,228 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/svc-dev/svc/providers"
+)
+
+// State is where the served model is in its life.
+type State int32
+
+// The states, in the order a model normally goes through them. Failed is
+// final: the process stops.
+const (
+	StateLoading State = iota
+	StateWarmingUp
+	StateReady
+	StateDraining
+	StateFailed
+)
+
+var stateNames = [...]string{"loading", "warming up", "ready", "draining", "failed"}
+
+func (s State) String() string {
+	if s < 0 || int(s) >= len(stateNames) {
+		return fmt.Sprintf("State(%d)", int32(s))
+	}
+	return stateNames[s]
+}
+
+// NotReadyError is returned by Model.Runner while the model cannot take
+// inferences yet (loading, warming up) or any more (failed).
+type NotReadyError struct {
+	Model string
+	State State
+}
+
+func (e *NotReadyError) Error() string {
+	if e.State == StateFailed {
+		return fmt.Sprintf("Model '%s' failed to load", e.Model)
+	}
+	return fmt.Sprintf("Model '%s' is %s; try again shortly", e.Model, e.State)
+}
+
+// ErrNotReady matches every *NotReadyError with errors.Is.
+var ErrNotReady = errors.New("model not ready")
+
+// Is makes errors.Is(err, ErrNotReady) true.
+func (e *NotReadyError) Is(target error) bool { return target == ErrNotReady }
+
+// Loaded is what loading produced: the runner requests go to and the
+// execution provider its sessions run on.
+type Loaded struct {
+	Runner   Runner
+	Provider providers.Provider
+	// Close releases the sessions.
+	Close func() error
+}
+
+// LoadFunc loads the model. It runs once, in a goroutine owned by the Model.
+type LoadFunc func() (Loaded, error)
+
+// Preparer derives what a frontend needs from the loaded model (an OpenAPI
+// document, pre-encoded descriptions) before the model is declared ready. An
+// error fails start-up like a load error.
+type Preparer func(Runner) error
+
+// Model is the served model's lifecycle: it loads in the background after
+// the servers are up, runs the preparers and a warm-up inference, and then
+// takes requests until it drains. It has no notion of any protocol; the
+// frontends ask it for the runner and report its state their own way.
+type Model struct {
+	name string
+
+	state  atomic.Int32
+	loaded atomic.Pointer[Loaded]
+
+	done    chan struct{} // closed when loading has ended, well or not
+	err     error         // why loading failed; set before done closes
+	started sync.Once
+	since   time.Time
+	took    time.Duration
+}
+
+// NewModel returns the lifecycle of the model called name, in the loading
+// state. Nothing is loaded until Start.
+func NewModel(name string) *Model {
+	return &Model{name: name, done: make(chan struct{})}
+}
+
+// Name is the model's name, known before it loads.
+func (m *Model) Name() string { return m.name }
+
+// State is the current state.
+func (m *Model) State() State { return State(m.state.Load()) }
+
+// Ready reports whether the model takes inferences and should receive
+// traffic (false while loading, warming up, draining or failed).
+func (m *Model) Ready() bool { return m.State() == StateReady }
+
+// Runner returns the runner for an inference, or a *NotReadyError. A
+// draining model still serves, so that requests already on their way are
+// not lost; readiness says no new traffic should come.
+func (m *Model) Runner() (Runner, error) {
+	switch s := m.State(); s {
+	case StateReady, StateDraining:
+		return m.loaded.Load().Runner, nil
+	default:
+		return nil, &NotReadyError{Model: m.name, State: s}
+	}
+}
+
+// Provider is the execution provider the sessions run on (nil until
+// loaded).
+func (m *Model) Provider() providers.Provider {
+	if l := m.loaded.Load(); l != nil {
+		return l.Provider
+	}
+	return nil
+}
+
+// Done is closed when loading has ended: the model is ready, or Err says
+// why not.
+func (m *Model) Done() <-chan struct{} { return m.done }
+
+// Err is why loading failed (nil while loading and once ready).
+func (m *Model) Err() error {
+	select {
+	case <-m.done:
+		return m.err
+	default:
+		return nil
+	}
+}
+
+// LoadTime is how long loading, preparing and warming up took (0 until
+// done).
+func (m *Model) LoadTime() time.Duration {
+	select {
+	case <-m.done:
+		return m.took
+	default:
+		return 0
+	}
+}
+
+// Start loads the model in a goroutine that the Model owns: load, then each
+// preparer, then warm-up (when not nil; its error is only logged through
+// warmFailed). It returns at once; Done tells when loading ended. Start
+// runs once.
+func (m *Model) Start(load LoadFunc, prepare []Preparer, warmUp func(Runner) error, warmFailed func(error)) {
+	m.started.Do(func() {
+		m.since = time.Now()
+		go m.load(load, prepare, warmUp, warmFailed)
+	})
+}
+
+func (m *Model) load(load LoadFunc, prepare []Preparer, warmUp func(Runner) error, warmFailed func(error)) {
+	defer close(m.done)
+	defer func() { m.took = time.Since(m.since) }()
+	l, err := load()
+	if err != nil {
+		m.fail(err)
+		return
+	}
+	m.loaded.Store(&l)
+	for _, p := range prepare {
+		if err := p(l.Runner); err != nil {
+			m.fail(err)
+			return
+		}
+	}
+	if warmUp != nil {
+		m.state.CompareAndSwap(int32(StateLoading), int32(StateWarmingUp))
+		if err := warmUp(l.Runner); err != nil && warmFailed != nil {
+			warmFailed(err)
+		}
+	}
+	// A drain that came while loading wins.
+	m.state.CompareAndSwap(int32(StateLoading), int32(StateReady))
+	m.state.CompareAndSwap(int32(StateWarmingUp), int32(StateReady))
+}
+
+func (m *Model) fail(err error) {
+	m.err = err
+	m.state.Store(int32(StateFailed))
+}
+
+// Drain marks the model as draining: readiness turns false, inferences
+// still run. Servers stop after it.
+func (m *Model) Drain() {
+	for {
+		s := m.state.Load()
+		if State(s) == StateFailed || State(s) == StateDraining {
+			return
+		}
+		if m.state.CompareAndSwap(s, int32(StateDraining)) {
+			return
+		}
+	}
+}
+
+// Close waits for loading to end (or ctx), then releases the sessions.
+func (m *Model) Close(ctx context.Context) error {
+	if !m.isStarted() {
+		return nil
+	}
+	select {
+	case <-m.done:
+	case <-ctx.Done():
+		return fmt.Errorf("model %q still loading at shutdown: %w", m.name, ctx.Err())
+	}
+	if l := m.loaded.Load(); l != nil && l.Close != nil {
+		return l.Close()
+	}
+	return nil
+}
+
+func (m *Model) isStarted() bool {
+	started := true
+	m.started.Do(func() { started = false; close(m.done) })
+	return started
+}

@@ -1,0 +1,102 @@
+package core
+
+import (
+	"fmt"
+
+	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/svc-dev/svc/core/tensor"
+)
+
+// Result holds the outputs of one run, in the model's output order, as ONNX
+// Runtime values, or as tensors when the run was split among merged
+// requests. Close releases them.
+type Result struct {
+	values  []ort.Value
+	tensors []*tensor.Tensor
+}
+
+// Len is the number of outputs.
+func (r *Result) Len() int {
+	if r.tensors != nil {
+		return len(r.tensors)
+	}
+	return len(r.values)
+}
+
+// Tensor returns output i as a tensor; it fails for sequence and map
+// outputs (see Value).
+func (r *Result) Tensor(i int) (*tensor.Tensor, error) {
+	if r.tensors != nil {
+		return r.tensors[i], nil
+	}
+	return fromORT(r.values[i])
+}
+
+// Value is one output: a tensor, a sequence of values, or a map from the
+// elements of one tensor (Keys) to those of another (Values), pair by pair.
+type Value struct {
+	Kind   ValueKind
+	Tensor *tensor.Tensor
+	Items  []Value
+	Keys   *tensor.Tensor
+	Values *tensor.Tensor
+}
+
+// Value returns output i, whatever its kind. The data is copied out of ONNX
+// Runtime only for sequences and maps; tensors share it until Close.
+func (r *Result) Value(i int) (Value, error) {
+	if r.tensors != nil {
+		return Value{Kind: KindTensor, Tensor: r.tensors[i]}, nil
+	}
+	return valueOf(r.values[i])
+}
+
+func valueOf(v ort.Value) (Value, error) {
+	switch x := v.(type) {
+	case *ort.Sequence:
+		items, err := x.GetValues()
+		if err != nil {
+			return Value{}, fmt.Errorf("read sequence output: %w", err)
+		}
+		out := Value{Kind: KindSequence, Items: make([]Value, len(items))}
+		for i, item := range items {
+			if out.Items[i], err = valueOf(item); err != nil {
+				return Value{}, err
+			}
+		}
+		return out, nil
+	case *ort.Map:
+		keys, vals, err := x.GetKeysAndValues()
+		if err != nil {
+			return Value{}, fmt.Errorf("read map output: %w", err)
+		}
+		kt, err := fromORT(keys)
+		if err != nil {
+			return Value{}, err
+		}
+		vt, err := fromORT(vals)
+		if err != nil {
+			return Value{}, err
+		}
+		if kt.Len() != vt.Len() {
+			return Value{}, fmt.Errorf("map output has %d keys and %d values", kt.Len(), vt.Len())
+		}
+		return Value{Kind: KindMap, Keys: kt, Values: vt}, nil
+	}
+	t, err := fromORT(v)
+	if err != nil {
+		return Value{}, err
+	}
+	return Value{Kind: KindTensor, Tensor: t}, nil
+}
+
+// Close releases the output values.
+func (r *Result) Close() {
+	for _, v := range r.values {
+		if v != nil {
+			_ = v.Destroy()
+		}
+	}
+	r.values = nil
+}

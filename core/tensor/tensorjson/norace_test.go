@@ -1,0 +1,5 @@
+//go:build !race
+
+package tensorjson
+
+const raceEnabled = false

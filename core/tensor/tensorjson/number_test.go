@@ -1,0 +1,386 @@
+package tensorjson
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/svc-dev/svc/core/tensor"
+)
+
+// iterations scales the size of randomized tests down for -short and for
+// the (much slower) race detector.
+func iterations(n int) int {
+	if testing.Short() || raceEnabled {
+		return n / 10
+	}
+	return n
+}
+
+func TestDecodeBigInts(t *testing.T) {
+	cases := []struct {
+		d    tensor.DType
+		in   string
+		want any
+	}{
+		{tensor.Int64, "9007199254740993", int64(9007199254740993)},
+		{tensor.Int64, "-9007199254740993", int64(-9007199254740993)},
+		{tensor.Int64, "9223372036854775807", int64(math.MaxInt64)},
+		{tensor.Int64, "-9223372036854775808", int64(math.MinInt64)},
+		{tensor.Int64, "9223372036854775807.0", int64(math.MaxInt64)},
+		{tensor.Int64, "922337203685477580.7e1", int64(math.MaxInt64)},
+		{tensor.Int64, "0.9223372036854775807e19", int64(math.MaxInt64)},
+		{tensor.Int64, "1234567890123456789", int64(1234567890123456789)},
+		{tensor.Int64, "1e18", int64(1e18)},
+		{tensor.Int64, "100000000000000000000e-2", int64(1e18)},
+		{tensor.Int64, "-0", int64(0)},
+		{tensor.Int64, "0e999999999", int64(0)},
+		{tensor.Int64, "0.000", int64(0)},
+		{tensor.Uint64, "18446744073709551615", uint64(math.MaxUint64)},
+		{tensor.Uint64, "12345678901234567890", uint64(12345678901234567890)},
+		{tensor.Uint64, "1844674407370955161.5e1", uint64(math.MaxUint64)},
+		{tensor.Int32, "2147483647", int32(math.MaxInt32)},
+		{tensor.Int32, "1E3", int32(1000)},
+		{tensor.Uint32, "4.294967295e9", uint32(math.MaxUint32)},
+	}
+	for _, c := range cases {
+		got := decodeOne(t, spec("x", c.d), `{"x": `+c.in+`}`)
+		if v := reflect.ValueOf(got.Data).Index(0).Interface(); v != c.want {
+			t.Errorf("%v %s: got %v, want %v", c.d, c.in, v, c.want)
+		}
+	}
+	// Random int64/uint64 values, printed plainly and with exponents.
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 20000; i++ {
+		v := int64(r.Uint64()) >> r.IntN(64)
+		u := r.Uint64() >> r.IntN(64)
+		forms := []string{strconv.FormatInt(v, 10), strconv.FormatInt(v, 10) + "e0", strconv.FormatInt(v, 10) + ".000"}
+		if v != 0 {
+			forms = append(forms, strconv.FormatInt(v, 10)+"0e-1")
+		}
+		for _, s := range forms {
+			got := decodeOne(t, spec("x", tensor.Int64), `{"x": `+s+`}`)
+			if g := got.Data.([]int64)[0]; g != v {
+				t.Fatalf("int64 %s: got %d", s, g)
+			}
+		}
+		s := strconv.FormatUint(u, 10)
+		if got := decodeOne(t, spec("x", tensor.Uint64), `{"x": `+s+`}`); got.Data.([]uint64)[0] != u {
+			t.Fatalf("uint64 %s: got %d", s, got.Data.([]uint64)[0])
+		}
+	}
+}
+
+// intReference decides exactly, with math/big, what a JSON number means
+// for an integer type: the value, or "notint" / "range".
+func intReference(s string, d tensor.DType) (any, string) {
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		panic("bad literal " + s)
+	}
+	if !r.IsInt() {
+		return nil, "notint"
+	}
+	n := r.Num()
+	pos, neg := intLimits(d)
+	if n.Sign() < 0 {
+		if new(big.Int).Neg(n).Cmp(new(big.Int).SetUint64(neg)) > 0 {
+			return nil, "range"
+		}
+	} else if n.Cmp(new(big.Int).SetUint64(pos)) > 0 {
+		return nil, "range"
+	}
+	var v any
+	switch d {
+	case tensor.Int8:
+		v = int8(n.Int64())
+	case tensor.Int16:
+		v = int16(n.Int64())
+	case tensor.Int32:
+		v = int32(n.Int64())
+	case tensor.Int64:
+		v = n.Int64()
+	case tensor.Uint8:
+		v = uint8(n.Uint64())
+	case tensor.Uint16:
+		v = uint16(n.Uint64())
+	case tensor.Uint32:
+		v = uint32(n.Uint64())
+	case tensor.Uint64:
+		v = n.Uint64()
+	}
+	return v, ""
+}
+
+// checkIntLiteral compares decoding the literal s as type d with intReference.
+func checkIntLiteral(t *testing.T, s string, d tensor.DType) {
+	t.Helper()
+	want, wantErr := intReference(s, d)
+	out, err := decodeObject([]byte(`{"x": [`+s+`]}`), []tensor.Spec{spec("x", d, -1)})
+	switch wantErr {
+	case "":
+		if err != nil {
+			t.Fatalf("%v %s: %v, want %v", d, s, err, want)
+		}
+		if got := reflect.ValueOf(out[0].Data).Index(0).Interface(); got != want {
+			t.Fatalf("%v %s: got %v, want %v", d, s, got, want)
+		}
+	case "notint":
+		if err == nil || !strings.Contains(err.Error(), "is not an integer ("+d.String()+")") {
+			t.Fatalf("%v %s: got %v, want not an integer", d, s, err)
+		}
+	case "range":
+		if err == nil || !strings.Contains(err.Error(), "is out of range for "+d.String()) {
+			t.Fatalf("%v %s: got %v, want out of range", d, s, err)
+		}
+	}
+}
+
+func TestDecodeIntsAgainstBig(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	types := []tensor.DType{tensor.Int8, tensor.Int16, tensor.Int32, tensor.Int64, tensor.Uint8, tensor.Uint16, tensor.Uint32, tensor.Uint64}
+	for i := 0; i < iterations(30000); i++ {
+		s := randomNumberLiteral(r)
+		checkIntLiteral(t, s, types[i%len(types)])
+	}
+}
+
+// randomNumberLiteral makes valid JSON number literals of many forms.
+func randomNumberLiteral(r *rand.Rand) string {
+	var b []byte
+	if r.IntN(3) == 0 {
+		b = append(b, '-')
+	}
+	nd := 1 + r.IntN(25)
+	if r.IntN(4) == 0 {
+		b = append(b, '0')
+	} else {
+		b = append(b, byte('1'+r.IntN(9)))
+		for i := 1; i < nd; i++ {
+			if r.IntN(3) == 0 {
+				b = append(b, '0')
+			} else {
+				b = append(b, byte('0'+r.IntN(10)))
+			}
+		}
+	}
+	if r.IntN(2) == 0 {
+		b = append(b, '.')
+		for i := 0; i < 1+r.IntN(20); i++ {
+			if r.IntN(2) == 0 {
+				b = append(b, '0')
+			} else {
+				b = append(b, byte('0'+r.IntN(10)))
+			}
+		}
+	}
+	if r.IntN(2) == 0 {
+		b = append(b, "eE"[r.IntN(2)])
+		switch r.IntN(3) {
+		case 0:
+			b = append(b, '-')
+		case 1:
+			b = append(b, '+')
+		}
+		b = strconv.AppendInt(b, int64(r.IntN(30)), 10)
+	}
+	return string(b)
+}
+
+// checkFloatLiteral compares decoding the literal s as float32 and float64
+// with strconv.ParseFloat, bit for bit (out of range iff ParseFloat
+// overflows). Each type is decoded both through the general element parser
+// (first innermost array, or a bare value) and through the fast loops used
+// for the following innermost arrays.
+func checkFloatLiteral(t *testing.T, s string) {
+	t.Helper()
+	want32, err32 := strconv.ParseFloat(s, 32)
+	want64, err64 := strconv.ParseFloat(s, 64)
+	for _, c := range []struct {
+		d    tensor.DType
+		body string
+		rank int
+	}{
+		{tensor.Float32, `[` + s + `]`, 1}, {tensor.Float32, `[0, ` + s + `]`, 1}, {tensor.Float32, `[[0], [` + s + `]]`, 2}, {tensor.Float32, s, 0},
+		{tensor.Float64, `[` + s + `]`, 1}, {tensor.Float64, `[0,` + s + `]`, 1}, {tensor.Float64, `[[0], [` + s + `]]`, 2}, {tensor.Float64, s, 0},
+	} {
+		var sp tensor.Spec
+		switch c.rank {
+		case 0:
+			sp = spec("x", c.d)
+		case 1:
+			sp = spec("x", c.d, -1)
+		default:
+			sp = spec("x", c.d, -1, 1)
+		}
+		out, err := decodeObject([]byte(`{"x": `+c.body+`}`), []tensor.Spec{sp})
+		if (c.d == tensor.Float32 && err32 != nil) || (c.d == tensor.Float64 && err64 != nil) {
+			if err == nil || !strings.Contains(err.Error(), "is out of range for "+c.d.String()) {
+				t.Fatalf("%v %s: got %v, want out of range", c.d, c.body, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v %s: %v", c.d, c.body, err)
+		}
+		switch data := out[0].Data.(type) {
+		case []float32:
+			if got := data[len(data)-1]; math.Float32bits(got) != math.Float32bits(float32(want32)) {
+				t.Fatalf("%v %s: got %v (%08x), want %v (%08x)", c.d, c.body, got, math.Float32bits(got), float32(want32), math.Float32bits(float32(want32)))
+			}
+		case []float64:
+			if got := data[len(data)-1]; math.Float64bits(got) != math.Float64bits(want64) {
+				t.Fatalf("%v %s: got %v, want %v", c.d, c.body, got, want64)
+			}
+		}
+	}
+}
+
+func TestParseFloatBitIdentical(t *testing.T) {
+	fixed := []string{
+		"0", "-0", "0.0", "-0.0", "0e5", "1", "-1", "0.1", "0.2", "0.3", "1e23", "8.589973e9",
+		"3.4028234663852886e38", "3.4028235e38", "3.4028235677973366e38", "3.40282357e38", "-3.4028235e38",
+		"1.401298464324817e-45", "7e-46", "7.1e-46", "1e-46", "1.17549435e-38", "1.1754942e-38",
+		"1.7976931348623157e308", "1.7976931348623158e308", "1.797693134862315807e308", "4.9e-324", "2.4e-324", "2.5e-324",
+		"2.2250738585072011e-308", "2.2250738585072012e-308",
+		"9007199254740993", "9007199254740992.5", "123456789012345678901234567890",
+		"0.000000000000000000000000000001", "1e-22", "1e22", "1e-23", "4.5035996273704955e15",
+		"16777217", "16777216.000000000001", "33554435", "0.12345678", "0.99999999", "1.00000005960464477539",
+		"1.0000000596046448", "1.00000006", "1.000000059604644775390625", "1.000000059604644775390624",
+		"1.000000059604644775390626", "5e-324", "1e400", "-1e400", "1e-400", "123456789e-30",
+		"1.5e-45", "0.00000000000000000000000000000000000000000000070064923216240861318958", // float32 tie
+		"1.00000000000000000000000000000000000000000000000000000000001",
+		"100000000000000000000000000000000000000000000000000000000000000000000001e-70",
+		strings.Repeat("1", 800), "0." + strings.Repeat("0", 400) + "1e400",
+	}
+	for _, s := range fixed {
+		checkFloatLiteral(t, s)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for i := 0; i < iterations(200000); i++ {
+		var s string
+		switch i % 6 {
+		case 0: // float32 values as clients print them
+			s = strconv.FormatFloat(float64(math.Float32frombits(r.Uint32())), 'g', -1, 32)
+		case 1: // float64 values, shortest
+			s = strconv.FormatFloat(math.Float64frombits(r.Uint64()), 'g', -1, 64)
+		case 2: // float32 values printed at float64 precision (numpy tolist)
+			s = strconv.FormatFloat(float64(r.Float32()), 'g', -1, 64)
+		case 3: // exact halfway points between float32 neighbours, and next to them
+			f := math.Float32frombits(r.Uint32() & 0x7f7fffff)
+			next := math.Nextafter32(f, float32(math.Inf(1)))
+			mid := (float64(f) + float64(next)) / 2
+			s = strconv.FormatFloat(mid, 'e', -1, 64) // shortest: may be on either side
+			checkFloatLiteral(t, new(big.Float).SetFloat64(mid).Text('e', 60))
+			// 17 to 19 digit decimals a hair off the midpoint (on either
+			// side): within the fast path, but closer to the midpoint than
+			// float64 can resolve.
+			for _, nd := range []int{16, 17, 18} {
+				checkFloatLiteral(t, new(big.Float).SetFloat64(mid).Text('e', nd))
+			}
+			checkFloatLiteral(t, strings.Replace(new(big.Float).SetFloat64(mid).Text('e', 80), "e", "1e", 1))
+		case 4:
+			s = randomNumberLiteral(r)
+		case 5: // short decimals with few digits
+			s = strconv.Itoa(r.IntN(2000000)-1000000) + "e" + strconv.Itoa(r.IntN(90)-45)
+		}
+		if s == "NaN" || strings.Contains(s, "Inf") {
+			continue
+		}
+		checkFloatLiteral(t, s)
+	}
+}
+
+// halfReference rounds the decimal s to the small float format exactly (ties
+// to even), by comparing the candidates around float64 parse with big.Rat.
+func halfReference(s string, toFloat64 func(uint16) float64, fromFloat64 func(float64) uint16, maxFinite uint16) (uint16, bool) {
+	r, _ := new(big.Rat).SetString(s)
+	neg := r.Sign() < 0
+	r.Abs(r)
+	f, _ := strconv.ParseFloat(s, 64)
+	h := fromFloat64(math.Abs(f)) & 0x7fff
+	best := uint16(0)
+	var bestDist *big.Rat
+	for _, c := range []int{int(h) - 1, int(h), int(h) + 1} {
+		if c < 0 || c > int(maxFinite)+1 {
+			continue
+		}
+		cv := new(big.Rat)
+		if c == int(maxFinite)+1 {
+			// The first value past the largest finite one, as if the
+			// exponent range went on: rounding there means overflow.
+			last := toFloat64(maxFinite)
+			prev := toFloat64(maxFinite - 1)
+			cv.SetFloat64(last + (last - prev))
+		} else {
+			cv.SetFloat64(toFloat64(uint16(c)))
+		}
+		d := new(big.Rat).Sub(r, cv)
+		d.Abs(d)
+		if bestDist == nil || d.Cmp(bestDist) < 0 || (d.Cmp(bestDist) == 0 && c%2 == 0) {
+			best, bestDist = uint16(c), d
+		}
+	}
+	if best > maxFinite {
+		return 0, false
+	}
+	if neg {
+		best |= 0x8000
+	}
+	return best, true
+}
+
+func TestDecodeHalfAgainstBig(t *testing.T) {
+	f16 := func(h uint16) float64 { return float64(tensor.Float16ToFloat32(h)) }
+	bf16 := func(h uint16) float64 { return float64(tensor.BFloat16ToFloat32(h)) }
+	r := rand.New(rand.NewPCG(9, 10))
+	var lits []string
+	// Exact midpoints between neighbours and decimals just off them, for
+	// every positive finite value: the cases double rounding gets wrong.
+	for h := uint16(0); h < 0x7bff; h += 1 + uint16(r.IntN(7)) {
+		mid := (f16(h) + f16(h+1)) / 2
+		e := new(big.Float).SetFloat64(mid).Text('e', 40)
+		lits = append(lits, e, strings.Replace(e, "e", "000000000000000000001e", 1), strconv.FormatFloat(mid, 'g', -1, 64))
+		if h > 0 {
+			lits = append(lits, strconv.FormatFloat(math.Nextafter(mid, 0), 'g', -1, 64))
+		}
+	}
+	for h := uint16(0); h < 0x7f7f; h += 1 + uint16(r.IntN(13)) {
+		mid := (bf16(h) + bf16(h+1)) / 2
+		e := new(big.Float).SetFloat64(mid).Text('e', 60)
+		lits = append(lits, e, strings.Replace(e, "e", "0000000000000000000000000000001e", 1), strconv.FormatFloat(mid, 'g', -1, 64))
+	}
+	for i := 0; i < iterations(20000); i++ {
+		lits = append(lits, randomNumberLiteral(r), strconv.FormatFloat(r.NormFloat64()*1000, 'g', -1, 64),
+			strconv.FormatFloat(float64(r.Float32()), 'g', -1, 32))
+	}
+	lits = append(lits, "65504", "65519.99999999999999999", "65520", "65520.0000000000000000001", "-65520", "1e-8", "2.98023223876953125e-8",
+		"2.98023223876953125000000001e-8", "2.98023223876953124999999999e-8", "3.3895313892515355e38", "3.3961775292304957e38", "3.3961775292304958e38")
+	for _, s := range lits {
+		for _, c := range []struct {
+			d    tensor.DType
+			to   func(uint16) float64
+			from func(float64) uint16
+			max  uint16
+		}{{tensor.Float16, f16, tensor.Float64ToFloat16, 0x7bff}, {tensor.BFloat16, bf16, tensor.Float64ToBFloat16, 0x7f7f}} {
+			want, ok := halfReference(s, c.to, c.from, c.max)
+			out, err := decodeObject([]byte(`{"x": [`+s+`]}`), []tensor.Spec{spec("x", c.d, -1)})
+			if !ok {
+				if err == nil || !strings.Contains(err.Error(), "out of range for "+c.d.String()) {
+					t.Fatalf("%v %s: got %v, want out of range", c.d, s, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%v %s: %v", c.d, s, err)
+			}
+			if got := out[0].Data.([]uint16)[0]; got != want && !(got&0x7fff == 0 && want&0x7fff == 0) {
+				t.Fatalf("%v %s: got %04x, want %04x", c.d, s, got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,131 @@
+package rest
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/svc-dev/svc/core/tensor"
+	"github.com/svc-dev/svc/core/tensor/tensorjson"
+)
+
+// DecodeRequest parses a whole /predict body in one pass: a JSON object
+// mapping input names to (nested arrays of) values. It returns one tensor
+// per spec, in spec order, nil for an optional input that was absent.
+//
+// Client mistakes are reported as *tensorjson.Error, whose Message is the
+// 400's detail; a spec with an invalid DType is a programming error
+// reported as a plain error. DecodeRequest is safe for concurrent use. The
+// returned tensors do not refer to body.
+func DecodeRequest(body []byte, specs []tensor.Spec) ([]*tensor.Tensor, error) {
+	for i := range specs {
+		if !specs[i].DType.Valid() {
+			return nil, fmt.Errorf("rest: input %q has unsupported dtype %v", specs[i].Name, specs[i].DType)
+		}
+	}
+	d := tensorjson.NewDecoder(body, len(specs))
+	defer d.Release()
+	return decodeObject(d, specs)
+}
+
+func decodeObject(d tensorjson.Decoder, specs []tensor.Spec) ([]*tensor.Tensor, error) {
+	d.SkipSpace()
+	c, ok := d.Peek()
+	if !ok {
+		return nil, d.Unexpected("looking for beginning of value")
+	}
+	if c != '{' {
+		if err := d.SkipValue(); err != nil {
+			return nil, err
+		}
+		d.SkipSpace()
+		if _, more := d.Peek(); more {
+			return nil, d.Unexpected("after top-level value")
+		}
+		return nil, &tensorjson.Error{Message: "Request body must be a JSON object mapping input names to values"}
+	}
+	d.Advance(1)
+	out := make([]*tensor.Tensor, len(specs))
+	d.SkipSpace()
+	if c, _ := d.Peek(); c == '}' {
+		d.Advance(1)
+	} else {
+		for {
+			key, kerr := d.Key()
+			if kerr != nil {
+				return nil, kerr
+			}
+			k := -1
+			for i := range specs {
+				if string(key) == specs[i].Name {
+					k = i
+					break
+				}
+			}
+			if k < 0 {
+				return nil, unknownInput(string(key), specs)
+			}
+			if out[k] != nil {
+				return nil, &tensorjson.Error{Input: specs[k].Name, Message: "Duplicate input '" + clip(string(key)) + "'"}
+			}
+			d.SkipSpace()
+			t, err := d.Value(&specs[k])
+			if err != nil {
+				return nil, err
+			}
+			out[k] = t
+			d.SkipSpace()
+			c, _ := d.Peek()
+			if c == ',' {
+				d.Advance(1)
+				d.SkipSpace()
+				continue
+			}
+			if c == '}' {
+				d.Advance(1)
+				break
+			}
+			return nil, d.Unexpected("after object key:value pair")
+		}
+	}
+	d.SkipSpace()
+	if _, more := d.Peek(); more {
+		return nil, d.Unexpected("after top-level value")
+	}
+	for i := range specs {
+		if specs[i].Required && out[i] == nil {
+			return nil, &tensorjson.Error{Input: specs[i].Name, Message: "Missing required input: '" + specs[i].Name + "'"}
+		}
+	}
+	return out, nil
+}
+
+// clip shortens client-supplied text quoted in an error message.
+func clip(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return s
+	}
+	i := max
+	for i > 0 && s[i]&0xc0 == 0x80 { // do not cut a UTF-8 sequence
+		i--
+	}
+	return s[:i] + "..."
+}
+
+func unknownInput(key string, specs []tensor.Spec) *tensorjson.Error {
+	var sb strings.Builder
+	sb.WriteString("Unknown input '")
+	sb.WriteString(clip(key))
+	if len(specs) == 0 {
+		sb.WriteString("'; the model has no inputs")
+	} else {
+		sb.WriteString("'; the model's inputs are: ")
+		for i := range specs {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteString("'" + specs[i].Name + "'")
+		}
+	}
+	return &tensorjson.Error{Input: key, Message: sb.String()}
+}

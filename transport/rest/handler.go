@@ -1,0 +1,265 @@
+// Package rest is svc's v1 JSON API, the one the specification describes:
+// POST /predict, GET /health, /info and /metrics, with {"detail"} errors. It
+// decodes requests, calls core and encodes the answers; it knows nothing of
+// other protocols.
+package rest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"go.uber.org/zap"
+
+	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/transport"
+)
+
+// The v1 paths.
+const (
+	PathPredict = "/predict"
+	PathHealth  = "/health"
+	PathInfo    = "/info"
+	PathMetrics = "/metrics"
+)
+
+// BodyValidator checks a /predict body before it is decoded; its error text
+// is the client-facing message of a 400. The OpenAPI validator is one.
+type BodyValidator interface {
+	ValidateBody(ctx context.Context, body []byte) error
+}
+
+// Options configure a Handler.
+type Options struct {
+	Model    *core.Model
+	Platform core.Platform
+	// Validator is optional.
+	Validator    BodyValidator
+	MaxBodyBytes int64
+	Logger       *zap.Logger
+}
+
+// Handler serves the v1 endpoints.
+type Handler struct {
+	opts    Options
+	health  []byte
+	view    atomic.Pointer[view]
+	bufPool sync.Pool
+	log     *zap.Logger
+}
+
+// view is what the handler derives from the loaded model, once.
+type view struct {
+	runner  core.Runner
+	info    []byte
+	metrics []byte
+	keys    [][]byte
+}
+
+// NewHandler returns the handler; the model may still be loading (Prepare
+// is called once it has loaded).
+func NewHandler(o Options) (*Handler, error) {
+	if o.Model == nil {
+		return nil, errors.New("rest: no model")
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 16 << 20
+	}
+	h := &Handler{opts: o, log: o.Logger}
+	h.health = mustJSON(Health{Status: "healthy", Model: o.Model.Name()})
+	h.bufPool.New = func() any { b := make([]byte, 0, 64<<10); return &b }
+	return h, nil
+}
+
+// Prepare derives the /info and /metrics bodies and the output keys from
+// the loaded model. It is a core.Preparer.
+func (h *Handler) Prepare(r core.Runner) error {
+	info := r.Info()
+	v := &view{runner: r, info: mustJSON(NewInfo(info)), keys: outputKeys(info.Outputs)}
+	if p := h.opts.Model.Provider(); p != nil {
+		v.metrics = mustJSON(NewMetrics(p.ORTName(), p.Platform(), p.Description(), h.opts.Platform))
+	} else {
+		v.metrics = mustJSON(NewMetrics("", "", "", h.opts.Platform))
+	}
+	h.view.Store(v)
+	return nil
+}
+
+// Routes are the v1 endpoints, in the specification's order.
+func (h *Handler) Routes() []transport.Route {
+	return []transport.Route{
+		{Methods: []string{http.MethodPost}, Path: PathPredict, Purpose: "Run inference", Order: 10, Handler: http.HandlerFunc(h.predict)},
+		{Methods: []string{http.MethodGet}, Path: PathHealth, Purpose: "Health check", Order: 20, Handler: http.HandlerFunc(h.serveHealth)},
+		{Methods: []string{http.MethodGet}, Path: PathInfo, Purpose: "Model information", Order: 30, Handler: http.HandlerFunc(h.serveInfo)},
+		{Methods: []string{http.MethodGet}, Path: PathMetrics, Purpose: "Provider information", Order: 40, Handler: http.HandlerFunc(h.serveMetrics)},
+	}
+}
+
+// ServeHTTP serves the v1 routes alone (for tests and embedding).
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	transport.NewRouter(h.Routes(), WriteError).ServeHTTP(w, r)
+}
+
+// loaded returns the view, or writes a 503 while the model is not ready.
+func (h *Handler) loaded(w http.ResponseWriter) (*view, bool) {
+	if _, err := h.opts.Model.Runner(); err != nil {
+		h.writeErr(w, err)
+		return nil, false
+	}
+	v := h.view.Load()
+	if v == nil {
+		// Ready without Prepare: a wiring mistake.
+		WriteError(w, http.StatusServiceUnavailable, "Model is not ready")
+		return nil, false
+	}
+	return v, true
+}
+
+func (h *Handler) serveHealth(w http.ResponseWriter, _ *http.Request) { writeJSON(w, h.health) }
+
+func (h *Handler) serveInfo(w http.ResponseWriter, _ *http.Request) {
+	if v, ok := h.loaded(w); ok {
+		writeJSON(w, v.info)
+	}
+}
+
+func (h *Handler) serveMetrics(w http.ResponseWriter, _ *http.Request) {
+	if v, ok := h.loaded(w); ok {
+		writeJSON(w, v.metrics)
+	}
+}
+
+// isJSON accepts application/json and application/*+json.
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
+}
+
+func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
+	if ct := r.Header.Get("Content-Type"); !isJSON(ct) {
+		if ct == "" {
+			WriteError(w, http.StatusUnsupportedMediaType, "Missing Content-Type: send the body as application/json")
+		} else {
+			WriteError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("Unsupported Content-Type '%s': send the body as application/json", truncate(ct, 100)))
+		}
+		return
+	}
+	v, ok := h.loaded(w)
+	if !ok {
+		return
+	}
+	bufp := h.bufPool.Get().(*[]byte)
+	defer func() {
+		if cap(*bufp) <= 64<<20 {
+			h.bufPool.Put(bufp)
+		}
+	}()
+	body, err := readBody(r, (*bufp)[:0], h.opts.MaxBodyBytes)
+	*bufp = body[:0]
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request body too large: the limit is %s", formatBytes(h.opts.MaxBodyBytes)))
+			return
+		}
+		WriteError(w, http.StatusBadRequest, "Could not read request body: "+err.Error())
+		return
+	}
+	if h.opts.Validator != nil {
+		if err := h.opts.Validator.ValidateBody(r.Context(), body); err != nil {
+			WriteError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
+	inputs, err := DecodeRequest(body, v.runner.Specs())
+	if err != nil {
+		h.writeErr(w, err)
+		return
+	}
+	res, err := v.runner.Predict(r.Context(), inputs)
+	if err != nil {
+		h.writeErr(w, err)
+		return
+	}
+	defer res.Close()
+	out, err := appendResult(body[:0], v.keys, res)
+	*bufp = out[:0]
+	if err != nil {
+		h.log.Error("encode outputs", zap.Error(err), zap.String("request_id", w.Header().Get(transport.RequestIDHeader)))
+		WriteError(w, http.StatusInternalServerError, "Inference failed: "+err.Error())
+		return
+	}
+	writeJSON(w, out)
+}
+
+// writeErr answers with the status and detail for err, logging the
+// unexpected ones.
+func (h *Handler) writeErr(w http.ResponseWriter, err error) {
+	status, detail, known := errorStatus(err)
+	if !known {
+		h.log.Error("predict", zap.Error(err), zap.String("request_id", w.Header().Get(transport.RequestIDHeader)))
+	}
+	WriteError(w, status, detail)
+}
+
+// writeJSON writes a 200 with a pre-encoded JSON body.
+func writeJSON(w http.ResponseWriter, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+// readBody reads the whole body into buf, enforcing limit.
+func readBody(r *http.Request, buf []byte, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return buf, &http.MaxBytesError{Limit: limit}
+	}
+	if r.ContentLength > 0 && int64(cap(buf)) < r.ContentLength {
+		buf = make([]byte, 0, r.ContentLength)
+	}
+	body := http.MaxBytesReader(nil, r.Body, limit)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return buf, nil
+			}
+			return buf, err
+		}
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

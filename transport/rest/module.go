@@ -1,0 +1,41 @@
+package rest
+
+import (
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/transport"
+)
+
+// Module serves the v1 API: its routes join the HTTP route group, its error
+// form becomes the server's, and it prepares its bodies once the model has
+// loaded.
+var Module = fx.Module("rest",
+	fx.Provide(
+		newHandlerFx,
+		transport.AsRoutes(func(h *Handler) []transport.Route { return h.Routes() }),
+		core.AsPreparer(func(h *Handler) core.Preparer { return h.Prepare }),
+		func() transport.ErrorWriter { return WriteError },
+	),
+)
+
+type handlerParams struct {
+	fx.In
+	Model     *core.Model
+	Platform  core.Platform
+	Limits    config.Limits
+	Log       *zap.Logger
+	Validator BodyValidator `optional:"true"`
+}
+
+func newHandlerFx(p handlerParams) (*Handler, error) {
+	return NewHandler(Options{
+		Model:        p.Model,
+		Platform:     p.Platform,
+		Validator:    p.Validator,
+		MaxBodyBytes: int64(p.Limits.MaxBodyBytes),
+		Logger:       p.Log,
+	})
+}

@@ -1,0 +1,138 @@
+package rest
+
+import (
+	"encoding/json"
+
+	"github.com/svc-dev/svc/core"
+)
+
+// Health is the body of GET /health.
+type Health struct {
+	Status string `json:"status"`
+	Model  string `json:"model"`
+}
+
+// InputInfo describes one model input in GET /info.
+type InputInfo struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	Required    bool   `json:"required"`
+	Description string `json:"description,omitempty"`
+	// Shape has -1 for dynamic dimensions; [] for rank 0; absent for
+	// non-tensor values and tensors of unknown rank. It comes last, as it
+	// always has.
+	Shape *[]int64 `json:"shape,omitempty"`
+}
+
+// OutputInfo describes one model output in GET /info.
+type OutputInfo struct {
+	Name        string   `json:"name"`
+	Type        string   `json:"type"`
+	Labels      []string `json:"labels,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Shape       *[]int64 `json:"shape,omitempty"`
+}
+
+// Info is the body of GET /info.
+type Info struct {
+	Name     string            `json:"name"`
+	Version  string            `json:"version"`
+	Format   string            `json:"format"`
+	SizeMB   float64           `json:"size_mb"`
+	Path     string            `json:"path,omitempty"`
+	Inputs   []InputInfo       `json:"inputs"`
+	Outputs  []OutputInfo      `json:"outputs"`
+	Metadata map[string]string `json:"metadata"`
+}
+
+// ProviderInfo describes the execution provider in use (GET /metrics).
+type ProviderInfo struct {
+	Name        string `json:"name"`
+	Available   bool   `json:"available"`
+	Platform    string `json:"platform"`
+	Description string `json:"description,omitempty"`
+}
+
+// Metrics is the JSON body of GET /metrics.
+type Metrics struct {
+	Provider           ProviderInfo `json:"provider"`
+	AvailableProviders []string     `json:"available_providers"`
+	CompiledProviders  []string     `json:"compiled_providers"`
+}
+
+// NewInfo converts the model's description to its /info form.
+func NewInfo(m core.ModelInfo) Info {
+	out := Info{
+		Name: m.Name, Version: m.Version, Format: m.Format, SizeMB: m.SizeMB, Path: m.Path,
+		Inputs: make([]InputInfo, len(m.Inputs)), Outputs: make([]OutputInfo, len(m.Outputs)),
+		Metadata: m.Metadata,
+	}
+	if out.Metadata == nil {
+		out.Metadata = map[string]string{}
+	}
+	for i, in := range m.Inputs {
+		out.Inputs[i] = InputInfo{Name: in.Name, Type: in.Type, Shape: shapeField(in.Kind, in.Shape), Required: in.Required, Description: in.Description}
+	}
+	for i, o := range m.Outputs {
+		out.Outputs[i] = OutputInfo{Name: o.Name, Type: o.Type, Shape: shapeField(o.Kind, o.Shape), Labels: o.Labels, Description: o.Description}
+	}
+	return out
+}
+
+// Model converts an /info body back to the model's description (for
+// fixtures and clients). What /info does not carry (value kinds, dimension
+// names) is left empty, except that an entry with a shape is a tensor.
+func (i Info) Model() core.ModelInfo {
+	out := core.ModelInfo{
+		Name: i.Name, Version: i.Version, Format: i.Format, SizeMB: i.SizeMB, Path: i.Path,
+		Inputs: make([]core.InputSpec, len(i.Inputs)), Outputs: make([]core.OutputSpec, len(i.Outputs)),
+		Metadata: i.Metadata,
+	}
+	for k, in := range i.Inputs {
+		out.Inputs[k] = core.InputSpec{Name: in.Name, Type: in.Type, Required: in.Required, Description: in.Description}
+		if in.Shape != nil {
+			out.Inputs[k].Shape, out.Inputs[k].Kind = *in.Shape, core.KindTensor
+		}
+	}
+	for k, o := range i.Outputs {
+		out.Outputs[k] = core.OutputSpec{Name: o.Name, Type: o.Type, Labels: o.Labels, Description: o.Description}
+		if o.Shape != nil {
+			out.Outputs[k].Shape, out.Outputs[k].Kind = *o.Shape, core.KindTensor
+		}
+	}
+	return out
+}
+
+// shapeField writes shape [] for rank-0 tensors and leaves it out for
+// non-tensor values and tensors of unknown rank.
+func shapeField(k core.ValueKind, shape []int64) *[]int64 {
+	if (k != core.KindTensor && k != "") || shape == nil {
+		return nil
+	}
+	return &shape
+}
+
+// NewMetrics builds the JSON metrics record for the provider in use.
+func NewMetrics(name, platform, description string, p core.Platform) Metrics {
+	m := Metrics{
+		Provider:           ProviderInfo{Name: name, Available: true, Platform: platform, Description: description},
+		AvailableProviders: p.Available,
+		CompiledProviders:  p.Compiled,
+	}
+	if m.AvailableProviders == nil {
+		m.AvailableProviders = []string{}
+	}
+	if m.CompiledProviders == nil {
+		m.CompiledProviders = []string{}
+	}
+	return m
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only maps, slices, strings and numbers: cannot fail.
+		panic(err)
+	}
+	return b
+}

@@ -1,0 +1,125 @@
+// Package transport is svc's shared serving plumbing: named listeners, the
+// HTTP server's lifecycle, composable middleware (request id, recovery,
+// access log), the route group every HTTP frontend adds to, and the start-up
+// banner. The protocols themselves live in one package each below it
+// (transport/rest for the v1 JSON API); none of them imports another.
+package transport
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/gorilla/mux"
+	"go.uber.org/fx"
+)
+
+// Route is one HTTP endpoint contributed by a frontend.
+type Route struct {
+	// Methods the route answers; HEAD is added for GET routes.
+	Methods []string
+	// Path is a gorilla/mux path template, such as /v2/models/{name}.
+	Path string
+	// Purpose is the banner's description; routes without one are not
+	// listed (assets, aliases).
+	Purpose string
+	// Order sorts the banner's table (lower first), then the path.
+	Order int
+	// Handler serves the route.
+	Handler http.Handler
+	// Prefix makes Path match every path below it too.
+	Prefix bool
+}
+
+// RouteGroup is the fx value group of []Route that HTTP frontends provide.
+const RouteGroup = `group:"routes,flatten"`
+
+// AsRoutes annotates a constructor returning []Route so that its routes join
+// the group.
+func AsRoutes(ctor any) any {
+	return fx.Annotate(ctor, fx.ResultTags(RouteGroup))
+}
+
+// ErrorWriter writes an error response in a frontend's format. The router
+// uses the one the main frontend supplies for unknown paths, wrong methods
+// and handler panics.
+type ErrorWriter func(w http.ResponseWriter, status int, msg string)
+
+// PlainErrors writes msg as text/plain: the fallback when no frontend
+// supplies an ErrorWriter.
+func PlainErrors(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(msg + "\n"))
+}
+
+// Endpoint is one row of the banner's endpoint table.
+type Endpoint struct{ Method, Path, Purpose string }
+
+// Endpoints lists the routes that have a purpose, in banner order, one row
+// per route (its first method).
+func Endpoints(routes []Route) []Endpoint {
+	rs := slices.Clone(routes)
+	slices.SortStableFunc(rs, func(a, b Route) int {
+		if a.Order != b.Order {
+			return a.Order - b.Order
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+	var out []Endpoint
+	for _, r := range rs {
+		if r.Purpose == "" || len(r.Methods) == 0 {
+			continue
+		}
+		out = append(out, Endpoint{Method: r.Methods[0], Path: r.Path, Purpose: r.Purpose})
+	}
+	return out
+}
+
+// NewRouter builds the router for routes. Requests no route matches get
+// 404 "Not Found", or 405 "Method Not Allowed" with an Allow header, written
+// by errs.
+func NewRouter(routes []Route, errs ErrorWriter) *mux.Router {
+	if errs == nil {
+		errs = PlainErrors
+	}
+	r := mux.NewRouter()
+	for _, rt := range routes {
+		methods := rt.Methods
+		if slices.Contains(methods, http.MethodGet) && !slices.Contains(methods, http.MethodHead) {
+			methods = append(slices.Clone(methods), http.MethodHead)
+		}
+		var m *mux.Route
+		if rt.Prefix {
+			m = r.PathPrefix(rt.Path)
+		} else {
+			m = r.Path(rt.Path)
+		}
+		m.Handler(rt.Handler).Methods(methods...)
+	}
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		errs(w, http.StatusNotFound, "Not Found")
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if allowed := allowedMethods(r, req); allowed != "" {
+			w.Header().Set("Allow", allowed)
+		}
+		errs(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+	})
+	return r
+}
+
+// allowedMethods lists the methods registered for the request's path.
+func allowedMethods(r *mux.Router, req *http.Request) string {
+	var methods []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions} {
+		probe := req.Clone(req.Context())
+		probe.Method = m
+		var match mux.RouteMatch
+		if r.Match(probe, &match) && match.MatchErr == nil {
+			methods = append(methods, m)
+		}
+	}
+	return strings.Join(methods, ", ")
+}
