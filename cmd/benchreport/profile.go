@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/svc-dev/svc/transport/bench"
+	"github.com/svc-dev/svc/cmd/internal/bench"
 )
 
 // Files of one profiled run NAME (build/bench.sh, profile_run).

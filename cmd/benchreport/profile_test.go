@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/svc-dev/svc/transport/bench"
+	"github.com/svc-dev/svc/cmd/internal/bench"
 )
 
 func TestParsePprofValue(t *testing.T) {

@@ -6,7 +6,7 @@
 // checks the targets against the JSON and, under each missed one, says by
 // how much and why, with the profile.
 //
-//	go run ./transport/bench/report -dir build/artifacts/bench -out BENCHMARKS.md
+//	go run ./cmd/benchreport -dir build/artifacts/bench -out BENCHMARKS.md
 package main
 
 import (
@@ -22,7 +22,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/svc-dev/svc/transport/bench"
+	"github.com/svc-dev/svc/cmd/internal/bench"
 )
 
 // Files read from the artifacts directory.
@@ -303,7 +303,7 @@ func write(w *bytes.Buffer, dir string) error {
 
 	fmt.Fprintln(w, "# Benchmarks")
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Written by `make bench` (`build/bench.sh`, then `go run ./transport/bench/report`)")
+	fmt.Fprintf(w, "Written by `make bench` (`build/bench.sh`, then `go run ./cmd/benchreport`)")
 	if env["date"] != "" {
 		fmt.Fprintf(w, " on %s", env["date"])
 	}

@@ -19,13 +19,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svc-dev/svc/cmd/internal/bench"
 	"github.com/svc-dev/svc/core/tensor"
-	"github.com/svc-dev/svc/transport/bench"
 )
 
 var repoRoot = func() string {
 	wd, _ := os.Getwd()
-	return filepath.Clean(filepath.Join(wd, "..", ".."))
+	return filepath.Clean(filepath.Join(wd, "..", "..", ".."))
 }()
 
 // fakeServer answers like svc for one model: /info, /health, /metrics, and

@@ -82,7 +82,7 @@ func TestRotateAndWithBatch(t *testing.T) {
 
 // TestRunTinyModel runs the real ONNX Runtime on the committed test model.
 func TestRunTinyModel(t *testing.T) {
-	root, err := filepath.Abs("../../../..")
+	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
