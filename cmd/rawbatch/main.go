@@ -29,6 +29,8 @@ import (
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/core/tensor"
+	// The in-process run takes the CPU provider from the registry.
+	_ "github.com/svc-dev/svc/providers/all"
 )
 
 // Result is the JSON document rawbatch writes.

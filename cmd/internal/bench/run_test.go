@@ -21,6 +21,8 @@ import (
 
 	"github.com/svc-dev/svc/cmd/internal/bench"
 	"github.com/svc-dev/svc/core/tensor"
+	// The in-process modes take the CPU provider from the registry.
+	_ "github.com/svc-dev/svc/providers/all"
 )
 
 var repoRoot = func() string {
