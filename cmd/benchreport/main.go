@@ -1,4 +1,4 @@
-// Command report writes BENCHMARKS.md from what build/bench.sh (make bench)
+// Command benchreport writes BENCHMARKS.md from what build/bench.sh (make bench)
 // leaves in its artifacts directory: the Go benchmark output, the svc bench
 // JSON reports and tables of the tiny model and PaddleOCR cls, the memory
 // check, the batching and session tuning runs, the in-process batch runs
@@ -49,13 +49,13 @@ const (
 
 func main() {
 	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintf(os.Stderr, "report: %v\n", err)
+		fmt.Fprintf(os.Stderr, "benchreport: %v\n", err)
 		os.Exit(1)
 	}
 }
 
 func run(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs := flag.NewFlagSet("benchreport", flag.ContinueOnError)
 	dir := fs.String("dir", "build/artifacts/bench", "artifacts directory of build/bench.sh")
 	out := fs.String("out", "", "file to write (default: stdout)")
 	if err := fs.Parse(args); err != nil {
