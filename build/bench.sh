@@ -221,9 +221,9 @@ step tune $tune_status
 
 # 5. ONNX Runtime in process (no HTTP, no JSON), one session, default
 #    settings, concurrency 1: rows/s at batch 1, 8 and 32, interleaved.
-show "$GO build -o $OUT/rawbatch ./transport/bench/report/rawbatch"
+show "$GO build -o $OUT/rawbatch ./cmd/rawbatch"
 show "$OUT/rawbatch -model $CLS/model.onnx -lib $LIB -shape $CLS_SHAPE -batch 1,8,32 -reps $REPS -duration 1500ms -warmup 300ms -out $OUT/rawbatch.json"
-"$GO" build -o "$OUT/rawbatch" ./transport/bench/report/rawbatch &&
+"$GO" build -o "$OUT/rawbatch" ./cmd/rawbatch &&
 	run "$OUT/rawbatch" -model "$CLS/model.onnx" -lib "$LIB" -shape "$CLS_SHAPE" -batch 1,8,32 \
 		-reps "$REPS" -duration 1500ms -warmup 300ms -out "$OUT/rawbatch.json"
 step rawbatch $?
@@ -287,7 +287,7 @@ env_line load_after "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
 env_line elapsed_s "$((SECONDS - start_time))"
 
 # 7. BENCHMARKS.md.
-"$GO" run ./transport/bench/report -dir "$OUT" -out BENCHMARKS.md || die "report failed"
+"$GO" run ./cmd/benchreport -dir "$OUT" -out BENCHMARKS.md || die "report failed"
 echo "bench: wrote BENCHMARKS.md in $((SECONDS - start_time))s (artifacts in $OUT)" >&2
 sed -n '/^## Targets/,/^## /p' BENCHMARKS.md | sed '$d' >&2
 exit $failed

@@ -13,12 +13,11 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
-	"github.com/svc-dev/svc/providers/cpu"
 )
 
 func newPredictor(t *testing.T, file string, rt config.Runtime) *core.Predictor {
 	t.Helper()
-	p, err := core.NewPredictor(core.Options{Name: "m", File: file, Runtime: rt, Provider: cpu.New()}, nil)
+	p, err := core.NewPredictor(core.Options{Name: "m", File: file, Runtime: rt}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

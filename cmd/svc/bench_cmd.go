@@ -14,8 +14,8 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/svc-dev/svc/cmd/internal/bench"
 	"github.com/svc-dev/svc/core/config"
-	"github.com/svc-dev/svc/transport/bench"
 )
 
 const benchDescription = `Measures POST /predict of an svc server in a closed loop (each of N

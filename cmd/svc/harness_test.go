@@ -12,12 +12,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/svc-dev/svc/core/onnxrt/onnxrttest"
 )
 
 // svcBin is the svc binary built (with -race) for the integration tests.
@@ -34,15 +35,12 @@ func TestMain(m *testing.M) {
 func testMain(m *testing.M) int {
 	wd, _ := os.Getwd()
 	repoRoot = filepath.Clean(filepath.Join(wd, "..", ".."))
-	dir := os.Getenv("ONNXRUNTIME_TEST_LIB")
-	if dir == "" {
-		dir = filepath.Join(repoRoot, "build", "lib", runtime.GOOS+"-"+runtime.GOARCH)
-	}
-	ortLib = filepath.Join(dir, "libonnxruntime.so.1")
-	if _, err := os.Stat(ortLib); err != nil {
-		fmt.Fprintf(os.Stderr, "ONNX Runtime library missing at %s: run 'make lib' (make test does it)\n", ortLib)
+	lib, err := onnxrttest.Find()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	ortLib = lib
 	tmp, err := os.MkdirTemp("", "svc-it-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -5,11 +5,10 @@ package providertest
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
-	"github.com/svc-dev/svc/core/onnxrt"
+	"github.com/svc-dev/svc/core/onnxrt/onnxrttest"
 	"github.com/svc-dev/svc/providers"
 )
 
@@ -87,29 +86,14 @@ func CheckContract(t *testing.T, p providers.Provider) {
 	}
 }
 
-// LoadORT loads the test ONNX Runtime library (ONNXRUNTIME_TEST_LIB, else
-// build/lib/<os>-<arch>) for this test process and returns its Host.
+// LoadORT loads the test ONNX Runtime library (onnxrttest.Load: once per
+// test process, which it stays loaded in) and returns its Host.
 func LoadORT(t *testing.T) providers.Host {
 	t.Helper()
-	dir := os.Getenv("ONNXRUNTIME_TEST_LIB")
-	if dir == "" {
-		wd, _ := os.Getwd()
-		for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
-			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-				dir = filepath.Join(d, "build", "lib", runtime.GOOS+"-"+runtime.GOARCH)
-				break
-			}
-		}
-	}
-	lib := filepath.Join(dir, onnxrt.LibraryFileNames()[0])
-	env, err := onnxrt.Load(onnxrt.Search{EnvValue: lib}, false)
-	if err != nil {
-		t.Fatalf("%v (run 'make lib')", err)
-	}
-	t.Cleanup(func() { _ = env.Close() })
+	env := onnxrttest.Load(t)
 	avail, err := env.AvailableProviders()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("providers of the ONNX Runtime test library: %v", err)
 	}
 	return providers.NewHost(env.LibraryPath(), avail)
 }

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/svc-dev/svc/transport/bench"
+	"github.com/svc-dev/svc/cmd/internal/bench"
 )
 
 // Data is everything the report read.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/svc-dev/svc/transport/bench"
+	"github.com/svc-dev/svc/cmd/internal/bench"
 )
 
 // rep is one svc bench run: levels as (concurrency, req/s, p50 µs).

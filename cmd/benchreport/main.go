@@ -1,4 +1,4 @@
-// Command report writes BENCHMARKS.md from what build/bench.sh (make bench)
+// Command benchreport writes BENCHMARKS.md from what build/bench.sh (make bench)
 // leaves in its artifacts directory: the Go benchmark output, the svc bench
 // JSON reports and tables of the tiny model and PaddleOCR cls, the memory
 // check, the batching and session tuning runs, the in-process batch runs
@@ -6,7 +6,7 @@
 // checks the targets against the JSON and, under each missed one, says by
 // how much and why, with the profile.
 //
-//	go run ./transport/bench/report -dir build/artifacts/bench -out BENCHMARKS.md
+//	go run ./cmd/benchreport -dir build/artifacts/bench -out BENCHMARKS.md
 package main
 
 import (
@@ -22,7 +22,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/svc-dev/svc/transport/bench"
+	"github.com/svc-dev/svc/cmd/internal/bench"
 )
 
 // Files read from the artifacts directory.
@@ -49,13 +49,13 @@ const (
 
 func main() {
 	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintf(os.Stderr, "report: %v\n", err)
+		fmt.Fprintf(os.Stderr, "benchreport: %v\n", err)
 		os.Exit(1)
 	}
 }
 
 func run(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs := flag.NewFlagSet("benchreport", flag.ContinueOnError)
 	dir := fs.String("dir", "build/artifacts/bench", "artifacts directory of build/bench.sh")
 	out := fs.String("out", "", "file to write (default: stdout)")
 	if err := fs.Parse(args); err != nil {
@@ -303,7 +303,7 @@ func write(w *bytes.Buffer, dir string) error {
 
 	fmt.Fprintln(w, "# Benchmarks")
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Written by `make bench` (`build/bench.sh`, then `go run ./transport/bench/report`)")
+	fmt.Fprintf(w, "Written by `make bench` (`build/bench.sh`, then `go run ./cmd/benchreport`)")
 	if env["date"] != "" {
 		fmt.Fprintf(w, " on %s", env["date"])
 	}

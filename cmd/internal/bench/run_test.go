@@ -19,14 +19,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svc-dev/svc/cmd/internal/bench"
+	"github.com/svc-dev/svc/core/onnxrt"
+	"github.com/svc-dev/svc/core/onnxrt/onnxrttest"
 	"github.com/svc-dev/svc/core/tensor"
-	"github.com/svc-dev/svc/transport/bench"
+
+	// The in-process modes take the CPU provider from the registry.
+	_ "github.com/svc-dev/svc/providers/all"
 	"github.com/svc-dev/svc/transport/rest"
 )
 
 var repoRoot = func() string {
 	wd, _ := os.Getwd()
-	return filepath.Clean(filepath.Join(wd, "..", ".."))
+	return filepath.Clean(filepath.Join(wd, "..", "..", ".."))
 }()
 
 // fakeServer answers like svc for one model: /info, /health, /metrics, and
@@ -112,18 +117,11 @@ func options(url string) bench.Options {
 	}
 }
 
-// ortLibrary points ONNX Runtime's search at the test library.
+// ortLibrary points ONNX Runtime's search at the test library: the raw
+// modes load it themselves.
 func ortLibrary(t *testing.T) {
 	t.Helper()
-	dir := os.Getenv("ONNXRUNTIME_TEST_LIB")
-	if dir == "" {
-		dir = filepath.Join(repoRoot, "build", "lib", runtime.GOOS+"-"+runtime.GOARCH)
-	}
-	lib := filepath.Join(dir, "libonnxruntime.so.1")
-	if _, err := os.Stat(lib); err != nil {
-		t.Fatalf("ONNX Runtime library missing at %s: run 'make lib'", lib)
-	}
-	t.Setenv("ONNXRUNTIME_LIB", lib)
+	t.Setenv(onnxrt.EnvLibraryVar, onnxrttest.LibraryPath(t))
 }
 
 func TestRunServedAndRaw(t *testing.T) {

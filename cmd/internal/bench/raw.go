@@ -12,7 +12,7 @@ import (
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/core/onnxrt"
 	"github.com/svc-dev/svc/core/tensor"
-	"github.com/svc-dev/svc/providers/cpu"
+	"github.com/svc-dev/svc/providers"
 	"github.com/svc-dev/svc/transport/rest"
 )
 
@@ -27,7 +27,9 @@ var _ Predictor = (*core.Predictor)(nil)
 
 // Local is the model loaded in this process on ONNX Runtime's CPU
 // provider, with the runtime settings of the configuration file (as a
-// single-process svc serve would use them).
+// single-process svc serve would use them). The CPU provider comes from the
+// registry: the program must import providers/all (or the CPU provider)
+// blank, as svc does.
 type Local struct {
 	env  *onnxrt.Env
 	pred *core.Predictor
@@ -39,6 +41,10 @@ type Local struct {
 func OpenLocal(path string, cfg config.Config, verbose bool) (*Local, error) {
 	if st, err := os.Stat(path); err != nil || st.IsDir() {
 		return nil, fmt.Errorf("model file %q is not on this machine", path)
+	}
+	cpu, err := cpuProvider()
+	if err != nil {
+		return nil, err
 	}
 	env, err := onnxrt.Load(onnxrt.DefaultSearch(cfg.Runtime.Library), verbose)
 	if err != nil {
@@ -52,7 +58,7 @@ func OpenLocal(path string, cfg config.Config, verbose bool) (*Local, error) {
 		Name:            "raw",
 		File:            path,
 		Runtime:         cfg.Runtime,
-		Provider:        cpu.New(),
+		Provider:        cpu,
 		ProviderOptions: core.ProviderOptions(cfg),
 	}, zap.NewNop())
 	if err != nil {
@@ -60,6 +66,16 @@ func OpenLocal(path string, cfg config.Config, verbose bool) (*Local, error) {
 		return nil, err
 	}
 	return &Local{env: env, pred: pred}, nil
+}
+
+// cpuProvider is the CPU provider of the registry (the fallback every
+// ONNX Runtime library offers).
+func cpuProvider() (providers.Provider, error) {
+	p, ok := providers.Registered().Lookup(providers.FallbackName)
+	if !ok {
+		return nil, fmt.Errorf("the %s provider is not compiled in (compiled in: %v): import github.com/svc-dev/svc/providers/all", providers.FallbackName, providers.Compiled())
+	}
+	return p, nil
 }
 
 // Predictor is the loaded model.

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/svc-dev/svc/transport/bench"
+	"github.com/svc-dev/svc/cmd/internal/bench"
 )
 
 // Files of one profiled run NAME (build/bench.sh, profile_run).
@@ -157,10 +157,7 @@ func parsePprofValue(s string) (float64, error) {
 const (
 	fnPredict  = "github.com/svc-dev/svc/core.(*Predictor).Predict"
 	fnExternal = "runtime._ExternalCode"
-	fnDecode   = "github.com/svc-dev/svc/core/tensor.DecodeRequest"
 	fnValidate = "github.com/svc-dev/svc/openapi.(*Validator).ValidateBody"
-	fnReadBody = "github.com/svc-dev/svc/transport.readBody"
-	fnEncode   = "github.com/svc-dev/svc/core.(*Result).AppendJSON"
 	fnConcat   = "github.com/svc-dev/svc/core.concat"
 	fnSplit    = "github.com/svc-dev/svc/core.split"
 	fnLog      = "go.uber.org/zap.(*Logger).Info"
@@ -171,6 +168,48 @@ const (
 	fnSyscall  = "internal/runtime/syscall/linux.Syscall6"
 	fnFutex    = "runtime.futex"
 )
+
+// Functions the breakdown looks up that have had more than one import
+// path: the /predict request decoding (core/tensor.DecodeRequest), the
+// result encoding (core.(*Result).AppendJSON) and the HTTP handler (with
+// its readBody) move from core/tensor, core and transport to transport/rest.
+// Profiles from before and after the move classify alike.
+var (
+	fnDecode = moved{
+		"github.com/svc-dev/svc/core/tensor.DecodeRequest",
+		"github.com/svc-dev/svc/transport/rest.DecodeRequest",
+	}
+	fnReadBody = moved{
+		"github.com/svc-dev/svc/transport.readBody",
+		"github.com/svc-dev/svc/transport/rest.readBody",
+	}
+	fnEncode = moved{
+		"github.com/svc-dev/svc/core.(*Result).AppendJSON",
+		"github.com/svc-dev/svc/transport/rest.appendResult",
+	}
+)
+
+// modulePrefix is left out of the function names the report shows.
+const modulePrefix = "github.com/svc-dev/svc/"
+
+// moved is one function under each of the names (package path and
+// function) it has had, the oldest first.
+type moved []string
+
+// lookup returns the function's cumulative time in cum and the name it was
+// found under, without modulePrefix. The name with the most time wins: a
+// profile has one of the names or, while the code moves, one name wrapping
+// the other, whose time then counts once. With none sampled it is 0 and the
+// first name.
+func (m moved) lookup(cum map[string]float64) (seconds float64, name string) {
+	best := m[0]
+	for _, fn := range m[1:] {
+		if cum[fn] > cum[best] {
+			best = fn
+		}
+	}
+	return cum[best], strings.TrimPrefix(best, modulePrefix)
+}
 
 // Part is one slice of the server's CPU time.
 type Part struct {
@@ -202,12 +241,15 @@ const (
 func (p *Profile) Breakdown() (parts []Part, total float64) {
 	c := func(fn string) float64 { return p.Cum[fn] }
 	total = max(p.CPU.ServerCPUTotalS, p.Samples)
+	decode, decodeFn := fnDecode.lookup(p.Cum)
+	readBody, readBodyFn := fnReadBody.lookup(p.Cum)
+	encode, encodeFn := fnEncode.lookup(p.Cum)
 	inHandler := []Part{
 		{partInference, "inference: `core.(*Predictor).Predict` (ONNX Runtime through cgo) and ONNX Runtime's own threads (`runtime._ExternalCode`)", c(fnPredict) + c(fnExternal)},
-		{partDecode, "JSON → tensors: `core/tensor.DecodeRequest`", c(fnDecode)},
+		{partDecode, "JSON → tensors: `" + decodeFn + "`", decode},
 		{partValidate, "request validation: `openapi.(*Validator).ValidateBody`", c(fnValidate)},
-		{partReadBody, "reading the request body: `transport.readBody`", c(fnReadBody)},
-		{partEncode, "tensors → JSON: `core.(*Result).AppendJSON`", c(fnEncode)},
+		{partReadBody, "reading the request body: `" + readBodyFn + "`", readBody},
+		{partEncode, "tensors → JSON: `" + encodeFn + "`", encode},
 		{partMerge, "batching, merging and splitting: `core.concat`, `core.split`", c(fnConcat) + c(fnSplit)},
 		{partLog, "access log: `zap.(*Logger).Info`", c(fnLog)},
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svc-dev/svc/transport/bench"
+	"github.com/svc-dev/svc/cmd/internal/bench"
 )
 
 func TestRunLevelRequests(t *testing.T) {

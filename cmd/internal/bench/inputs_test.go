@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/svc-dev/svc/cmd/internal/bench"
 	"github.com/svc-dev/svc/core/tensor"
-	"github.com/svc-dev/svc/transport/bench"
 	"github.com/svc-dev/svc/transport/rest"
 )
 

@@ -3,7 +3,7 @@ package bench_test
 import (
 	"testing"
 
-	"github.com/svc-dev/svc/transport/bench"
+	"github.com/svc-dev/svc/cmd/internal/bench"
 )
 
 func TestComputeRatios(t *testing.T) {

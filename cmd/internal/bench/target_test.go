@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/svc-dev/svc/transport/bench"
+	"github.com/svc-dev/svc/cmd/internal/bench"
 )
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/svc-dev/svc/transport/bench"
+	"github.com/svc-dev/svc/cmd/internal/bench"
 )
 
 func TestParsePprofValue(t *testing.T) {
@@ -53,7 +53,7 @@ func TestParsePprofTop(t *testing.T) {
 		fnConn:            4.92,
 		fnPredict:         2.14,
 		fnExternal:        0.82,
-		fnDecode:          1.71,
+		fnDecode[0]:       1.71,
 		"runtime.cgocall": 2.19,
 		"github.com/svc-dev/svc/core.concatData[go.shape.float32]": 0.09, // "(inline)" dropped
 	} {
@@ -102,7 +102,7 @@ func TestBreakdown(t *testing.T) {
 		{
 			name: "every part",
 			rows: row("8s", fnConn) + row("7s", fnHandler) + row("3s", fnPredict) + row("1s", fnExternal) +
-				row("1.5s", fnDecode) + row("500ms", fnValidate) + row("200ms", fnReadBody) + row("100ms", fnEncode) +
+				row("1.5s", fnDecode[0]) + row("500ms", fnValidate) + row("200ms", fnReadBody[0]) + row("100ms", fnEncode[0]) +
 				row("50ms", fnConcat) + row("50ms", fnSplit) + row("300ms", fnLog) + row("400ms", fnSched) + row("200ms", fnGC),
 			cpu: CPUUse{ServerCPUTotalS: 12},
 			want: map[string]float64{
@@ -148,6 +148,81 @@ func TestBreakdown(t *testing.T) {
 			}
 			if s := share(parts, total, partInference); math.Abs(s-tt.want[partInference]/tt.total) > 1e-9 {
 				t.Errorf("inference share = %v", s)
+			}
+		})
+	}
+}
+
+// The /predict decoding, the result encoding and the handler move to
+// transport/rest: a profile classifies alike under the old and the new
+// names, and the table names the function it found.
+func TestBreakdownMovedFunctions(t *testing.T) {
+	b, err := os.ReadFile("testdata/prof-cls-c32-on.cum.txt") // taken before the move
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := string(b)
+	for _, fn := range []string{fnDecode[0], fnReadBody[0]} {
+		if !strings.Contains(before, "  "+fn+"\n") {
+			t.Fatalf("testdata lacks %s", fn)
+		}
+	}
+	after := strings.NewReplacer(fnDecode[0], fnDecode[1], fnReadBody[0], fnReadBody[1], fnEncode[0], fnEncode[1]).Replace(before)
+	tests := []struct {
+		name    string
+		cum     string
+		seconds map[string]float64 // by part key
+		labels  map[string]string  // the function each part's name shows
+	}{
+		{
+			name:    "before the move",
+			cum:     before,
+			seconds: map[string]float64{partDecode: 1.71, partReadBody: 0.13, partEncode: 0},
+			labels:  map[string]string{partDecode: "core/tensor.DecodeRequest", partReadBody: "transport.readBody", partEncode: "core.(*Result).AppendJSON"},
+		},
+		{
+			name:    "after the move",
+			cum:     after,
+			seconds: map[string]float64{partDecode: 1.71, partReadBody: 0.13, partEncode: 0},
+			labels:  map[string]string{partDecode: "transport/rest.DecodeRequest", partReadBody: "transport/rest.readBody", partEncode: "core.(*Result).AppendJSON"},
+		},
+		{
+			name:    "new names only",
+			cum:     header + row("1s", fnDecode[1]) + row("200ms", fnReadBody[1]) + row("300ms", fnEncode[1]),
+			seconds: map[string]float64{partDecode: 1, partReadBody: 0.2, partEncode: 0.3},
+			labels:  map[string]string{partDecode: "transport/rest.DecodeRequest", partReadBody: "transport/rest.readBody", partEncode: "transport/rest.appendResult"},
+		},
+		{
+			// While the code moves, a new function may wrap the old one:
+			// the time counts once.
+			name:    "one wrapping the other",
+			cum:     header + row("1s", fnDecode[1]) + row("900ms", fnDecode[0]) + row("300ms", fnEncode[1]) + row("250ms", fnEncode[0]),
+			seconds: map[string]float64{partDecode: 1, partReadBody: 0, partEncode: 0.3},
+			labels:  map[string]string{partDecode: "transport/rest.DecodeRequest", partReadBody: "transport.readBody", partEncode: "transport/rest.appendResult"},
+		},
+		{
+			name:    "none sampled",
+			cum:     header + row("1s", fnPredict),
+			seconds: map[string]float64{partDecode: 0, partReadBody: 0, partEncode: 0},
+			labels:  map[string]string{partDecode: "core/tensor.DecodeRequest", partReadBody: "transport.readBody", partEncode: "core.(*Result).AppendJSON"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			parts, _ := profileFrom(t, tt.cum, CPUUse{}).Breakdown()
+			byKey := map[string]Part{}
+			for _, q := range parts {
+				byKey[q.Key] = q
+			}
+			for key, want := range tt.seconds {
+				if got := byKey[key].Seconds; math.Abs(got-want) > 1e-9 {
+					t.Errorf("%s = %v s, want %v", key, got, want)
+				}
+			}
+			for key, fn := range tt.labels {
+				if want := "`" + fn + "`"; !strings.HasSuffix(byKey[key].Name, want) {
+					t.Errorf("%s is named %q, want it to end in %s", key, byKey[key].Name, want)
+				}
 			}
 		})
 	}
@@ -261,7 +336,7 @@ func TestWriteWhy(t *testing.T) {
 			"nobatch": {rep([3]float64{1, 250, 4000}, [3]float64{32, 500, 60000})},
 		},
 		Profiles: map[string]*Profile{
-			profBatchOff: profileFrom(t, header+row("10s", fnConn)+row("10s", fnHandler)+row("4s", fnPredict)+row("5s", fnDecode), CPUUse{ServerCPUS: 9, ServerCPUTotalS: 10, BenchCPUS: 1}),
+			profBatchOff: profileFrom(t, header+row("10s", fnConn)+row("10s", fnHandler)+row("4s", fnPredict)+row("5s", fnDecode[0]), CPUUse{ServerCPUS: 9, ServerCPUTotalS: 10, BenchCPUS: 1}),
 		},
 	}
 	var b bytes.Buffer
@@ -297,7 +372,7 @@ func TestWriteWhy(t *testing.T) {
 	}
 	d.Profiles[profBatchOff].Run = runOf(500, 1000)
 	d.Profiles[profBatchOff].CPU.WallS = 5
-	on := profileFrom(t, header+row("10s", fnConn)+row("10s", fnHandler)+row("3s", fnPredict)+row("5s", fnDecode), CPUUse{ServerCPUS: 8, ServerCPUTotalS: 10, BenchCPUS: 1, WallS: 5})
+	on := profileFrom(t, header+row("10s", fnConn)+row("10s", fnHandler)+row("3s", fnPredict)+row("5s", fnDecode[0]), CPUUse{ServerCPUS: 8, ServerCPUTotalS: 10, BenchCPUS: 1, WallS: 5})
 	on.Run = runOf(560, 1000)
 	d.Profiles[profBatchOn] = on
 	d.Tune["default"] = []bench.Report{rep([3]float64{32, 564, 1}), rep([3]float64{32, 500, 1}), rep([3]float64{32, 620, 1})}

@@ -7,10 +7,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/svc-dev/svc/core/onnxrt/onnxrttest"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -82,18 +83,11 @@ func TestRotateAndWithBatch(t *testing.T) {
 
 // TestRunTinyModel runs the real ONNX Runtime on the committed test model.
 func TestRunTinyModel(t *testing.T) {
-	root, err := filepath.Abs("../../../..")
+	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := os.Getenv("ONNXRUNTIME_TEST_LIB")
-	if dir == "" {
-		dir = filepath.Join(root, "build", "lib", runtime.GOOS+"-"+runtime.GOARCH)
-	}
-	lib := filepath.Join(dir, "libonnxruntime.so.1")
-	if _, err := os.Stat(lib); err != nil {
-		t.Fatalf("ONNX Runtime library missing at %s: run 'make lib'", lib)
-	}
+	lib := onnxrttest.LibraryPath(t)
 	out := filepath.Join(t.TempDir(), "raw.json")
 	var progress bytes.Buffer
 	err = run(context.Background(), []string{

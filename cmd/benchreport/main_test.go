@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/svc-dev/svc/transport/bench"
+	"github.com/svc-dev/svc/cmd/internal/bench"
 )
 
 func lvl(c int, rps, p50 float64) bench.Level {

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/svc-dev/svc/transport/bench"
+	"github.com/svc-dev/svc/cmd/internal/bench"
 )
 
 // Files of the batching and tuning runs.
@@ -18,7 +18,7 @@ const (
 	// fileTunePattern names one repetition of one setting:
 	// tune-NAME-rK.json, a svc bench --json report.
 	fileTunePattern = "tune-%s-r*.json"
-	// fileRawBatch is the output of transport/bench/report/rawbatch.
+	// fileRawBatch is the output of cmd/rawbatch.
 	fileRawBatch = "rawbatch.json"
 )
 

@@ -6,7 +6,7 @@
 // batch 8 over rows/s at batch 1. Batch sizes alternate within each
 // repetition, so drift on a busy machine hits them alike.
 //
-//	go run ./transport/bench/report/rawbatch -model build/models/paddleocr-cls/model.onnx \
+//	go run ./cmd/rawbatch -model build/models/paddleocr-cls/model.onnx \
 //	    -lib build/bin/lib/libonnxruntime.so -shape x=1,3,48,192 -batch 1,8,32 -reps 3 -duration 2s
 package main
 
@@ -25,10 +25,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/svc-dev/svc/cmd/internal/bench"
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/core/tensor"
-	"github.com/svc-dev/svc/transport/bench"
+	// The in-process run takes the CPU provider from the registry.
+	_ "github.com/svc-dev/svc/providers/all"
 )
 
 // Result is the JSON document rawbatch writes.
