@@ -100,3 +100,12 @@ func (r *Result) Close() {
 	}
 	r.values = nil
 }
+
+// NewResult wraps tensors, one per output in the model's order, as a
+// Result: for runners that do not run ONNX Runtime themselves (and tests).
+func NewResult(tensors []*tensor.Tensor) *Result {
+	if tensors == nil {
+		tensors = []*tensor.Tensor{}
+	}
+	return &Result{tensors: tensors}
+}

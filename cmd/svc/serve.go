@@ -211,7 +211,9 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 		providers.Module(),
 		core.Module,
 		fx.Provide(hostFromEnv),
-		fx.Populate(&server, &model, &loader, &choice),
+		// The loader first: stop hooks run in reverse order of construction,
+		// so the servers drain before the sessions close.
+		fx.Populate(&loader, &model, &choice, &server),
 		fx.StopTimeout(cfg.Serve.ShutdownGrace.Std()+5*time.Second),
 	)
 	app := fx.New(options...)
@@ -230,6 +232,20 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 		}
 		return nil
 	}
+	if worker != nil && worker.Replacement {
+		// A worker that replaces one that died shares the port with
+		// workers that serve: it takes no connection before it can answer
+		// them.
+		loader.Start()
+		select {
+		case <-model.Done():
+		case <-sig:
+			return nil
+		}
+		if err := model.Err(); err != nil {
+			return err
+		}
+	}
 	if err := app.Start(ctx); err != nil {
 		return rootCause(err)
 	}
@@ -239,7 +255,7 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 	select {
 	case <-model.Done():
 	case s := <-sig:
-		log.Info("shutting down while the model loads", zap.String("signal", s.String()))
+		log.Debug("shutting down while the model loads", zap.String("signal", s.String()))
 		model.Drain()
 		return stop()
 	case <-ctx.Done():

@@ -197,7 +197,7 @@ func TestGracefulShutdown(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			s := startServer(t, model("slow.onnx"))
-			body := slowBody(96)
+			body := slowBody(384)
 			var wg sync.WaitGroup
 			results := make([]response, 3)
 			for i := range results {

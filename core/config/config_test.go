@@ -44,6 +44,7 @@ runtime:
   spinning: true
   graph_optimization: basic
   optimized_model_path: /tmp/opt.onnx
+  warmup: false
 limits:
   max_body_size: 32MiB
 batching:

@@ -14,15 +14,6 @@ import (
 	"github.com/svc-dev/svc/core/tensor/tensorjson"
 )
 
-// iterations scales the size of randomized tests down for -short and for
-// the (much slower) race detector.
-func iterations(n int) int {
-	if testing.Short() || raceEnabled {
-		return n / 10
-	}
-	return n
-}
-
 func spec(name string, d tensor.DType, shape ...int64) tensor.Spec {
 	if shape == nil {
 		shape = []int64{}

@@ -91,7 +91,7 @@ func New(o Options) *Supervisor {
 func (s *Supervisor) Run(ctx context.Context, ready func(info json.RawMessage)) error {
 	starts := make([]*proc, 0, s.o.Workers)
 	for id := 1; id <= s.o.Workers; id++ {
-		p, err := s.spawn(id)
+		p, err := s.spawn(id, false)
 		if err != nil {
 			s.stopAll()
 			return err
@@ -123,7 +123,7 @@ func (s *Supervisor) Run(ctx context.Context, ready func(info json.RawMessage)) 
 }
 
 // spawn starts worker id with the shared sockets and a status pipe.
-func (s *Supervisor) spawn(id int) (*proc, error) {
+func (s *Supervisor) spawn(id int, replacement bool) (*proc, error) {
 	files := make([]*os.File, 0, len(s.o.Listeners)+1)
 	defer func() {
 		for _, f := range files {
@@ -148,6 +148,9 @@ func (s *Supervisor) spawn(id int) (*proc, error) {
 	cmd.Env = append(os.Environ(), s.o.Env...)
 	cmd.Env = append(cmd.Env, WorkerEnv+"="+strconv.Itoa(id), WorkersEnv+"="+strconv.Itoa(s.o.Workers),
 		ListenersEnv+"="+strings.Join(names, ","))
+	if replacement {
+		cmd.Env = append(cmd.Env, ReplacementEnv+"=1")
+	}
 	cmd.ExtraFiles = files
 	cmd.Stdout, cmd.Stderr = s.o.Stdout, s.o.Stderr
 	cmd.SysProcAttr = sysProcAttr()
@@ -224,7 +227,7 @@ func (s *Supervisor) watch(ctx context.Context, p *proc) {
 		case <-time.After(backoff):
 		}
 		for {
-			np, err := s.spawn(p.id)
+			np, err := s.spawn(p.id, true)
 			if err == nil {
 				if _, err = s.awaitStart(ctx, np); err == nil {
 					p = np

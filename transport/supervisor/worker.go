@@ -20,6 +20,9 @@ const (
 	WorkerEnv = "SVC_WORKER_ID"
 	// WorkersEnv holds the number of workers.
 	WorkersEnv = "SVC_WORKERS"
+	// ReplacementEnv is set for a worker started in place of one that
+	// exited.
+	ReplacementEnv = "SVC_WORKER_REPLACEMENT"
 	// ListenersEnv names the inherited sockets and their descriptors,
 	// "http:3,grpc:4"; the status pipe is the descriptor after the last.
 	ListenersEnv = "SVC_LISTENERS"
@@ -48,6 +51,10 @@ type Status struct {
 // Worker describes this process when it runs as a worker.
 type Worker struct {
 	ID, Count int
+	// Replacement is true for a worker started in place of one that
+	// exited: other workers serve meanwhile, so it should not accept
+	// connections before its model is ready.
+	Replacement bool
 }
 
 // CurrentWorker reports whether this process is a worker, and which.
@@ -60,7 +67,7 @@ func CurrentWorker() (Worker, bool) {
 	if err != nil || n < 1 {
 		n = 1
 	}
-	return Worker{ID: id, Count: n}, true
+	return Worker{ID: id, Count: n, Replacement: os.Getenv(ReplacementEnv) == "1"}, true
 }
 
 // inherited parses ListenersEnv into names and descriptors, and the status

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/transport/rest"
 )
 
 // RawMode says whether the in-process modes run.
@@ -309,7 +310,7 @@ func (o *Options) bodies(info Info, r *Report) ([][]byte, error) {
 // hint on how to fix the input.
 func probe(ctx context.Context, c *http.Client, base string, bodies [][]byte) error {
 	for _, b := range bodies {
-		status, err := post(ctx, c, base+"/predict", b)
+		status, err := post(ctx, rest.NewClient(base, c), b)
 		if err == nil {
 			continue
 		}

@@ -85,7 +85,7 @@ func StartServer(ctx context.Context, exe, model string, extra []string) (*Serve
 	defer cancel()
 	c := newClient(5 * time.Second)
 	defer c.CloseIdleConnections()
-	if err := WaitHealthy(hctx, c, s.URL); err != nil {
+	if err := WaitReady(hctx, c, s.URL); err != nil {
 		s.Stop()
 		return nil, err
 	}

@@ -1,18 +1,17 @@
 package bench
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/svc-dev/svc/transport/rest"
 )
 
 // ErrRemote is wrapped by CheckURL's error for a host that is not on this
@@ -72,38 +71,25 @@ func newClient(timeout time.Duration) *http.Client {
 	}
 }
 
-// maxInfoBytes bounds the GET /info, /health and /metrics answers read.
-const maxInfoBytes = 16 << 20
-
-// getJSON GETs base+path and decodes a 200 answer into v.
-func getJSON(ctx context.Context, c *http.Client, base, path string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return fmt.Errorf("GET %s: %w", path, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxInfoBytes))
-	if err != nil {
-		return fmt.Errorf("GET %s: %w", path, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s answered %d: %s", path, resp.StatusCode, clip(string(body), 200))
-	}
-	if err := json.Unmarshal(body, v); err != nil {
-		return fmt.Errorf("GET %s: not the JSON svc answers: %w", path, err)
-	}
-	return nil
-}
-
 // FetchInfo reads GET /info from the server at base.
 func FetchInfo(ctx context.Context, c *http.Client, base string) (Info, error) {
-	var info Info
-	if err := getJSON(ctx, c, base, "/info", &info); err != nil {
-		return info, err
+	ri, err := rest.NewClient(base, c).Info(ctx)
+	if err != nil {
+		return Info{}, err
+	}
+	info := Info{Name: ri.Name, Version: ri.Version, Path: ri.Path}
+	for _, in := range ri.Inputs {
+		x := Input{Name: in.Name, Type: in.Type, Required: in.Required}
+		if in.Shape != nil {
+			x.Shape = *in.Shape
+		}
+		info.Inputs = append(info.Inputs, x)
+	}
+	for _, o := range ri.Outputs {
+		info.Outputs = append(info.Outputs, struct {
+			Name string `json:"name"`
+			Type string `json:"type"`
+		}{o.Name, o.Type})
 	}
 	if len(info.Inputs) == 0 {
 		return info, fmt.Errorf("GET /info lists no inputs; is %s an svc server?", base)
@@ -114,81 +100,39 @@ func FetchInfo(ctx context.Context, c *http.Client, base string) (Info, error) {
 // FetchProvider reads the execution provider's name from GET /metrics
 // ("" when the server does not say).
 func FetchProvider(ctx context.Context, c *http.Client, base string) string {
-	var m struct {
-		Provider struct {
-			Name string `json:"name"`
-		} `json:"provider"`
-	}
-	if getJSON(ctx, c, base, "/metrics", &m) != nil {
+	m, err := rest.NewClient(base, c).Metrics(ctx)
+	if err != nil {
 		return ""
 	}
 	return m.Provider.Name
 }
 
-// WaitHealthy polls GET /health until it answers 200 or ctx ends.
-func WaitHealthy(ctx context.Context, c *http.Client, base string) error {
-	var last error
-	for {
-		var h struct {
-			Status string `json:"status"`
-		}
-		last = getJSON(ctx, c, base, "/health", &h)
-		if last == nil && h.Status == "healthy" {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			if last == nil {
-				last = fmt.Errorf("GET /health: status %q", h.Status)
-			}
-			return fmt.Errorf("server at %s not healthy: %w", base, last)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+// WaitReady polls the server until its model is loaded or ctx ends.
+func WaitReady(ctx context.Context, c *http.Client, base string) error {
+	return rest.NewClient(base, c).WaitReady(ctx)
 }
 
-// predictOp posts bodies to base/predict, rotating through them; worker w
+// predictOp posts bodies to /predict, rotating through them; worker w
 // uses clients[w].
 func predictOp(base string, bodies [][]byte, clients []*http.Client) Op {
-	target := base + "/predict"
+	rc := make([]*rest.Client, len(clients))
+	for i, c := range clients {
+		rc[i] = rest.NewClient(base, c)
+	}
 	return func(ctx context.Context, w int, seq int64) (int, error) {
-		return post(ctx, clients[w], target, bodies[(int64(w)+seq)%int64(len(bodies))])
+		return post(ctx, rc[w], bodies[(int64(w)+seq)%int64(len(bodies))])
 	}
 }
 
 // post sends one /predict request and reads the whole answer. A non-200
-// answer is an error carrying the start of its body.
-func post(ctx context.Context, c *http.Client, target string, body []byte) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
-	if err != nil {
-		return 0, err
+// answer is an error carrying the start of its detail.
+func post(ctx context.Context, c *rest.Client, body []byte) (int, error) {
+	status, err := c.Predict(ctx, body, nil)
+	var se *rest.StatusError
+	if errors.As(err, &se) {
+		return status, fmt.Errorf("status %d: %s", se.Status, clip(se.Detail, 300))
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return resp.StatusCode, fmt.Errorf("status %d: %s", resp.StatusCode, clip(errorDetail(msg), 300))
-	}
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return resp.StatusCode, fmt.Errorf("read answer: %w", err)
-	}
-	return resp.StatusCode, nil
-}
-
-// errorDetail returns svc's {"detail": …} message, or the body itself.
-func errorDetail(body []byte) string {
-	var e struct {
-		Detail string `json:"detail"`
-	}
-	if json.Unmarshal(body, &e) == nil && e.Detail != "" {
-		return e.Detail
-	}
-	return strings.TrimSpace(string(body))
+	return status, err
 }
 
 // clip shortens s to n bytes, on one line.

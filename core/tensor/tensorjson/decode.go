@@ -139,7 +139,6 @@ type decoder struct {
 	arena []byte // string elements, concatenated
 	ends  []int  // end offset of each string element in arena
 	key   []byte
-	seen  []bool
 
 	// Per request, not reused: room for the tensors and shapes returned.
 	nspecs int

@@ -1,5 +1,0 @@
-//go:build race
-
-package rest
-
-const raceEnabled = true
