@@ -45,8 +45,11 @@ func TestOptions(t *testing.T) {
 		{"GPU", "GPU"},
 		{"AUTO:GPU,CPU", "AUTO:GPU,CPU"},
 	}
+	if got, want := openvino.Options(providers.Options{}), map[string]string{"device_type": "CPU"}; !maps.Equal(got, want) {
+		t.Errorf("Options without settings = %v, want %v", got, want)
+	}
 	for _, tt := range tests {
-		got := openvino.Options(providers.Options{OpenVINODevice: tt.give})
+		got := openvino.Options(providers.Options{Settings: map[string]any{"openvino": &openvino.Settings{DeviceType: tt.give}}})
 		if want := map[string]string{"device_type": tt.want}; !maps.Equal(got, want) {
 			t.Errorf("Options(%q) = %v, want %v", tt.give, got, want)
 		}
@@ -60,7 +63,7 @@ func TestConfigure(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer so.Destroy()
-	err = openvino.New().Configure(so, providers.Options{OpenVINODevice: "CPU"})
+	err = openvino.New().Configure(so, providers.Options{Settings: map[string]any{"openvino": &openvino.Settings{DeviceType: "CPU"}}})
 	if openvino.New().Usable(host) == nil {
 		if err != nil {
 			t.Fatalf("OpenVINO is usable here but Configure failed: %v", err)

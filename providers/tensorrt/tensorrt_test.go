@@ -57,7 +57,13 @@ func TestOptions(t *testing.T) {
 	}{
 		{providers.Options{}, map[string]string{"device_id": "0", "trt_fp16_enable": "0", "trt_int8_enable": "0"}},
 		{
-			providers.Options{DeviceID: 2, TensorRTFP16: true, TensorRTINT8: true, TensorRTEngineCache: "/var/cache/svc/trt"},
+			providers.Options{Settings: map[string]any{"tensorrt": &tensorrt.Settings{FP16: true}}},
+			map[string]string{"device_id": "0", "trt_fp16_enable": "1", "trt_int8_enable": "0"},
+		},
+		{
+			providers.Options{DeviceID: 2, Settings: map[string]any{
+				"tensorrt": &tensorrt.Settings{FP16: true, INT8: true, EngineCache: "/var/cache/svc/trt"},
+			}},
 			map[string]string{
 				"device_id": "2", "trt_fp16_enable": "1", "trt_int8_enable": "1",
 				"trt_engine_cache_enable": "1", "trt_engine_cache_path": "/var/cache/svc/trt",
@@ -82,7 +88,7 @@ func TestConfigure(t *testing.T) {
 	}
 	defer so.Destroy()
 	cache := filepath.Join(t.TempDir(), "engines", "classifier")
-	err = tensorrt.New().Configure(so, providers.Options{TensorRTEngineCache: cache, TensorRTFP16: true})
+	err = tensorrt.New().Configure(so, providers.Options{Settings: map[string]any{"tensorrt": &tensorrt.Settings{EngineCache: cache, FP16: true}}})
 	if fi, statErr := os.Stat(cache); statErr != nil || !fi.IsDir() {
 		t.Errorf("engine cache directory not created: %v", statErr)
 	}
