@@ -5,11 +5,15 @@ package openvino_test
 import (
 	"errors"
 	"maps"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	ort "github.com/yalue/onnxruntime_go"
 
+	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/providers"
 	"github.com/svc-dev/svc/providers/internal/providertest"
 	"github.com/svc-dev/svc/providers/openvino"
@@ -52,6 +56,27 @@ func TestOptions(t *testing.T) {
 		got := openvino.Options(providers.Options{Settings: map[string]any{"openvino": &openvino.Settings{DeviceType: tt.give}}})
 		if want := map[string]string{"device_type": tt.want}; !maps.Equal(got, want) {
 			t.Errorf("Options(%q) = %v, want %v", tt.give, got, want)
+		}
+	}
+}
+
+// providers.openvino.device_type reaches the provider options as before.
+func TestOptionsFromTheConfigurationFile(t *testing.T) {
+	tests := []struct{ body, want string }{
+		{"name: x\n", "CPU"},
+		{"providers:\n  openvino:\n    device_type: AUTO:GPU,CPU\n", "AUTO:GPU,CPU"},
+	}
+	for _, tt := range tests {
+		path := filepath.Join(t.TempDir(), "svc.yml")
+		if err := os.WriteFile(path, []byte(tt.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := config.Load(path, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := openvino.Options(core.ProviderOptions(c))["device_type"]; got != tt.want {
+			t.Errorf("%q: device_type = %q, want %q", tt.body, got, tt.want)
 		}
 	}
 }
