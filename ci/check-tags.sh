@@ -1,46 +1,64 @@
 #!/usr/bin/env bash
-# Checks every provider build tag (issue 5, item 4):
-#   - each provider package is empty without its tag and holds its provider
-#     with it (directml only on windows, coreml only on darwin), and nothing
+# Checks every provider build tag (issue 5, item 4), as the providers declare
+# them (svc providers --tags):
+#   - each provider package holds only its metadata (doc.go, known.go)
+#     without its tag and its provider with it (directml only on windows,
+#     coreml only on darwin), providers/all imports it, and nothing
 #     outside providers/ imports a tagged provider (the always-compiled cpu
 #     provider may be used directly, e.g. by tests);
 #   - go vet and go build of every tag alone, and of all linux-compatible
 #     tags together (plus the OS-gated ones, which must be no-ops on linux);
 #   - the tagged providers' unit tests (-race);
-#   - windows/amd64 with -tags directml, cross-compiled with mingw-w64
-#     (build/cross-deps.sh installs it): go vet of the provider and core
-#     packages and go build of cmd/svc.
+#   - windows/amd64 with the windows-only tags (directml), cross-compiled
+#     with mingw-w64 (build/cross-deps.sh installs it): go vet of the
+#     provider and core packages and go build of cmd/svc.
 # darwin (coreml) needs a macOS toolchain: ci/workflows/release.yml builds
 # and tests it on a macOS runner.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 module=$($GO list -m)
-linux_tags=(cuda tensorrt rocm openvino)
-all_tags=(cuda tensorrt rocm openvino directml coreml)
 fail=0
 step() { printf '== %s\n' "$*" >&2; }
 bad() { printf 'check-tags: %s\n' "$*" >&2; fail=1; }
 
+# The tags come from the providers' own declarations: 'svc providers --tags'
+# prints "name goos" per tagged provider (goos "any" = every OS).
+step "provider build tags (svc providers --tags)"
+tag_list=$($GO run ./cmd/svc providers --tags) || { echo "check-tags: svc providers --tags failed" >&2; exit 1; }
+linux_tags=() all_tags=()
+declare -A tag_goos=()
+while read -r tag goos; do
+  [ -n "$tag" ] || continue
+  all_tags+=("$tag")
+  case $goos in any | linux) linux_tags+=("$tag"); tag_goos[$tag]=linux ;; *) tag_goos[$tag]=$goos ;; esac
+done <<<"$tag_list"
+[ ${#all_tags[@]} -gt 0 ] && [ ${#linux_tags[@]} -gt 0 ] || { echo "check-tags: no provider tags from svc providers --tags: '$tag_list'" >&2; exit 1; }
+echo "tags: ${all_tags[*]} (linux: ${linux_tags[*]})" >&2
+
+# Without its tag a provider package compiles only its documentation and
+# its untagged metadata (the files with no build constraint).
+meta="doc.go known.go"
 step "provider packages follow their tags"
 for tag in "${all_tags[@]}"; do
   pkg=./providers/$tag
-  goos=linux
-  case $tag in directml) goos=windows ;; coreml) goos=darwin ;; esac
+  goos=${tag_goos[$tag]}
+  [ -d "$pkg" ] || { bad "$pkg missing for the declared tag $tag"; continue; }
   untagged=$(GOOS=$goos CGO_ENABLED=1 $GO list -f '{{join .GoFiles " "}}' "$pkg")
   tagged=$(GOOS=$goos CGO_ENABLED=1 $GO list -tags "$tag" -f '{{join .GoFiles " "}}' "$pkg")
-  [ "$untagged" = "doc.go" ] || bad "$pkg without -tags $tag compiles more than doc.go: $untagged"
-  [ "$tagged" != "doc.go" ] || bad "$pkg with -tags $tag on $goos compiles nothing but doc.go"
-  allfiles=$(GOOS=$goos CGO_ENABLED=1 $GO list -tags "$tag" -f '{{join .GoFiles " "}}' ./providers/all)
-  [[ " $allfiles " == *" $tag"* ]] || bad "providers/all with -tags $tag on $goos does not import it ($allfiles)"
+  [ "$untagged" = "$meta" ] || bad "$pkg without -tags $tag compiles more than $meta: $untagged"
+  [ "$tagged" != "$meta" ] || bad "$pkg with -tags $tag on $goos compiles nothing but $meta"
+  allimports=$(GOOS=$goos CGO_ENABLED=1 $GO list -tags "$tag" -f '{{join .Imports " "}}' ./providers/all)
+  [[ " $allimports " == *" $module/providers/$tag "* ]] || bad "providers/all with -tags $tag on $goos does not import it ($allimports)"
   if [ "$goos" != linux ]; then
     onlinux=$($GO list -tags "$tag" -f '{{join .GoFiles " "}}' "$pkg")
-    [ "$onlinux" = "doc.go" ] || bad "$pkg with -tags $tag compiles on linux: $onlinux"
+    [ "$onlinux" = "$meta" ] || bad "$pkg with -tags $tag compiles on linux: $onlinux"
   fi
 done
+tag_re=$(IFS='|'; echo "${all_tags[*]}")
 importers=$($GO list -tags "${all_tags[*]}" -test -f '{{.ImportPath}}: {{join .Imports " "}}' ./... |
   grep -v "^$module/providers" |
-  grep -E "$module/providers/(cuda|tensorrt|rocm|openvino|directml|coreml)( |$)" || true)
+  grep -E "$module/providers/($tag_re)( |$)" || true)
 [ -z "$importers" ] || bad "only providers/ may import a tagged provider (the rest goes through providers/all and the fx group):
 $importers"
 
@@ -57,14 +75,16 @@ $GO build -tags "${all_tags[*]}" ./... || bad "go build -tags '${all_tags[*]}' o
 step "unit tests of the tagged providers"
 $GO test -race -count=1 -tags "${linux_tags[*]}" ./providers/... || bad "go test -tags '${linux_tags[*]}' ./providers/..."
 
-step "windows/amd64 -tags directml (mingw-w64)"
+win_tags=()
+for tag in "${all_tags[@]}"; do [ "${tag_goos[$tag]}" != windows ] || win_tags+=("$tag"); done
+step "windows/amd64 -tags '${win_tags[*]}' (mingw-w64)"
 if ! command -v x86_64-w64-mingw32-gcc >/dev/null; then
   bad "x86_64-w64-mingw32-gcc missing: run build/cross-deps.sh (make cross-deps)"
 else
   win=(env GOOS=windows GOARCH=amd64 CGO_ENABLED=1 CC=x86_64-w64-mingw32-gcc)
-  "${win[@]}" $GO vet -tags directml ./providers/... ./core/... || bad "windows go vet -tags directml"
-  "${win[@]}" $GO vet -tags "directml ${linux_tags[*]}" ./providers/... || bad "windows go vet -tags 'directml ${linux_tags[*]}'"
-  "${win[@]}" $GO build -tags directml -o /dev/null ./cmd/svc || bad "windows go build -tags directml ./cmd/svc"
+  "${win[@]}" $GO vet -tags "${win_tags[*]}" ./providers/... ./core/... || bad "windows go vet -tags '${win_tags[*]}'"
+  "${win[@]}" $GO vet -tags "${win_tags[*]} ${linux_tags[*]}" ./providers/... || bad "windows go vet -tags '${win_tags[*]} ${linux_tags[*]}'"
+  "${win[@]}" $GO build -tags "${win_tags[*]}" -o /dev/null ./cmd/svc || bad "windows go build -tags '${win_tags[*]}' ./cmd/svc"
 fi
 
 if [ "$fail" -ne 0 ]; then

@@ -130,12 +130,9 @@ func newPredictor(p loaderParams) (*Predictor, error) {
 // ProviderOptions maps the configuration file's provider settings.
 func ProviderOptions(c config.Config) providers.Options {
 	return providers.Options{
-		DeviceID:            c.Providers.DeviceID,
-		MemoryLimit:         int64(c.Runtime.MemoryLimit),
-		TensorRTFP16:        c.Providers.TensorRT.FP16,
-		TensorRTINT8:        c.Providers.TensorRT.INT8,
-		TensorRTEngineCache: c.Providers.TensorRT.EngineCache,
-		OpenVINODevice:      c.Providers.OpenVINO.DeviceType,
+		DeviceID:    c.Providers.DeviceID,
+		MemoryLimit: int64(c.Runtime.MemoryLimit),
+		Settings:    c.Providers.Settings,
 	}
 }
 

@@ -100,7 +100,7 @@ func TestReport(t *testing.T) {
 	}})
 	h := providers.Host{LibraryProviders: []string{"TensorrtExecutionProvider", "CUDAExecutionProvider", "WebGpuExecutionProvider", "CPUExecutionProvider"}}
 	rows := set.Report(h)
-	if len(rows) != len(providers.Names) {
+	if len(rows) != len(providers.Names()) {
 		t.Fatalf("%d rows, want one per provider", len(rows))
 	}
 	byName := map[string]providers.Status{}

@@ -1,7 +1,9 @@
 // Package providers defines what an execution provider is and how svc picks
-// one. Concrete providers live in sub-packages, each compiled in by a build
-// tag of its name (see providers/all), and join the fx value group
-// "providers" on their own; nothing outside providers/ names one of them.
+// one. Concrete providers live in sub-packages: each declares its metadata
+// (Declare) from an untagged file, is compiled in by a build tag of its name
+// (Register, from the tagged files), and joins the fx value group
+// "providers" on its own. providers/all imports them all; nothing outside
+// providers/ names one of them.
 package providers
 
 import (
@@ -34,26 +36,32 @@ type Provider interface {
 // Options are the provider settings from the configuration file. Each
 // provider reads the ones that apply to it and ignores the rest.
 type Options struct {
-	// DeviceID selects the accelerator: the CUDA device for cuda and
-	// tensorrt, the AMD GPU for rocm, the DXGI adapter for directml
+	// DeviceID selects the accelerator for the providers whose Known has
+	// UsesDeviceID, e.g. the CUDA device or the DXGI adapter
 	// (providers.device_id, default 0).
 	DeviceID int
 	// MemoryLimit caps the accelerator memory ONNX Runtime's arena may take,
-	// in bytes: gpu_mem_limit for cuda (and the CUDA part of tensorrt),
-	// migraphx_mem_limit for rocm (runtime.memory_limit; 0 = no cap).
-	// openvino, directml and coreml manage device memory themselves.
+	// in bytes, for the providers that can cap it (runtime.memory_limit;
+	// 0 = no cap). The others manage device memory themselves.
 	MemoryLimit int64
-	// TensorRTFP16 and TensorRTINT8 let TensorRT build reduced-precision
-	// engines (providers.tensorrt.fp16, providers.tensorrt.int8). INT8 needs
-	// a model with quantization data or a calibration table.
-	TensorRTFP16 bool
-	TensorRTINT8 bool
-	// TensorRTEngineCache is a directory where TensorRT keeps built engines
-	// between runs, so a restart skips the slow engine build
-	// (providers.tensorrt.engine_cache; "" = no cache).
-	TensorRTEngineCache string
-	// OpenVINODevice is the OpenVINO device type: CPU, GPU, NPU, or a
-	// combination such as AUTO:GPU,CPU (providers.openvino.device_type;
-	// "" = CPU).
-	OpenVINODevice string
+	// Settings holds the providers' own settings sections
+	// (providers.<name>), by provider name: each a pointer of the type the
+	// provider's Known.NewSettings returns. A provider reads its own with
+	// SettingsOf; a missing entry means the declared defaults. Read-only.
+	Settings map[string]any
+}
+
+// SettingsOf returns provider name's settings section from o as the *T its
+// Known.NewSettings declared: the configuration's when o holds one, else
+// the declared defaults, else (no section of type T declared) a zero T.
+func SettingsOf[T any](o Options, name string) *T {
+	if s, ok := o.Settings[name].(*T); ok && s != nil {
+		return s
+	}
+	if k, ok := Info(name); ok && k.NewSettings != nil {
+		if s, ok := k.NewSettings().(*T); ok {
+			return s
+		}
+	}
+	return new(T)
 }

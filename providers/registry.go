@@ -26,12 +26,12 @@ var registry = struct {
 }{ctors: map[string]func() Provider{}}
 
 // Register adds a provider to the ones compiled into this binary. Provider
-// packages call it from init(), and do nothing else there: ctor must not
-// probe the machine. It panics on a name outside Names or on a second
-// registration of the same name.
+// packages call it from init() in their tagged file, and do nothing else
+// there: ctor must not probe the machine. It panics on a name no package
+// declared (Declare) or on a second registration of the same name.
 func Register(name string, ctor func() Provider) {
 	if !ValidName(name) {
-		panic(fmt.Sprintf("providers: Register of unknown provider %q", name))
+		panic(fmt.Sprintf("providers: Register of unknown provider %q (not declared)", name))
 	}
 	if ctor == nil {
 		panic(fmt.Sprintf("providers: Register of %q with a nil constructor", name))

@@ -18,6 +18,7 @@ type Status struct {
 // Report describes every known provider for this set and host, highest
 // priority first. It runs each compiled-in provider's Usable.
 func (s Set) Report(h Host) []Status {
+	known := KnownProviders()
 	out := make([]Status, 0, len(known))
 	for _, k := range known {
 		st := Status{Known: k}
@@ -45,6 +46,7 @@ func (s Set) Report(h Host) []Status {
 // Unsupported lists the providers the loaded library offers that svc has
 // no provider for (e.g. WebGpuExecutionProvider), in the library's order.
 func (h Host) Unsupported() []string {
+	known := KnownProviders()
 	var out []string
 	for _, n := range h.LibraryProviders {
 		supported := false

@@ -12,6 +12,8 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/svc-dev/svc/providers"
+	// Every provider's metadata, as in svc itself.
+	_ "github.com/svc-dev/svc/providers/all"
 )
 
 // fake is a provider whose usability the test decides.
@@ -255,8 +257,8 @@ func TestNoteForSessionFallback(t *testing.T) {
 }
 
 func TestInfoAndNames(t *testing.T) {
-	if len(providers.Names) != 7 {
-		t.Fatalf("Names = %v", providers.Names)
+	if got := providers.NameList(); got != "cuda, coreml, rocm, directml, openvino, tensorrt, cpu" {
+		t.Fatalf("Names = %v", got)
 	}
 	prev := 1 << 30
 	for _, k := range providers.KnownProviders() {
@@ -271,7 +273,7 @@ func TestInfoAndNames(t *testing.T) {
 		}
 		prev = k.Priority
 	}
-	for _, n := range providers.Names {
+	for _, n := range providers.Names() {
 		if _, ok := providers.Info(n); !ok {
 			t.Errorf("%s has no Info", n)
 		}

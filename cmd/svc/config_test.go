@@ -18,6 +18,12 @@ func TestInitWritesStarterConfig(t *testing.T) {
 	if err != nil || !strings.Contains(string(body), "memory_limit") {
 		t.Fatalf("starter file: %v\n%s", err, body)
 	}
+	// The providers' own sections, from their declarations.
+	for _, want := range []string{"\nproviders:\n  device_id: 0 ", "\n  tensorrt:\n    fp16: false\n", "\n  openvino:\n    device_type: \"\" "} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("starter file lacks %q:\n%s", want, body)
+		}
+	}
 	// A second init refuses to overwrite.
 	again := svcCmd(t, nil, "init")
 	again.Dir = cmd.Dir
@@ -77,6 +83,18 @@ func TestConfigErrorsAtStartup(t *testing.T) {
 	}
 	code, _, stderr := runSvc(t, nil, "serve", model("classifier.onnx"), "-c", cfg)
 	oneLineError(t, code, stderr, 1, cfg, "line 3", "timeout")
+	// A provider's own section is as strict, with the line.
+	for _, tt := range []struct{ body, want string }{
+		{"providers:\n  device_id: 0\n  tensorrt:\n    fp16: true\n    cache: /tmp\n", "line 5: field cache not found in type tensorrt.Settings"},
+		{"providers:\n  openvino: {device: GPU}\n", "line 2: field device not found in type openvino.Settings"},
+		{"name: x\nproviders:\n  tpu: {}\n", "line 3: providers.tpu is not a provider; the providers are cuda, coreml, rocm, directml, openvino, tensorrt, cpu"},
+	} {
+		if err := os.WriteFile(cfg, []byte(tt.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr = runSvc(t, nil, "serve", model("classifier.onnx"), "-c", cfg)
+		oneLineError(t, code, stderr, 1, cfg, tt.want)
+	}
 	code, _, stderr = runSvc(t, nil, "serve", model("classifier.onnx"), "-c", filepath.Join(t.TempDir(), "missing.yml"))
 	oneLineError(t, code, stderr, 1, "missing.yml")
 }

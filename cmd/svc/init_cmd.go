@@ -40,7 +40,7 @@ func initCommand(stdout io.Writer) *cli.Command {
 				}
 				return fmt.Errorf("write %s: %w", path, err)
 			}
-			if _, err := io.WriteString(f, config.Starter); err != nil {
+			if _, err := io.WriteString(f, config.Starter()); err != nil {
 				_ = f.Close()
 				return fmt.Errorf("write %s: %w", path, err)
 			}

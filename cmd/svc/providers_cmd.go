@@ -26,10 +26,16 @@ func providersCommand(stdout io.Writer) *cli.Command {
 			"as 'svc serve --provider NAME' would, without loading a model.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Value: config.DefaultFile, Usage: "configuration file (for runtime.library)"},
+			// For scripts (ci/check-tags.sh): the build tags, from the
+			// providers' own declarations.
+			&cli.BoolFlag{Name: "tags", Hidden: true, Usage: "print each provider build tag and the GOOS it builds for (any = every OS), one per line"},
 		},
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() != 0 {
 				return usageErr("providers takes no arguments (got %d)", cmd.Args().Len())
+			}
+			if cmd.Bool("tags") {
+				return writeTags(stdout)
 			}
 			cfg, err := config.Load(cmd.String("config"), cmd.IsSet("config"))
 			if err != nil {
@@ -63,6 +69,26 @@ func providersCommand(stdout io.Writer) *cli.Command {
 			return nil
 		},
 	}
+}
+
+// writeTags prints "name goos" for every provider that has a build tag
+// (all but the builtin one), in --provider list order; goos is "any" for a
+// provider that builds everywhere.
+func writeTags(w io.Writer) error {
+	for _, name := range providers.Names() {
+		k, _ := providers.Info(name)
+		if k.Builtin {
+			continue
+		}
+		goos := k.GOOS
+		if goos == "" {
+			goos = "any"
+		}
+		if _, err := fmt.Fprintf(w, "%s %s\n", k.Name, goos); err != nil {
+			return fmt.Errorf("write the provider tags: %w", err)
+		}
+	}
+	return nil
 }
 
 // writeProviders prints the table; without a host (the library did not

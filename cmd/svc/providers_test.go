@@ -221,6 +221,17 @@ func TestProvidersCommand(t *testing.T) {
 			t.Errorf("version of the cuda build: %d\n%s", code, stdout)
 		}
 	})
+	t.Run("tags for scripts", func(t *testing.T) {
+		code, stdout, stderr := runSvc(t, nil, "providers", "--tags")
+		want := "cuda any\ncoreml darwin\nrocm any\ndirectml windows\nopenvino any\ntensorrt any\n"
+		if code != 0 || stdout != want {
+			t.Errorf("providers --tags: exit %d, stdout %q, stderr %q; want %q", code, stdout, stderr, want)
+		}
+		_, help, _ := runSvc(t, nil, "providers", "--help")
+		if strings.Contains(help, "--tags") {
+			t.Errorf("--tags is in the help; it is for scripts:\n%s", help)
+		}
+	})
 	t.Run("no library", func(t *testing.T) {
 		code, stdout, stderr := runSvc(t, []string{"ONNXRUNTIME_LIB=/nonexistent/libonnxruntime.so"}, "providers")
 		if code != 1 || !strings.HasPrefix(stderr, "svc: error: ONNX Runtime library not found") || strings.Count(stderr, "\n") != 1 {

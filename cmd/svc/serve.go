@@ -46,7 +46,7 @@ func serveCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.StringFlag{Name: "host", Aliases: []string{"h"}, Value: "0.0.0.0", Usage: "address to bind; 127.0.0.1 accepts local connections only"},
 			&cli.IntFlag{Name: "workers", Value: 1, Usage: "number of worker processes, each with its own copy of the model"},
 			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Value: config.DefaultFile, Usage: "configuration file"},
-			&cli.StringFlag{Name: "provider", Usage: "preferred execution provider: cuda, coreml, rocm, directml, openvino, tensorrt, cpu (default: automatic)"},
+			&cli.StringFlag{Name: "provider", Usage: "preferred execution provider: " + providers.NameList() + " (default: automatic)"},
 			&cli.BoolFlag{Name: "verbose", Usage: "verbose output"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {

@@ -159,7 +159,8 @@ func TestHelpAndHostShortFlag(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("serve --help exit %d", code)
 	}
-	for _, want := range []string{"--port", "-p", "--host", "-h", "--workers", "--config", "-c", "--provider", "--verbose", "MODEL_NAME"} {
+	for _, want := range []string{"--port", "-p", "--host", "-h", "--workers", "--config", "-c", "--provider", "--verbose", "MODEL_NAME",
+		"preferred execution provider: cuda, coreml, rocm, directml, openvino, tensorrt, cpu (default: automatic)"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("help lacks %q:\n%s", want, stdout)
 		}

@@ -107,25 +107,6 @@ type Batching struct {
 	MaxQueueDelay Duration `yaml:"max_queue_delay"`
 }
 
-// Providers holds execution-provider options.
-type Providers struct {
-	DeviceID int      `yaml:"device_id"`
-	TensorRT TensorRT `yaml:"tensorrt"`
-	OpenVINO OpenVINO `yaml:"openvino"`
-}
-
-// TensorRT options.
-type TensorRT struct {
-	FP16        bool   `yaml:"fp16"`
-	INT8        bool   `yaml:"int8"`
-	EngineCache string `yaml:"engine_cache"`
-}
-
-// OpenVINO options.
-type OpenVINO struct {
-	DeviceType string `yaml:"device_type"`
-}
-
 // Default returns the built-in defaults.
 func Default() Config {
 	return Config{
@@ -136,9 +117,10 @@ func Default() Config {
 			Workers:       1,
 			ShutdownGrace: Duration(30 * time.Second),
 		},
-		Runtime:  Runtime{GraphOptimization: "all", WarmUp: true},
-		Limits:   Limits{MaxBodyBytes: DefaultMaxBodyBytes},
-		Batching: Batching{Enabled: true, MaxBatchSize: 32},
+		Runtime:   Runtime{GraphOptimization: "all", WarmUp: true},
+		Limits:    Limits{MaxBodyBytes: DefaultMaxBodyBytes},
+		Batching:  Batching{Enabled: true, MaxBatchSize: 32},
+		Providers: Providers{Settings: defaultSettings()},
 	}
 }
 
@@ -173,6 +155,7 @@ func Load(path string, explicit bool) (Config, error) {
 	if err := c.parse(path, data); err != nil {
 		return c, err
 	}
+	c.Providers.fillDefaults()
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		abs = path

@@ -7,6 +7,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	// The providers' settings sections, as in svc itself.
+	_ "github.com/svc-dev/svc/providers/all"
 )
 
 func write(t *testing.T, body string) string {
@@ -68,13 +73,40 @@ providers:
 		Runtime:   Runtime{Library: "/opt/ort/libonnxruntime.so", Timeout: Duration(1500 * time.Millisecond), MemoryLimit: 2 << 30, IntraOpThreads: 4, InterOpThreads: 2, Spinning: true, GraphOptimization: "basic", OptimizedModelPath: "/tmp/opt.onnx"},
 		Limits:    Limits{MaxBodyBytes: 32 << 20},
 		Batching:  Batching{Enabled: false, MaxBatchSize: 8, MaxQueueDelay: Duration(2 * time.Millisecond)},
-		Providers: Providers{DeviceID: 1, TensorRT: TensorRT{FP16: true, INT8: true, EngineCache: "/tmp/trt"}, OpenVINO: OpenVINO{DeviceType: "GPU"}},
+		Providers: Providers{DeviceID: 1},
 		File:      p,
 	}
+	wantSections := map[string]map[string]any{
+		"tensorrt": {"fp16": true, "int8": true, "engine_cache": "/tmp/trt"},
+		"openvino": {"device_type": "GPU"},
+	}
+	if got := sections(t, c.Providers.Settings); !reflect.DeepEqual(got, wantSections) {
+		t.Errorf("provider sections = %v, want %v", got, wantSections)
+	}
 	c.lines, want.lines = nil, nil
+	c.Providers.Settings = nil
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("got  %+v\nwant %+v", c, want)
 	}
+}
+
+// sections shows each provider's settings as the YAML keys and values it
+// holds, so the tests need not name the providers' types.
+func sections(t *testing.T, settings map[string]any) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	for name, s := range settings {
+		data, err := yaml.Marshal(s)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var m map[string]any
+		if err := yaml.Unmarshal(data, &m); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out[name] = m
+	}
+	return out
 }
 
 func TestLoadDefaultsAndMissing(t *testing.T) {
@@ -130,7 +162,7 @@ func TestLoadErrors(t *testing.T) {
 }
 
 func TestStarterParses(t *testing.T) {
-	c, err := Load(write(t, Starter), true)
+	c, err := Load(write(t, Starter()), true)
 	if err != nil {
 		t.Fatalf("the starter file does not load: %v", err)
 	}

@@ -1,8 +1,49 @@
 package config
 
-// Starter is the commented configuration file that 'svc init' writes. Every
-// key is shown with its default.
-const Starter = `# svc configuration. Flags given on the command line override these values.
+import (
+	"strings"
+
+	"github.com/svc-dev/svc/providers"
+)
+
+// Starter returns the commented configuration file that 'svc init' writes.
+// Every key is shown with its default. The provider names and the
+// providers section come from the declared providers: each section is the
+// provider's own starter snippet (providers.Known.Starter).
+func Starter() string {
+	var users []string
+	for _, name := range providers.Names() {
+		if k, _ := providers.Info(name); k.UsesDeviceID {
+			users = append(users, name)
+		}
+	}
+	deviceUsers := ""
+	if len(users) > 0 {
+		deviceUsers = " (" + strings.Join(users, ", ") + ")"
+	}
+	var sections strings.Builder
+	for _, k := range providers.KnownProviders() {
+		if k.Starter == "" {
+			continue
+		}
+		sections.WriteString("  " + k.Name + ":\n")
+		for line := range strings.Lines(strings.TrimRight(k.Starter, "\n") + "\n") {
+			if strings.TrimSpace(line) != "" {
+				line = "    " + line
+			}
+			sections.WriteString(line)
+		}
+	}
+	return strings.NewReplacer(
+		"@PROVIDER_NAMES@", providers.NameList(),
+		"@DEVICE_ID_USERS@", deviceUsers,
+		"@PROVIDER_SECTIONS@\n", sections.String(),
+	).Replace(starterTemplate)
+}
+
+// starterTemplate is the starter file with the provider-dependent parts
+// left as @PLACEHOLDERS@.
+const starterTemplate = `# svc configuration. Flags given on the command line override these values.
 # Sizes take units (512KiB, 16MiB, 2GiB, 1GB); durations take 500ms, 30s, 2m.
 
 # Service name.
@@ -22,7 +63,7 @@ serve:
   host: 0.0.0.0          # 127.0.0.1 accepts local connections only
   port: 8080
   workers: 1             # worker processes, each with its own model copy
-  provider: ""           # cuda, coreml, rocm, directml, openvino, tensorrt, cpu; empty = automatic
+  provider: ""           # @PROVIDER_NAMES@; empty = automatic
   shutdown_grace: 30s    # how long in-flight requests may finish on stop
 
 runtime:
@@ -45,11 +86,6 @@ batching:                # merge requests that wait for a busy session into one 
   max_queue_delay: 0s    # wait this long for more requests even when idle; 0 = never wait
 
 providers:
-  device_id: 0           # accelerator index (cuda, tensorrt, rocm, directml)
-  tensorrt:
-    fp16: false
-    int8: false
-    engine_cache: ""     # directory for built TensorRT engines; empty = off
-  openvino:
-    device_type: ""      # CPU, GPU, NPU or AUTO; empty = OpenVINO's default
+  device_id: 0           # accelerator index@DEVICE_ID_USERS@
+@PROVIDER_SECTIONS@
 `

@@ -1,7 +1,10 @@
-// Package all compiles in every provider selected by build tags: main
-// imports it blank. The CPU provider is always included; each other
-// provider comes from a file here tagged with its name (directml also only
-// on windows, coreml only on darwin), so a build with no tags has CPU only.
+// Package all brings in every provider: main imports it blank. It has one
+// file per provider, importing the provider's package blank on every OS and
+// with any tags, so every binary knows every provider (its metadata and
+// settings section, from the package's untagged file); the package's own
+// build tags decide whether the provider itself is compiled in (directml
+// also only on windows, coreml only on darwin). A build with no tags has
+// CPU only. The CPU provider is always compiled in.
 package all
 
 import (

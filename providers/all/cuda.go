@@ -1,5 +1,3 @@
-//go:build cuda
-
 package all
 
 import _ "github.com/svc-dev/svc/providers/cuda"

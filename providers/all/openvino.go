@@ -1,5 +1,3 @@
-//go:build openvino
-
 package all
 
 import _ "github.com/svc-dev/svc/providers/openvino"

@@ -1,5 +1,3 @@
-//go:build rocm
-
 package all
 
 import _ "github.com/svc-dev/svc/providers/rocm"

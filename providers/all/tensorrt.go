@@ -1,5 +1,3 @@
-//go:build tensorrt
-
 package all
 
 import _ "github.com/svc-dev/svc/providers/tensorrt"

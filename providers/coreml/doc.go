@@ -1,7 +1,8 @@
 // Package coreml is ONNX Runtime's CoreML execution provider for Apple
 // silicon (Neural Engine, GPU and CPU). It is compiled in only on macOS with
 // the build tag coreml (go build -tags coreml ./cmd/svc); elsewhere the
-// package is empty.
+// package holds only its metadata (known.go), so every build knows the
+// provider by name.
 //
 // At run time it needs macOS and a library built with CoreML: the official
 // darwin/arm64 library from onnxruntime-node 1.24.1 is. CoreML picks the

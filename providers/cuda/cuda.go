@@ -35,7 +35,8 @@ func (*Provider) Description() string {
 	return "ONNX Runtime CUDA execution provider for NVIDIA GPUs (CUDA 12, cuDNN 9)"
 }
 
-// Priority puts CUDA after TensorRT and before every other accelerator.
+// Priority is the one declared in known.go: CUDA comes before every other
+// accelerator but one.
 func (*Provider) Priority() int { return 50 }
 
 // Usable checks the library offers CUDA, the provider libraries load beside

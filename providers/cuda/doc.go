@@ -1,6 +1,7 @@
-// Package cuda is ONNX Runtime's CUDA execution provider for NVIDIA GPUs.
-// It is compiled in only with the build tag cuda (go build -tags cuda
-// ./cmd/svc); without the tag the package is empty.
+// Package cuda is ONNX Runtime's CUDA execution provider for NVIDIA GPUs. It
+// is compiled in only with the build tag cuda (go build -tags cuda
+// ./cmd/svc); without the tag the package holds only its metadata
+// (known.go), so every build knows the provider by name.
 //
 // At run time it needs an NVIDIA driver with a device, CUDA 12 and cuDNN 9,
 // and libonnxruntime_providers_shared.so and libonnxruntime_providers_cuda.so

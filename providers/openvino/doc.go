@@ -1,7 +1,8 @@
 // Package openvino is ONNX Runtime's OpenVINO execution provider for Intel
 // CPUs, integrated and discrete GPUs and NPUs. It is compiled in only with
 // the build tag openvino (go build -tags openvino ./cmd/svc); without the
-// tag the package is empty.
+// tag the package holds only its metadata and settings (known.go), so every
+// build knows the provider by name.
 //
 // At run time it needs OpenVINO and an ONNX Runtime 1.24 built with it
 // (libonnxruntime_providers_shared.so and libonnxruntime_providers_openvino.so

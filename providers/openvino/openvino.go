@@ -51,7 +51,7 @@ const DefaultDevice = "CPU"
 
 // Options maps the configuration to OpenVINO provider options.
 func Options(o providers.Options) map[string]string {
-	dev := o.OpenVINODevice
+	dev := providers.SettingsOf[Settings](o, "openvino").DeviceType
 	if dev == "" {
 		dev = DefaultDevice
 	}

@@ -5,11 +5,15 @@ package openvino_test
 import (
 	"errors"
 	"maps"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	ort "github.com/yalue/onnxruntime_go"
 
+	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/providers"
 	"github.com/svc-dev/svc/providers/internal/providertest"
 	"github.com/svc-dev/svc/providers/openvino"
@@ -45,10 +49,34 @@ func TestOptions(t *testing.T) {
 		{"GPU", "GPU"},
 		{"AUTO:GPU,CPU", "AUTO:GPU,CPU"},
 	}
+	if got, want := openvino.Options(providers.Options{}), map[string]string{"device_type": "CPU"}; !maps.Equal(got, want) {
+		t.Errorf("Options without settings = %v, want %v", got, want)
+	}
 	for _, tt := range tests {
-		got := openvino.Options(providers.Options{OpenVINODevice: tt.give})
+		got := openvino.Options(providers.Options{Settings: map[string]any{"openvino": &openvino.Settings{DeviceType: tt.give}}})
 		if want := map[string]string{"device_type": tt.want}; !maps.Equal(got, want) {
 			t.Errorf("Options(%q) = %v, want %v", tt.give, got, want)
+		}
+	}
+}
+
+// providers.openvino.device_type reaches the provider options as before.
+func TestOptionsFromTheConfigurationFile(t *testing.T) {
+	tests := []struct{ body, want string }{
+		{"name: x\n", "CPU"},
+		{"providers:\n  openvino:\n    device_type: AUTO:GPU,CPU\n", "AUTO:GPU,CPU"},
+	}
+	for _, tt := range tests {
+		path := filepath.Join(t.TempDir(), "svc.yml")
+		if err := os.WriteFile(path, []byte(tt.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := config.Load(path, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := openvino.Options(core.ProviderOptions(c))["device_type"]; got != tt.want {
+			t.Errorf("%q: device_type = %q, want %q", tt.body, got, tt.want)
 		}
 	}
 }
@@ -60,7 +88,7 @@ func TestConfigure(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer so.Destroy()
-	err = openvino.New().Configure(so, providers.Options{OpenVINODevice: "CPU"})
+	err = openvino.New().Configure(so, providers.Options{Settings: map[string]any{"openvino": &openvino.Settings{DeviceType: "CPU"}}})
 	if openvino.New().Usable(host) == nil {
 		if err != nil {
 			t.Fatalf("OpenVINO is usable here but Configure failed: %v", err)

@@ -1,6 +1,7 @@
 // Package rocm runs models on AMD GPUs through ROCm. It is compiled in only
 // with the build tag rocm (go build -tags rocm ./cmd/svc); without the tag
-// the package is empty.
+// the package holds only its metadata (known.go), so every build knows the
+// provider by name.
 //
 // ONNX Runtime removed its ROCm execution provider in 1.23; on AMD GPUs it
 // now runs through MIGraphXExecutionProvider, AMD's graph compiler on top of

@@ -1,7 +1,8 @@
 // Package tensorrt is ONNX Runtime's TensorRT execution provider for NVIDIA
 // GPUs, with the CUDA provider behind it for the nodes TensorRT does not
 // take. It is compiled in only with the build tag tensorrt (go build -tags
-// tensorrt ./cmd/svc); without the tag the package is empty.
+// tensorrt ./cmd/svc); without the tag the package holds only its metadata
+// and settings (known.go), so every build knows the provider by name.
 //
 // At run time it needs what cuda needs (an NVIDIA driver with a device,
 // CUDA 12, cuDNN 9, libonnxruntime_providers_shared.so and

@@ -46,16 +46,20 @@ func (*Provider) Usable(h providers.Host) error {
 	return nvidia.Check(h, "TensorrtExecutionProvider", "shared", "cuda", "tensorrt")
 }
 
+// settings is the providers.tensorrt section in o.
+func settings(o providers.Options) *Settings { return providers.SettingsOf[Settings](o, "tensorrt") }
+
 // Options maps the configuration to TensorRT provider options.
 func Options(o providers.Options) map[string]string {
+	s := settings(o)
 	m := map[string]string{
 		"device_id":       strconv.Itoa(o.DeviceID),
-		"trt_fp16_enable": boolOpt(o.TensorRTFP16),
-		"trt_int8_enable": boolOpt(o.TensorRTINT8),
+		"trt_fp16_enable": boolOpt(s.FP16),
+		"trt_int8_enable": boolOpt(s.INT8),
 	}
-	if o.TensorRTEngineCache != "" {
+	if s.EngineCache != "" {
 		m["trt_engine_cache_enable"] = "1"
-		m["trt_engine_cache_path"] = o.TensorRTEngineCache
+		m["trt_engine_cache_path"] = s.EngineCache
 	}
 	return m
 }
@@ -69,7 +73,7 @@ func boolOpt(b bool) string {
 
 // Configure appends TensorRT, then CUDA for the nodes TensorRT leaves.
 func (*Provider) Configure(so *ort.SessionOptions, o providers.Options) error {
-	if dir := o.TensorRTEngineCache; dir != "" {
+	if dir := settings(o).EngineCache; dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("TensorRT engine cache: %w", err)
 		}

@@ -12,6 +12,8 @@ import (
 
 	ort "github.com/yalue/onnxruntime_go"
 
+	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/providers"
 	"github.com/svc-dev/svc/providers/internal/providertest"
 	"github.com/svc-dev/svc/providers/tensorrt"
@@ -57,7 +59,13 @@ func TestOptions(t *testing.T) {
 	}{
 		{providers.Options{}, map[string]string{"device_id": "0", "trt_fp16_enable": "0", "trt_int8_enable": "0"}},
 		{
-			providers.Options{DeviceID: 2, TensorRTFP16: true, TensorRTINT8: true, TensorRTEngineCache: "/var/cache/svc/trt"},
+			providers.Options{Settings: map[string]any{"tensorrt": &tensorrt.Settings{FP16: true}}},
+			map[string]string{"device_id": "0", "trt_fp16_enable": "1", "trt_int8_enable": "0"},
+		},
+		{
+			providers.Options{DeviceID: 2, Settings: map[string]any{
+				"tensorrt": &tensorrt.Settings{FP16: true, INT8: true, EngineCache: "/var/cache/svc/trt"},
+			}},
 			map[string]string{
 				"device_id": "2", "trt_fp16_enable": "1", "trt_int8_enable": "1",
 				"trt_engine_cache_enable": "1", "trt_engine_cache_path": "/var/cache/svc/trt",
@@ -67,6 +75,36 @@ func TestOptions(t *testing.T) {
 	for _, tt := range tests {
 		if got := tensorrt.Options(tt.give); !maps.Equal(got, tt.want) {
 			t.Errorf("Options(%+v) = %v, want %v", tt.give, got, tt.want)
+		}
+	}
+}
+
+// The configuration file's keys reach the provider options as before.
+func TestOptionsFromTheConfigurationFile(t *testing.T) {
+	tests := []struct {
+		body string
+		want map[string]string
+	}{
+		{"name: x\n", map[string]string{"device_id": "0", "trt_fp16_enable": "0", "trt_int8_enable": "0"}},
+		{
+			"providers:\n  device_id: 1\n  tensorrt:\n    fp16: true\n    int8: true\n    engine_cache: /var/cache/trt\n",
+			map[string]string{
+				"device_id": "1", "trt_fp16_enable": "1", "trt_int8_enable": "1",
+				"trt_engine_cache_enable": "1", "trt_engine_cache_path": "/var/cache/trt",
+			},
+		},
+	}
+	for _, tt := range tests {
+		path := filepath.Join(t.TempDir(), "svc.yml")
+		if err := os.WriteFile(path, []byte(tt.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := config.Load(path, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tensorrt.Options(core.ProviderOptions(c)); !maps.Equal(got, tt.want) {
+			t.Errorf("%q: Options = %v, want %v", tt.body, got, tt.want)
 		}
 	}
 }
@@ -82,7 +120,7 @@ func TestConfigure(t *testing.T) {
 	}
 	defer so.Destroy()
 	cache := filepath.Join(t.TempDir(), "engines", "classifier")
-	err = tensorrt.New().Configure(so, providers.Options{TensorRTEngineCache: cache, TensorRTFP16: true})
+	err = tensorrt.New().Configure(so, providers.Options{Settings: map[string]any{"tensorrt": &tensorrt.Settings{EngineCache: cache, FP16: true}}})
 	if fi, statErr := os.Stat(cache); statErr != nil || !fi.IsDir() {
 		t.Errorf("engine cache directory not created: %v", statErr)
 	}

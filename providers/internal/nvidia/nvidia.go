@@ -1,6 +1,6 @@
-// Package nvidia holds what the cuda and tensorrt providers share: the
-// run-time check for the provider libraries and a CUDA device, and the CUDA
-// provider options.
+// Package nvidia holds what the NVIDIA GPU providers (cuda, and the one
+// that puts its own engine in front of CUDA) share: the run-time check for
+// the provider libraries and a CUDA device, and the CUDA provider options.
 package nvidia
 
 import (
@@ -12,14 +12,14 @@ import (
 	"github.com/svc-dev/svc/providers"
 )
 
-// GPUPackage is where the official CUDA and TensorRT provider libraries for
-// ONNX Runtime 1.24.1 come from (the npm package ships the CPU library
-// only).
+// GPUPackage is where the official NVIDIA GPU provider libraries for ONNX
+// Runtime 1.24.1 come from (the npm package ships the CPU library only).
 const GPUPackage = "NuGet Microsoft.ML.OnnxRuntime.Gpu.Linux 1.24.1, runtimes/linux-x64/native/"
 
 // Check returns nil when the loaded ONNX Runtime library offers ortName,
 // the provider libraries (e.g. "shared", "cuda") sit beside it and load
-// (which needs the CUDA, cuDNN and, for TensorRT, TensorRT libraries), and
+// (which needs the CUDA and cuDNN libraries, and whatever else each provider
+// library links to), and
 // the NVIDIA driver sees at least one device. Otherwise it says every
 // reason, so one look tells the whole story.
 func Check(h providers.Host, ortName string, libs ...string) error {

@@ -56,8 +56,8 @@ func WithLibraries(dir string, libs ...string) *Machine {
 }
 
 // CheckContract checks what every provider promises: it is registered under
-// its name, its name, ONNX Runtime name and priority match the known table,
-// and it describes itself.
+// its name, its name, ONNX Runtime name and priority match what its package
+// declared (providers.Declare), and it describes itself.
 func CheckContract(t *testing.T, p providers.Provider) {
 	t.Helper()
 	k, ok := providers.Info(p.Name())
@@ -65,7 +65,7 @@ func CheckContract(t *testing.T, p providers.Provider) {
 		t.Fatalf("%s is not a known provider name", p.Name())
 	}
 	if p.ORTName() != k.ORTName || p.Priority() != k.Priority {
-		t.Errorf("%s: ORTName %q priority %d; the known table says %q %d", p.Name(), p.ORTName(), p.Priority(), k.ORTName, k.Priority)
+		t.Errorf("%s: ORTName %q priority %d; its declaration says %q %d", p.Name(), p.ORTName(), p.Priority(), k.ORTName, k.Priority)
 	}
 	if !strings.HasSuffix(p.ORTName(), "ExecutionProvider") {
 		t.Errorf("%s: ORT name %q does not end in ExecutionProvider", p.Name(), p.ORTName())

@@ -1,5 +1,3 @@
-//go:build directml
-
 package all
 
 import _ "github.com/svc-dev/svc/providers/directml"
