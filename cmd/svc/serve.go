@@ -251,6 +251,7 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 	}
 	// The servers answer from here on; the model loads behind them.
 	loader.Start()
+	log.Debug("listening", zap.String("http", server.Addr().String()), zap.String("model", src.Name), zap.String("state", model.State().String()))
 	log.Debug("loading the model", zap.String("model", src.Name), zap.String("file", src.File))
 	select {
 	case <-model.Done():
