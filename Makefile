@@ -61,7 +61,7 @@ lint: $(STATICCHECK)
 
 unit:
 	$(GO) test -race -count=1 ./...
-	$(GO) test -count=1 -run 'Allocations' ./core/tensor/
+	$(GO) test -count=1 -run 'Allocations' ./transport/rest/ ./core/tensor/tensorjson/
 
 ## test: vet, staticcheck and every test (unit and integration) with -race
 test: deps vet lint check-tags check-arm64 check-windows unit
