@@ -1,7 +1,6 @@
 package core_test
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/svc-dev/svc/core"
@@ -16,37 +15,18 @@ func decodeRequest(body []byte, specs []tensor.Spec) ([]*tensor.Tensor, error) {
 	d := tensorjson.NewDecoder(body, len(specs))
 	defer d.Release()
 	out := make([]*tensor.Tensor, len(specs))
-	d.SkipSpace()
-	if c, _ := d.Peek(); c != '{' {
-		return nil, errors.New("not an object")
-	}
-	d.Advance(1)
-	d.SkipSpace()
-	for c, _ := d.Peek(); c != '}'; c, _ = d.Peek() {
-		key, kerr := d.Key()
-		if kerr != nil {
-			return nil, kerr
-		}
-		k := -1
+	err := d.Object(func(key []byte) error {
 		for i := range specs {
 			if string(key) == specs[i].Name {
-				k = i
+				t, err := d.Value(&specs[i])
+				out[i] = t
+				return err
 			}
 		}
-		if k < 0 {
-			return nil, fmt.Errorf("unknown input %q", key)
-		}
-		d.SkipSpace()
-		t, err := d.Value(&specs[k])
-		if err != nil {
-			return nil, err
-		}
-		out[k] = t
-		d.SkipSpace()
-		if c, _ := d.Peek(); c == ',' {
-			d.Advance(1)
-			d.SkipSpace()
-		}
+		return fmt.Errorf("unknown input %q", key)
+	})
+	if err != nil {
+		return nil, err
 	}
 	for i, s := range specs {
 		if s.Required && out[i] == nil {

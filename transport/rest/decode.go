@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -28,68 +29,33 @@ func DecodeRequest(body []byte, specs []tensor.Spec) ([]*tensor.Tensor, error) {
 }
 
 func decodeObject(d tensorjson.Decoder, specs []tensor.Spec) ([]*tensor.Tensor, error) {
-	d.SkipSpace()
-	c, ok := d.Peek()
-	if !ok {
-		return nil, d.Unexpected("looking for beginning of value")
-	}
-	if c != '{' {
-		if err := d.SkipValue(); err != nil {
-			return nil, err
-		}
-		d.SkipSpace()
-		if _, more := d.Peek(); more {
-			return nil, d.Unexpected("after top-level value")
-		}
-		return nil, &tensorjson.Error{Message: "Request body must be a JSON object mapping input names to values"}
-	}
-	d.Advance(1)
 	out := make([]*tensor.Tensor, len(specs))
-	d.SkipSpace()
-	if c, _ := d.Peek(); c == '}' {
-		d.Advance(1)
-	} else {
-		for {
-			key, kerr := d.Key()
-			if kerr != nil {
-				return nil, kerr
-			}
-			k := -1
-			for i := range specs {
-				if string(key) == specs[i].Name {
-					k = i
-					break
-				}
-			}
-			if k < 0 {
-				return nil, unknownInput(string(key), specs)
-			}
-			if out[k] != nil {
-				return nil, &tensorjson.Error{Input: specs[k].Name, Message: "Duplicate input '" + clip(string(key)) + "'"}
-			}
-			d.SkipSpace()
-			t, err := d.Value(&specs[k])
-			if err != nil {
-				return nil, err
-			}
-			out[k] = t
-			d.SkipSpace()
-			c, _ := d.Peek()
-			if c == ',' {
-				d.Advance(1)
-				d.SkipSpace()
-				continue
-			}
-			if c == '}' {
-				d.Advance(1)
+	err := d.Object(func(key []byte) error {
+		k := -1
+		for i := range specs {
+			if string(key) == specs[i].Name {
+				k = i
 				break
 			}
-			return nil, d.Unexpected("after object key:value pair")
 		}
+		if k < 0 {
+			return unknownInput(string(key), specs)
+		}
+		if out[k] != nil {
+			return &tensorjson.Error{Input: specs[k].Name, Message: "Duplicate input '" + clip(string(key)) + "'"}
+		}
+		t, err := d.Value(&specs[k])
+		if err != nil {
+			return err
+		}
+		out[k] = t
+		return nil
+	})
+	if errors.Is(err, tensorjson.ErrNotObject) {
+		return nil, &tensorjson.Error{Message: "Request body must be a JSON object mapping input names to values"}
 	}
-	d.SkipSpace()
-	if _, more := d.Peek(); more {
-		return nil, d.Unexpected("after top-level value")
+	if err != nil {
+		return nil, err
 	}
 	for i := range specs {
 		if specs[i].Required && out[i] == nil {

@@ -74,7 +74,7 @@ func (x Decoder) Unexpected(context string) *Error { return x.d.unexpected(conte
 // Key parses an object key and the colon after it, at Pos. It returns the
 // key as written when it has no escapes, or unescaped; the bytes are valid
 // until the next call on the decoder.
-func (x Decoder) Key() ([]byte, *Error) {
+func (x Decoder) Key() ([]byte, error) {
 	d := x.d
 	if d.pos >= len(d.b) || d.b[d.pos] != '"' {
 		return nil, d.unexpected("looking for beginning of object key string")
@@ -112,7 +112,12 @@ func (x Decoder) Value(spec *tensor.Spec) (*tensor.Tensor, error) {
 
 // SkipValue checks that a well-formed JSON value starts at Pos and moves
 // past it, without decoding it.
-func (x Decoder) SkipValue() *Error { return x.d.validateValue() }
+func (x Decoder) SkipValue() error {
+	if err := x.d.validateValue(); err != nil {
+		return err
+	}
+	return nil
+}
 
 var decoderPool = sync.Pool{New: func() any { return new(decoder) }}
 

@@ -1,7 +1,7 @@
 package tensorjson
 
 import (
-	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/svc-dev/svc/core/tensor"
@@ -14,42 +14,18 @@ func decodeObject(body []byte, specs []tensor.Spec) ([]*tensor.Tensor, error) {
 	d := NewDecoder(body, len(specs))
 	defer d.Release()
 	out := make([]*tensor.Tensor, len(specs))
-	d.SkipSpace()
-	if c, _ := d.Peek(); c != '{' {
-		return nil, errors.New("not an object")
-	}
-	d.Advance(1)
-	d.SkipSpace()
-	for c, _ := d.Peek(); c != '}'; c, _ = d.Peek() {
-		key, kerr := d.Key()
-		if kerr != nil {
-			return nil, kerr
-		}
-		k := -1
+	err := d.Object(func(key []byte) error {
 		for i := range specs {
 			if string(key) == specs[i].Name {
-				k = i
+				t, err := d.Value(&specs[i])
+				out[i] = t
+				return err
 			}
 		}
-		if k < 0 {
-			return nil, errors.New("unknown input")
-		}
-		d.SkipSpace()
-		t, err := d.Value(&specs[k])
-		if err != nil {
-			return nil, err
-		}
-		out[k] = t
-		d.SkipSpace()
-		if c, _ := d.Peek(); c == ',' {
-			d.Advance(1)
-			d.SkipSpace()
-		}
-	}
-	d.Advance(1)
-	d.SkipSpace()
-	if _, more := d.Peek(); more {
-		return nil, d.Unexpected("after top-level value")
+		return fmt.Errorf("unknown input %q", key)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
