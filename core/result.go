@@ -93,11 +93,7 @@ func valueOf(v ort.Value) (Value, error) {
 
 // Close releases the output values.
 func (r *Result) Close() {
-	for _, v := range r.values {
-		if v != nil {
-			_ = v.Destroy()
-		}
-	}
+	destroyValues(r.values)
 	r.values = nil
 }
 
