@@ -75,6 +75,7 @@ func describe(file string) (*description, error) {
 		spec.Kind, spec.Type, spec.Shape, spec.DimNames = typeInfo(vi.Type)
 		d.outputs = append(d.outputs, spec)
 	}
+	fillUntypedOutputs(file, d.outputs)
 	return d, nil
 }
 

@@ -144,14 +144,13 @@ func NewPredictor(o Options, log *zap.Logger) (*Predictor, error) {
 		}
 	}
 
-	fillUntypedOutputs(o.File, p.info.Outputs)
 	p.specs = make([]tensor.Spec, len(desc.inputs))
 	p.defaults = desc.defaults
 	for i, in := range desc.inputs {
 		dt, _ := tensor.ParseDType(in.Type)
 		p.specs[i] = tensor.Spec{Name: in.Name, DType: dt, Shape: in.Shape, Required: in.Required}
 	}
-	p.outputs = planOutputs(desc.inputs, p.info.Outputs)
+	p.outputs = planOutputs(desc.inputs, desc.outputs)
 	p.scalarSeen = make([]atomic.Bool, len(p.outputs))
 	return p, nil
 }

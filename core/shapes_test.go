@@ -1,8 +1,12 @@
 package core_test
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
 
+	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
 )
 
@@ -27,5 +31,20 @@ func TestPredictShapes(t *testing.T) {
 				t.Errorf("got  %s\nwant %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestPredictUnsupportedScalars: the ONNX Runtime binding has no rank-0
+// float16, bfloat16 or string values to feed; the run fails cleanly.
+func TestPredictUnsupportedScalars(t *testing.T) {
+	p := newPredictor(t, model("scalars_special.onnx"), config.Runtime{})
+	in, err := decodeRequest([]byte(`{"f16":1.5,"bf16":2.5,"str":"hi"}`), p.Specs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Predict(context.Background(), in)
+	var ie *core.InferenceError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "input 'f16': rank-0 float16 inputs are not supported") {
+		t.Fatalf("err = %v, want an InferenceError about input 'f16'", err)
 	}
 }
