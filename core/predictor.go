@@ -331,13 +331,18 @@ func (p *Predictor) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Resu
 		}
 		in[i] = v
 	}
-	scalarAt := make([]bool, len(p.outputs))
-	for i := range scalarAt {
-		scalarAt[i] = p.scalarSeen[i].Load()
-	}
 	// An output of unknown shape that turns out rank 0 fails the Go
 	// binding's conversion; the run is repeated with that output
-	// pre-allocated as a scalar, at most once per output.
+	// pre-allocated as a scalar (at most once per output), and later runs
+	// pre-allocate it at once. When such a learnt scalar makes a run fail
+	// (the output is not rank 0 for every input), the run is repeated once
+	// without them.
+	scalarAt := make([]bool, len(p.outputs))
+	learnt := false
+	for i := range scalarAt {
+		scalarAt[i] = p.scalarSeen[i].Load()
+		learnt = learnt || scalarAt[i]
+	}
 	for {
 		out, err := p.allocOutputs(inputs, scalarAt)
 		if err != nil {
@@ -349,14 +354,22 @@ func (p *Predictor) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Resu
 		}
 		i := p.unconverted(out)
 		destroyValues(out)
-		if i < 0 || scalarAt[i] {
-			if i >= 0 {
-				return nil, &InferenceError{Err: fmt.Errorf("output '%s': %w", p.outputs[i].spec.Name, err)}
+		var ie *InferenceError
+		switch {
+		case i >= 0 && !scalarAt[i]:
+			scalarAt[i] = true
+			p.scalarSeen[i].Store(true)
+		case i >= 0:
+			return nil, &InferenceError{Err: fmt.Errorf("output '%s': %w", p.outputs[i].spec.Name, err)}
+		case learnt && errors.As(err, &ie):
+			learnt = false
+			for j := range scalarAt {
+				scalarAt[j] = false
+				p.scalarSeen[j].Store(false)
 			}
-			return nil, p.retryable(err, scalarAt)
+		default:
+			return nil, err
 		}
-		scalarAt[i] = true
-		p.scalarSeen[i].Store(true)
 	}
 }
 
@@ -375,17 +388,6 @@ func (p *Predictor) unconverted(out []ort.Value) int {
 		return -1
 	}
 	return -1
-}
-
-// retryable forgets scalar outputs learnt from earlier requests when a run
-// with them fails: the output may not be rank 0 for every input.
-func (p *Predictor) retryable(err error, scalarAt []bool) error {
-	for i, s := range scalarAt {
-		if s && !p.outputs[i].rank0 {
-			p.scalarSeen[i].Store(false)
-		}
-	}
-	return err
 }
 
 // run executes the session with a run option that ctx and the timeout can

@@ -48,3 +48,20 @@ func TestPredictUnsupportedScalars(t *testing.T) {
 		t.Fatalf("err = %v, want an InferenceError about input 'f16'", err)
 	}
 }
+
+// TestPredictLearntScalar: an output of unknown shape is rank 0 for one
+// input and not for the next; both runs succeed.
+func TestPredictLearntScalar(t *testing.T) {
+	p := newPredictor(t, model("unknown_rank.onnx"), config.Runtime{})
+	for _, tt := range []struct{ body, want string }{
+		{`{"x":5}`, `{"y":[5],"total":[5],"neg":[-5]}`},
+		{`{"x":[]}`, `{"y":[],"total":[0],"neg":[]}`},
+		{`{"x":[1.5]}`, `{"y":[1.5],"total":[1.5],"neg":[-1.5]}`},
+		{`{"x":7}`, `{"y":[7],"total":[7],"neg":[-7]}`},
+		{`{"x":7}`, `{"y":[7],"total":[7],"neg":[-7]}`},
+	} {
+		if got := predictJSON(t, p, tt.body); got != tt.want {
+			t.Errorf("%s: got %s, want %s", tt.body, got, tt.want)
+		}
+	}
+}
