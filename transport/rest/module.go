@@ -35,7 +35,9 @@ func newHandlerFx(p handlerParams) (*Handler, error) {
 		Model:        p.Model,
 		Platform:     p.Platform,
 		Validator:    p.Validator,
-		MaxBodyBytes: int64(p.Limits.MaxBodyBytes),
+		MaxBodyBytes:   int64(p.Limits.MaxBodyBytes),
+		MaxElements:    p.Limits.Elements(),
+		MaxStringBytes: int(p.Limits.MaxStringLength),
 		Logger:       p.Log,
 	})
 }
