@@ -190,6 +190,18 @@ func (p *Predictor) allocOutputs(inputs []*tensor.Tensor, scalarAt []bool) (out 
 		if (plan.rank0 || scalarAt[i]) && plan.dtype != tensor.String {
 			// ONNX Runtime allocates rank-0 strings, and the binding
 			// wraps those.
+			if plan.dtype == tensor.Float16 || plan.dtype == tensor.BFloat16 {
+				// No rank-0 custom-data values in the binding: a [1]
+				// tensor, which holds the result when the run's own
+				// output is [1] (rank-0 inputs of these types go in as
+				// [1]); Result reports it as rank 0.
+				v, err := ort.NewCustomDataTensor(ort.NewShape(1), make([]byte, 2), ortTypeOf(plan.dtype))
+				if err != nil {
+					return nil, fmt.Errorf("allocate output '%s': %w", plan.spec.Name, err)
+				}
+				out[i] = v
+				continue
+			}
 			if !hasScalar(plan.dtype) {
 				return nil, fmt.Errorf("output '%s' is a rank-0 %s, which svc's ONNX Runtime binding cannot return", plan.spec.Name, plan.dtype)
 			}

@@ -60,9 +60,11 @@ type Predictor struct {
 	// scalarSeen marks outputs of unknown shape that came back rank 0: they
 	// are pre-allocated as scalars from then on.
 	scalarSeen []atomic.Bool
-	timeout    time.Duration
-	runOpts  sync.Pool
-	closing  sync.Once
+	// rank0 marks the outputs declared rank 0.
+	rank0   []bool
+	timeout time.Duration
+	runOpts sync.Pool
+	closing sync.Once
 }
 
 // outputPlan says how to allocate an output before a run.
@@ -152,6 +154,10 @@ func NewPredictor(o Options, log *zap.Logger) (*Predictor, error) {
 	}
 	p.outputs = planOutputs(desc.inputs, desc.outputs)
 	p.scalarSeen = make([]atomic.Bool, len(p.outputs))
+	p.rank0 = make([]bool, len(p.outputs))
+	for i, o := range p.outputs {
+		p.rank0[i] = o.rank0
+	}
 	return p, nil
 }
 
@@ -350,7 +356,7 @@ func (p *Predictor) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Resu
 		}
 		err = p.run(ctx, in, out)
 		if err == nil {
-			return &Result{values: out}, nil
+			return &Result{values: out, rank0: p.rank0}, nil
 		}
 		i := p.unconverted(out)
 		destroyValues(out)

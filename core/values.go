@@ -67,7 +67,7 @@ func toORT(t *tensor.Tensor) (ort.Value, error) {
 
 // scalarToORT wraps a rank-0 tensor. The Go binding has rank-0 values for
 // the numeric and bool types only (ort.Scalar); float16, bfloat16 and string
-// scalars cannot be built through it.
+// scalars go in as [1] tensors.
 func scalarToORT(t *tensor.Tensor) (ort.Value, error) {
 	if t.Len() != 1 {
 		return nil, fmt.Errorf("a rank-0 value has one element, got %d", t.Len())
@@ -98,7 +98,9 @@ func scalarToORT(t *tensor.Tensor) (ort.Value, error) {
 	case []bool:
 		return ort.NewScalar(d[0])
 	}
-	return nil, fmt.Errorf("rank-0 %s inputs are not supported by svc's ONNX Runtime binding", t.DType)
+	// No rank-0 value of this type in the binding: feed a one-element
+	// [1] tensor, which ONNX Runtime accepts for an input declared rank 0.
+	return toORT(&tensor.Tensor{DType: t.DType, Shape: []int64{1}, Data: t.Data})
 }
 
 // newScalar allocates a rank-0 output of element type dt (see hasScalar).

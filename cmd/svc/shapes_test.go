@@ -13,7 +13,7 @@ import (
 // TestShapeModels serves models with rank-0 inputs and outputs of every
 // numeric type, an input and outputs of unknown rank (one declared without
 // any type), fixed and dynamic zero-sized dimensions, and rank-0 float16,
-// bfloat16 and string inputs, which the ONNX Runtime binding cannot feed.
+// bfloat16 and string inputs and outputs.
 // Valid requests get the right values, bad ones a 400 naming the input;
 // nothing panics.
 func TestShapeModels(t *testing.T) {
@@ -44,10 +44,9 @@ func TestShapeModels(t *testing.T) {
 			`{"inputs":[{"name":"f16","type":"float16","shape":[],"required":true},{"name":"bf16","type":"bfloat16","shape":[],"required":true},{"name":"str","type":"string","shape":[],"required":true}],` +
 				`"outputs":[{"name":"f16_out","type":"float16","shape":[]},{"name":"bf16_out","type":"bfloat16","shape":[]},{"name":"str_out","type":"string","shape":[]}]}`,
 			[]call{
-				// Not served yet: onnxruntime_go v1.27.0 has no rank-0
-				// float16, bfloat16 or string values. A clear 500, no
-				// panic.
-				{`{"f16":1.5,"bf16":2.5,"str":"hi"}`, 500, "Inference failed: input 'f16': rank-0 float16 inputs are not supported by svc's ONNX Runtime binding"},
+				{`{"f16":1.5,"bf16":2.5,"str":"hi"}`, 200, `{"f16_out":[1.5],"bf16_out":[2.5],"str_out":["hi"]}`},
+				{`{"f16":-0.25,"bf16":1e30,"str":""}`, 200, `{"f16_out":[-0.25],"bf16_out":[1.00025555e+30],"str_out":[""]}`},
+				{`{"f16":65504,"bf16":0,"str":"Grüße"}`, 200, `{"f16_out":[65504],"bf16_out":[0],"str_out":["Grüße"]}`},
 				{`{"f16":1e6,"bf16":2.5,"str":"hi"}`, 400, "Invalid value for 'f16': 1e6 is out of range for float16"},
 				{`{"f16":1,"bf16":2.5,"str":["hi"]}`, 400, "Invalid input type for 'str': expected string"},
 			}},

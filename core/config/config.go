@@ -140,7 +140,7 @@ func Default() Config {
 			Workers:       1,
 			ShutdownGrace: Duration(30 * time.Second),
 		},
-		Runtime:   Runtime{GraphOptimization: "all", WarmUp: true},
+		Runtime: Runtime{GraphOptimization: "all", WarmUp: true},
 		Limits: Limits{
 			MaxBodyBytes:    DefaultMaxBodyBytes,
 			MaxStringLength: DefaultMaxStringLength,
