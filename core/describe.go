@@ -75,6 +75,7 @@ func describe(file string) (*description, error) {
 		spec.Kind, spec.Type, spec.Shape, spec.DimNames = typeInfo(vi.Type)
 		d.outputs = append(d.outputs, spec)
 	}
+	fillUntypedOutputs(file, d.outputs)
 	return d, nil
 }
 
@@ -134,8 +135,10 @@ func defaultValue(init *onnxpb.TensorProto, dir string) (*tensor.Tensor, error) 
 	return &tensor.Tensor{DType: dt, Shape: shape, Data: v}, nil
 }
 
-// planOutputs works out, for float16 outputs, how to size them from the
-// inputs' dimensions before a run.
+// planOutputs works out how to allocate each output before a run: float16
+// and bfloat16 outputs are sized from the inputs' dimensions, rank-0
+// outputs get a scalar (the Go binding cannot wrap a rank-0 value that ONNX
+// Runtime allocated).
 func planOutputs(inputs []InputSpec, outputs []OutputSpec) []outputPlan {
 	plans := make([]outputPlan, len(outputs))
 	for i, o := range outputs {
@@ -144,6 +147,11 @@ func planOutputs(inputs []InputSpec, outputs []OutputSpec) []outputPlan {
 			continue
 		}
 		dt, _ := tensor.ParseDType(o.Type)
+		plans[i].dtype = dt
+		if o.Shape != nil && len(o.Shape) == 0 {
+			plans[i].rank0 = true
+			continue
+		}
 		if dt != tensor.Float16 && dt != tensor.BFloat16 {
 			continue
 		}
@@ -167,11 +175,43 @@ func planOutputs(inputs []InputSpec, outputs []OutputSpec) []outputPlan {
 }
 
 // allocOutputs pre-allocates the outputs that must not be left to ONNX
-// Runtime (float16/bfloat16, whose auto-allocated copies lose bytes in the
-// Go binding); the rest are allocated by ONNX Runtime.
-func (p *Predictor) allocOutputs(inputs []*tensor.Tensor) ([]ort.Value, error) {
-	out := make([]ort.Value, len(p.outputs))
+// Runtime: float16/bfloat16 (whose auto-allocated copies lose bytes in the
+// Go binding) and rank-0 outputs, declared so or marked in scalarAt (an
+// output of unknown shape that came back rank 0); the rest are allocated
+// by ONNX Runtime. On error nothing is left allocated.
+func (p *Predictor) allocOutputs(inputs []*tensor.Tensor, scalarAt []bool) (out []ort.Value, err error) {
+	out = make([]ort.Value, len(p.outputs))
+	defer func() {
+		if err != nil {
+			destroyValues(out)
+		}
+	}()
 	for i, plan := range p.outputs {
+		if (plan.rank0 || scalarAt[i]) && plan.dtype != tensor.String {
+			// ONNX Runtime allocates rank-0 strings, and the binding
+			// wraps those.
+			if plan.dtype == tensor.Float16 || plan.dtype == tensor.BFloat16 {
+				// No rank-0 custom-data values in the binding: a [1]
+				// tensor, which holds the result when the run's own
+				// output is [1] (rank-0 inputs of these types go in as
+				// [1]); Result reports it as rank 0.
+				v, err := ort.NewCustomDataTensor(ort.NewShape(1), make([]byte, 2), ortTypeOf(plan.dtype))
+				if err != nil {
+					return nil, fmt.Errorf("allocate output '%s': %w", plan.spec.Name, err)
+				}
+				out[i] = v
+				continue
+			}
+			if !hasScalar(plan.dtype) {
+				return nil, fmt.Errorf("output '%s' is a rank-0 %s, which svc's ONNX Runtime binding cannot return", plan.spec.Name, plan.dtype)
+			}
+			v, err := newScalar(plan.dtype)
+			if err != nil {
+				return nil, fmt.Errorf("allocate output '%s': %w", plan.spec.Name, err)
+			}
+			out[i] = v
+			continue
+		}
 		if plan.prealloc == tensor.Invalid {
 			continue
 		}
@@ -187,10 +227,8 @@ func (p *Predictor) allocOutputs(inputs []*tensor.Tensor) ([]ort.Value, error) {
 			}
 			shape[axis] = inputs[src[0]].Shape[src[1]]
 		}
-		n := shape.FlattenedSize()
-		if n == 0 {
-			continue
-		}
+		// The Go binding wants at least one byte even for an empty tensor.
+		n := max(shape.FlattenedSize(), 1)
 		v, err := ort.NewCustomDataTensor(shape, make([]byte, 2*n), ortTypeOf(plan.prealloc))
 		if err != nil {
 			return nil, fmt.Errorf("allocate output '%s': %w", plan.spec.Name, err)

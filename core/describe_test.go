@@ -69,8 +69,12 @@ func checkIO(t *testing.T, io ort.InputOutputInfo, name, typ string, shape []int
 			t.Errorf("%s: %s %s, ONNX Runtime says tensor of %v", name, kind, typ, io.DataType)
 		}
 		want := []int64(io.Dimensions)
-		if want == nil {
+		if want == nil || shape == nil {
+			// ONNX Runtime reports both rank 0 and an unknown rank as [].
 			want = []int64{}
+		}
+		if shape == nil {
+			shape = []int64{}
 		}
 		if !reflect.DeepEqual(shape, want) {
 			t.Errorf("%s: shape %v, ONNX Runtime says %v", name, shape, want)

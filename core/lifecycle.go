@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -163,27 +164,40 @@ func (m *Model) Start(load LoadFunc, prepare []Preparer, warmUp func(Runner) err
 func (m *Model) load(load LoadFunc, prepare []Preparer, warmUp func(Runner) error, warmFailed func(error)) {
 	defer close(m.done)
 	defer func() { m.took = time.Since(m.since) }()
-	l, err := load()
+	var l Loaded
+	err := safely(func() (err error) { l, err = load(); return err })
 	if err != nil {
 		m.fail(err)
 		return
 	}
 	m.loaded.Store(&l)
 	for _, p := range prepare {
-		if err := p(l.Runner); err != nil {
+		if err := safely(func() error { return p(l.Runner) }); err != nil {
 			m.fail(err)
 			return
 		}
 	}
 	if warmUp != nil {
 		m.state.CompareAndSwap(int32(StateLoading), int32(StateWarmingUp))
-		if err := warmUp(l.Runner); err != nil && warmFailed != nil {
+		if err := safely(func() error { return warmUp(l.Runner) }); err != nil && warmFailed != nil {
 			warmFailed(err)
 		}
 	}
 	// A drain that came while loading wins.
 	m.state.CompareAndSwap(int32(StateLoading), int32(StateReady))
 	m.state.CompareAndSwap(int32(StateWarmingUp), int32(StateReady))
+}
+
+// safely runs f, turning a panic into an error: a bug met while loading
+// or warming up fails the model (or its warm-up) instead of killing the
+// process from a goroutine no one can recover.
+func safely(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return f()
 }
 
 func (m *Model) fail(err error) {

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -56,9 +57,14 @@ type Predictor struct {
 	// required inputs).
 	defaults []*tensor.Tensor
 	outputs  []outputPlan
-	timeout  time.Duration
-	runOpts  sync.Pool
-	closing  sync.Once
+	// scalarSeen marks outputs of unknown shape that came back rank 0: they
+	// are pre-allocated as scalars from then on.
+	scalarSeen []atomic.Bool
+	// rank0 marks the outputs declared rank 0.
+	rank0   []bool
+	timeout time.Duration
+	runOpts sync.Pool
+	closing sync.Once
 }
 
 // outputPlan says how to allocate an output before a run.
@@ -70,6 +76,10 @@ type outputPlan struct {
 	// dimFrom maps each dynamic dimension to an input dimension with the
 	// same symbolic name: {input index, axis}, or {-1, -1} when unknown.
 	dimFrom [][2]int
+	// dtype is the element type of a tensor output (Invalid otherwise).
+	dtype tensor.DType
+	// rank0 is set for outputs declared with an empty shape.
+	rank0 bool
 }
 
 // NewPredictor loads the model and creates its session.
@@ -143,6 +153,11 @@ func NewPredictor(o Options, log *zap.Logger) (*Predictor, error) {
 		p.specs[i] = tensor.Spec{Name: in.Name, DType: dt, Shape: in.Shape, Required: in.Required}
 	}
 	p.outputs = planOutputs(desc.inputs, desc.outputs)
+	p.scalarSeen = make([]atomic.Bool, len(p.outputs))
+	p.rank0 = make([]bool, len(p.outputs))
+	for i, o := range p.outputs {
+		p.rank0[i] = o.rank0
+	}
 	return p, nil
 }
 
@@ -264,6 +279,34 @@ func (p *Predictor) fillMetadata(md *ort.ModelMetadata, desc *description) {
 	}
 }
 
+// fillUntypedOutputs takes the type of outputs declared without one from
+// ONNX Runtime, which infers it; their shape stays unknown.
+func fillUntypedOutputs(file string, outputs []OutputSpec) {
+	untyped := false
+	for _, o := range outputs {
+		untyped = untyped || o.Kind == KindOther
+	}
+	if !untyped {
+		return
+	}
+	_, infos, err := ort.GetInputOutputInfo(file)
+	if err != nil {
+		return
+	}
+	for i := range outputs {
+		if outputs[i].Kind != KindOther {
+			continue
+		}
+		for _, info := range infos {
+			if info.Name == outputs[i].Name && info.OrtValueType == ort.ONNXTypeTensor {
+				if dt := dtypeOf(info.DataType); dt != tensor.Invalid {
+					outputs[i].Kind, outputs[i].Type, outputs[i].Shape = KindTensor, dt.String(), nil
+				}
+			}
+		}
+	}
+}
+
 // Info describes the model (GET /info).
 func (p *Predictor) Info() ModelInfo { return p.info }
 
@@ -280,13 +323,7 @@ func (p *Predictor) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Resu
 		return nil, fmt.Errorf("predict: got %d inputs, the model has %d", len(inputs), len(p.specs))
 	}
 	in := make([]ort.Value, len(inputs))
-	defer func() {
-		for _, v := range in {
-			if v != nil {
-				_ = v.Destroy()
-			}
-		}
-	}()
+	defer destroyValues(in)
 	for i, t := range inputs {
 		if t == nil {
 			t = p.defaults[i]
@@ -300,19 +337,63 @@ func (p *Predictor) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Resu
 		}
 		in[i] = v
 	}
-	out, err := p.allocOutputs(inputs)
-	if err != nil {
-		return nil, &InferenceError{Err: err}
+	// An output of unknown shape that turns out rank 0 fails the Go
+	// binding's conversion; the run is repeated with that output
+	// pre-allocated as a scalar (at most once per output), and later runs
+	// pre-allocate it at once. When such a learnt scalar makes a run fail
+	// (the output is not rank 0 for every input), the run is repeated once
+	// without them.
+	scalarAt := make([]bool, len(p.outputs))
+	learnt := false
+	for i := range scalarAt {
+		scalarAt[i] = p.scalarSeen[i].Load()
+		learnt = learnt || scalarAt[i]
 	}
-	if err := p.run(ctx, in, out); err != nil {
-		for _, v := range out {
-			if v != nil {
-				_ = v.Destroy()
-			}
+	for {
+		out, err := p.allocOutputs(inputs, scalarAt)
+		if err != nil {
+			return nil, &InferenceError{Err: err}
 		}
-		return nil, err
+		err = p.run(ctx, in, out)
+		if err == nil {
+			return &Result{values: out, rank0: p.rank0}, nil
+		}
+		i := p.unconverted(out)
+		destroyValues(out)
+		var ie *InferenceError
+		switch {
+		case i >= 0 && !scalarAt[i]:
+			scalarAt[i] = true
+			p.scalarSeen[i].Store(true)
+		case i >= 0:
+			return nil, &InferenceError{Err: fmt.Errorf("output '%s': %w", p.outputs[i].spec.Name, err)}
+		case learnt && errors.As(err, &ie):
+			learnt = false
+			for j := range scalarAt {
+				scalarAt[j] = false
+				p.scalarSeen[j].Store(false)
+			}
+		default:
+			return nil, err
+		}
 	}
-	return &Result{values: out}, nil
+}
+
+// unconverted returns the index of the output the Go binding failed to
+// convert after a run (it leaves a typed nil there), or -1. Only outputs of
+// unknown shape whose type has a scalar form count.
+func (p *Predictor) unconverted(out []ort.Value) int {
+	for i, v := range out {
+		if v == nil || !isNil(v) {
+			continue
+		}
+		plan := p.outputs[i]
+		if plan.spec.Kind == KindTensor && plan.spec.Shape == nil && hasScalar(plan.dtype) {
+			return i
+		}
+		return -1
+	}
+	return -1
 }
 
 // run executes the session with a run option that ctx and the timeout can

@@ -14,6 +14,18 @@ import (
 type Result struct {
 	values  []ort.Value
 	tensors []*tensor.Tensor
+	// rank0 marks outputs declared rank 0, which may come back from ONNX
+	// Runtime as one-element [1] tensors (see allocOutputs).
+	rank0 []bool
+}
+
+// fromORT converts output i, giving declared rank-0 outputs shape [].
+func (r *Result) fromORT(i int) (*tensor.Tensor, error) {
+	t, err := fromORT(r.values[i])
+	if err == nil && i < len(r.rank0) && r.rank0[i] && len(t.Shape) == 1 && t.Len() == 1 {
+		t.Shape = []int64{}
+	}
+	return t, err
 }
 
 // Len is the number of outputs.
@@ -30,7 +42,7 @@ func (r *Result) Tensor(i int) (*tensor.Tensor, error) {
 	if r.tensors != nil {
 		return r.tensors[i], nil
 	}
-	return fromORT(r.values[i])
+	return r.fromORT(i)
 }
 
 // Value is one output: a tensor, a sequence of values, or a map from the
@@ -48,6 +60,13 @@ type Value struct {
 func (r *Result) Value(i int) (Value, error) {
 	if r.tensors != nil {
 		return Value{Kind: KindTensor, Tensor: r.tensors[i]}, nil
+	}
+	if i < len(r.rank0) && r.rank0[i] {
+		t, err := r.fromORT(i)
+		if err != nil {
+			return Value{}, err
+		}
+		return Value{Kind: KindTensor, Tensor: t}, nil
 	}
 	return valueOf(r.values[i])
 }
@@ -93,11 +112,7 @@ func valueOf(v ort.Value) (Value, error) {
 
 // Close releases the output values.
 func (r *Result) Close() {
-	for _, v := range r.values {
-		if v != nil {
-			_ = v.Destroy()
-		}
-	}
+	destroyValues(r.values)
 	r.values = nil
 }
 

@@ -274,6 +274,8 @@ func (b builder) predictDescription() string {
 		shape := "scalar"
 		if inputKind(in.Kind, in.Type) != core.KindTensor {
 			shape = "n/a"
+		} else if in.Shape == nil {
+			shape = "any"
 		} else if len(in.Shape) > 0 {
 			shape = shapeString(in.Shape)
 		}

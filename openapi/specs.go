@@ -54,6 +54,8 @@ func InputSpecs(doc *openapi3.T) ([]core.InputSpec, error) {
 // JSON ([]any of float64).
 func int64List(v any) ([]int64, error) {
 	switch v := v.(type) {
+	case nil:
+		return nil, nil // unknown rank
 	case []int64:
 		return slices.Clone(v), nil
 	case []any:

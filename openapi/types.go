@@ -110,6 +110,10 @@ func inputSchema(in core.InputSpec) *openapi3.Schema {
 	case kind != core.KindTensor:
 		s = containerSchema(in.Type)
 		s.Description = joinSentences(fmt.Sprintf("Non-tensor input of type %s.", in.Type), in.Description)
+	case in.Shape == nil:
+		// Unknown rank: a plain value or nested arrays of any depth.
+		s = openapi3.NewAnyOfSchema(elementSchema(in.Type), openapi3.NewArraySchema().WithItems(openapi3.NewSchema()))
+		s.Description = joinSentences(fmt.Sprintf("%s tensor of any rank: a plain value (rank 0) or nested arrays.", in.Type), in.Description)
 	case len(in.Shape) == 0:
 		s = elementSchema(in.Type)
 		s.Description = joinSentences(fmt.Sprintf("%s scalar, sent as a plain value.", in.Type), in.Description)
@@ -142,9 +146,13 @@ func outputSchema(out core.OutputSpec) *openapi3.Schema {
 	case kind != core.KindTensor:
 		s = containerSchema(out.Type)
 		s.Description = fmt.Sprintf("Non-tensor output of type %s.", out.Type)
+	case out.Shape == nil:
+		s = openapi3.NewArraySchema().WithItems(openapi3.NewSchema())
+		s.Description = fmt.Sprintf("%s tensor of unknown shape, as nested arrays (a rank-0 value as a one-element array).", out.Type)
 	case len(out.Shape) == 0:
-		s = elementSchema(out.Type)
-		s.Description = fmt.Sprintf("%s scalar.", out.Type)
+		// Every output value is an array: a scalar comes as one element.
+		s = openapi3.NewArraySchema().WithItems(elementSchema(out.Type)).WithMinItems(1).WithMaxItems(1)
+		s.Description = fmt.Sprintf("%s scalar, as a one-element array.", out.Type)
 	default:
 		s = tensorSchema(out.Type, out.Shape)
 		s.Description = fmt.Sprintf("%s tensor of shape %s.", out.Type, shapeString(out.Shape))
@@ -232,6 +240,9 @@ func itemWording(dtype string, rest []int64) string {
 
 // shapeValue copies a shape into a JSON-friendly slice (never nil).
 func shapeValue(shape []int64) []int64 {
+	if shape == nil {
+		return nil // unknown rank
+	}
 	out := make([]int64, len(shape))
 	copy(out, shape)
 	return out

@@ -56,6 +56,7 @@ type httpServerParams struct {
 	Errors    ErrorWriter     `optional:"true"`
 	Headers   ResponseHeaders `optional:"true"`
 	Serve     config.Serve
+	Limits    config.Limits
 	Log       *zap.Logger
 }
 
@@ -74,6 +75,7 @@ func newHTTPServerFx(p httpServerParams) (*HTTPServer, error) {
 	// The access log wraps the router so that 404s and 405s are logged too.
 	h = Chain(h, AccessLog(p.Log, p.Errors), Headers(p.Headers))
 	s := NewServer(ln, h, p.Serve.ShutdownGrace.Std(), p.Log)
+	s.SetReadTimeout(p.Limits.ReadTimeout.Std())
 	p.LC.Append(fx.Hook{
 		OnStart: func(context.Context) error { s.Start(); return nil },
 		OnStop:  func(ctx context.Context) error { return s.Stop(ctx) },

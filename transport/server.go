@@ -39,6 +39,17 @@ func NewServer(ln net.Listener, handler http.Handler, grace time.Duration, log *
 	}
 }
 
+// SetReadTimeout bounds reading one request, headers and body (0 = no
+// bound on the body; headers keep their 10 s bound). A client that sends
+// too slowly is answered 408 or disconnected. Call it before Start.
+func (s *Server) SetReadTimeout(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	s.srv.ReadTimeout = d
+	s.srv.ReadHeaderTimeout = min(s.srv.ReadHeaderTimeout, d)
+}
+
 // Addr is the bound address.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 

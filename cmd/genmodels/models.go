@@ -238,6 +238,10 @@ func testModels() ([]file, error) {
 		{"external_data/model.onnx", ext},
 		{"hf_layout/onnx/model.onnx", cls},
 		{"slow.onnx", slow()},
+		{"scalars.onnx", scalars()},
+		{"scalars_special.onnx", scalarsSpecial()},
+		{"unknown_rank.onnx", unknownRank()},
+		{"zero_dims.onnx", zeroDims()},
 	}
 	for _, x := range models {
 		if err := add(x.path, x.m); err != nil {

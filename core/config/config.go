@@ -93,7 +93,30 @@ type Runtime struct {
 type Limits struct {
 	// MaxBodyBytes caps the /predict request body.
 	MaxBodyBytes ByteSize `yaml:"max_body_size"`
+	// MaxElements caps the values (numbers, strings, booleans) in one
+	// request, over all inputs; 0 means MaxBodyBytes/4 (see Elements).
+	MaxElements int64 `yaml:"max_elements"`
+	// MaxStringLength caps one string element, in bytes after unescaping.
+	MaxStringLength ByteSize `yaml:"max_string_length"`
+	// ReadTimeout bounds reading one request, headers and body (0 = none).
+	ReadTimeout Duration `yaml:"read_timeout"`
 }
+
+// Elements is the effective MaxElements: a body needs at least two bytes
+// per value ("0,"), so the default, a quarter of the body limit, only
+// turns away bodies made almost entirely of one-digit numbers.
+func (l Limits) Elements() int64 {
+	if l.MaxElements > 0 {
+		return l.MaxElements
+	}
+	return max(int64(l.MaxBodyBytes)/4, 1)
+}
+
+// Default request limits.
+const (
+	DefaultMaxStringLength = 1 << 20
+	DefaultReadTimeout     = 60 * time.Second
+)
 
 // Batching configures dynamic batching.
 type Batching struct {
@@ -117,8 +140,12 @@ func Default() Config {
 			Workers:       1,
 			ShutdownGrace: Duration(30 * time.Second),
 		},
-		Runtime:   Runtime{GraphOptimization: "all", WarmUp: true},
-		Limits:    Limits{MaxBodyBytes: DefaultMaxBodyBytes},
+		Runtime: Runtime{GraphOptimization: "all", WarmUp: true},
+		Limits: Limits{
+			MaxBodyBytes:    DefaultMaxBodyBytes,
+			MaxStringLength: DefaultMaxStringLength,
+			ReadTimeout:     Duration(DefaultReadTimeout),
+		},
 		Batching:  Batching{Enabled: true, MaxBatchSize: 32},
 		Providers: Providers{Settings: defaultSettings()},
 	}
@@ -211,6 +238,12 @@ func (c *Config) check() (string, string) {
 		return "runtime.inter_op_threads", "cannot be negative"
 	case c.Limits.MaxBodyBytes <= 0:
 		return "limits.max_body_size", "must be positive"
+	case c.Limits.MaxElements < 0:
+		return "limits.max_elements", "cannot be negative"
+	case c.Limits.MaxStringLength <= 0:
+		return "limits.max_string_length", "must be positive"
+	case c.Limits.ReadTimeout < 0:
+		return "limits.read_timeout", "cannot be negative"
 	case c.Batching.MaxBatchSize < 1:
 		return "batching.max_batch_size", "must be at least 1"
 	case c.Batching.MaxQueueDelay < 0:

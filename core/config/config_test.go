@@ -52,6 +52,9 @@ runtime:
   warmup: false
 limits:
   max_body_size: 32MiB
+  max_elements: 1000000
+  max_string_length: 64KiB
+  read_timeout: 15s
 batching:
   enabled: false
   max_batch_size: 8
@@ -71,7 +74,7 @@ providers:
 			Metadata: map[string]string{"team": "ml"}, Labels: map[string][]string{"probabilities": {"a", "b", "c"}}}},
 		Serve:     Serve{Host: "127.0.0.1", Port: 9000, Workers: 3, Provider: "cuda", ShutdownGrace: Duration(5 * time.Second)},
 		Runtime:   Runtime{Library: "/opt/ort/libonnxruntime.so", Timeout: Duration(1500 * time.Millisecond), MemoryLimit: 2 << 30, IntraOpThreads: 4, InterOpThreads: 2, Spinning: true, GraphOptimization: "basic", OptimizedModelPath: "/tmp/opt.onnx"},
-		Limits:    Limits{MaxBodyBytes: 32 << 20},
+		Limits:    Limits{MaxBodyBytes: 32 << 20, MaxElements: 1000000, MaxStringLength: 64 << 10, ReadTimeout: Duration(15 * time.Second)},
 		Batching:  Batching{Enabled: false, MaxBatchSize: 8, MaxQueueDelay: Duration(2 * time.Millisecond)},
 		Providers: Providers{DeviceID: 1},
 		File:      p,
@@ -143,6 +146,8 @@ func TestLoadErrors(t *testing.T) {
 		{"negative threads", "runtime:\n  intra_op_threads: -1\n", []string{"line 2: runtime.intra_op_threads cannot be negative"}},
 		{"batch size", "batching:\n  max_batch_size: 0\n", []string{"line 2: batching.max_batch_size must be at least 1"}},
 		{"zero body", "limits:\n  max_body_size: 0\n", []string{"line 2: limits.max_body_size must be positive"}},
+		{"negative elements", "limits:\n  max_elements: -1\n", []string{"line 2: limits.max_elements cannot be negative"}},
+		{"zero string length", "limits:\n  max_string_length: 0\n", []string{"line 2: limits.max_string_length must be positive"}},
 		{"model without path", "models:\n  iris:\n    version: \"1\"\n", []string{"line 2: models.iris.path is required"}},
 		{"not yaml", "serve: [1, 2\n", []string{"svc.yml"}},
 	}

@@ -18,6 +18,12 @@ import (
 // reported as a plain error. DecodeRequest is safe for concurrent use. The
 // returned tensors do not refer to body.
 func DecodeRequest(body []byte, specs []tensor.Spec) ([]*tensor.Tensor, error) {
+	return decodeRequest(body, specs, 0)
+}
+
+// decodeRequest is DecodeRequest with string elements capped at maxString
+// bytes (0 = no cap).
+func decodeRequest(body []byte, specs []tensor.Spec, maxString int) ([]*tensor.Tensor, error) {
 	for i := range specs {
 		if !specs[i].DType.Valid() {
 			return nil, fmt.Errorf("rest: input %q has unsupported dtype %v", specs[i].Name, specs[i].DType)
@@ -25,6 +31,7 @@ func DecodeRequest(body []byte, specs []tensor.Spec) ([]*tensor.Tensor, error) {
 	}
 	d := tensorjson.NewDecoder(body, len(specs))
 	defer d.Release()
+	d.LimitStrings(maxString)
 	return decodeObject(d, specs)
 }
 

@@ -10,14 +10,17 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/tensor/tensorjson"
 	"github.com/svc-dev/svc/transport"
 )
 
@@ -42,7 +45,12 @@ type Options struct {
 	// Validator is optional.
 	Validator    BodyValidator
 	MaxBodyBytes int64
-	Logger       *zap.Logger
+	// MaxElements caps the values in one /predict body (413 beyond it);
+	// 0 means MaxBodyBytes/4.
+	MaxElements int64
+	// MaxStringBytes caps one string element (400 beyond it); 0 = none.
+	MaxStringBytes int
+	Logger         *zap.Logger
 }
 
 // Handler serves the v1 endpoints.
@@ -73,6 +81,9 @@ func NewHandler(o Options) (*Handler, error) {
 	}
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = 16 << 20
+	}
+	if o.MaxElements <= 0 {
+		o.MaxElements = max(o.MaxBodyBytes/4, 1)
 	}
 	h := &Handler{opts: o, log: o.Logger}
 	h.health = mustJSON(Health{Status: "healthy", Model: o.Model.Name()})
@@ -174,7 +185,19 @@ func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
 			WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request body too large: the limit is %s", formatBytes(h.opts.MaxBodyBytes)))
 			return
 		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			WriteError(w, http.StatusRequestTimeout, "Request timeout: the body did not arrive in time")
+			return
+		}
 		WriteError(w, http.StatusBadRequest, "Could not read request body: "+err.Error())
+		return
+	}
+	// The body is in: lift the server's read timeout, which would
+	// otherwise cancel the request's context during a long inference.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	if input, over := tensorjson.ValuesOver(body, h.opts.MaxElements); over {
+		WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Too many elements: input '%s' takes the request past the limit of %d values", clip(input), h.opts.MaxElements))
 		return
 	}
 	if h.opts.Validator != nil {
@@ -183,7 +206,7 @@ func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	inputs, err := DecodeRequest(body, v.runner.Specs())
+	inputs, err := decodeRequest(body, v.runner.Specs(), h.opts.MaxStringBytes)
 	if err != nil {
 		h.writeErr(w, err)
 		return

@@ -32,10 +32,12 @@ type handlerParams struct {
 
 func newHandlerFx(p handlerParams) (*Handler, error) {
 	return NewHandler(Options{
-		Model:        p.Model,
-		Platform:     p.Platform,
-		Validator:    p.Validator,
-		MaxBodyBytes: int64(p.Limits.MaxBodyBytes),
-		Logger:       p.Log,
+		Model:          p.Model,
+		Platform:       p.Platform,
+		Validator:      p.Validator,
+		MaxBodyBytes:   int64(p.Limits.MaxBodyBytes),
+		MaxElements:    p.Limits.Elements(),
+		MaxStringBytes: int(p.Limits.MaxStringLength),
+		Logger:         p.Log,
 	})
 }

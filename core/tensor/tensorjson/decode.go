@@ -39,8 +39,13 @@ func NewDecoder(body []byte, n int) Decoder {
 	d := decoderPool.Get().(*decoder)
 	d.b, d.pos = body, 0
 	d.nspecs, d.out, d.shapes = max(n, 1), nil, nil
+	d.maxString = 0
 	return Decoder{d}
 }
+
+// LimitStrings rejects string elements longer than n bytes (after
+// unescaping) with an Error naming the input and the element; 0 = no limit.
+func (x Decoder) LimitStrings(n int) { x.d.maxString = n }
 
 // Release returns the decoder's buffers to the pool. Tensors already
 // returned by Value stay valid: they never refer to the body or to the
@@ -144,6 +149,8 @@ type decoder struct {
 	arena []byte // string elements, concatenated
 	ends  []int  // end offset of each string element in arena
 	key   []byte
+
+	maxString int // longest string element accepted, in bytes; 0 = any
 
 	// Per request, not reused: room for the tensors and shapes returned.
 	nspecs int
@@ -419,9 +426,14 @@ func (d *decoder) elem(depth int) *Error {
 		if c != '"' {
 			return d.wrongKind(depth)
 		}
+		start := len(d.arena)
 		raw, out, end, se, ok := scanString(b, d.pos, d.arena)
 		if !ok {
 			return syntaxErr(se.off, se.reason)
+		}
+		if n := len(out) - start + len(raw); d.maxString > 0 && n > d.maxString {
+			d.arena = out[:start]
+			return d.valueErr(depth, fmt.Sprintf("string of %d bytes is longer than the limit of %d bytes", n, d.maxString))
 		}
 		if raw != nil {
 			out = append(out, raw...)
