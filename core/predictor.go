@@ -43,6 +43,8 @@ type Options struct {
 	Provider, Fallback providers.Provider
 	// ProviderOptions configure Provider.
 	ProviderOptions providers.Options
+	// Observer is told about each successful run (nil: nobody).
+	Observer RunObserver
 }
 
 // Predictor runs one loaded model. It is safe for concurrent use.
@@ -57,8 +59,12 @@ type Predictor struct {
 	defaults []*tensor.Tensor
 	outputs  []outputPlan
 	timeout  time.Duration
-	runOpts  sync.Pool
-	closing  sync.Once
+	obs      RunObserver
+	// batched is true when the first input has a dynamic leading (batch)
+	// dimension: a run then counts its rows as inferences.
+	batched bool
+	runOpts sync.Pool
+	closing sync.Once
 }
 
 // outputPlan says how to allocate an output before a run.
@@ -86,7 +92,10 @@ func NewPredictor(o Options, log *zap.Logger) (*Predictor, error) {
 			return nil, fmt.Errorf("load model %q: the model takes %s (file and external data), more than runtime.memory_limit %s; raise the limit", o.File, humanBytes(size), humanBytes(limit))
 		}
 	}
-	p := &Predictor{log: log, timeout: o.Runtime.Timeout.Std()}
+	p := &Predictor{log: log, timeout: o.Runtime.Timeout.Std(), obs: o.Observer}
+	if p.obs == nil {
+		p.obs = NopObserver{}
+	}
 	p.runOpts.New = func() any {
 		ro, err := ort.NewRunOptions()
 		if err != nil {
@@ -143,6 +152,7 @@ func NewPredictor(o Options, log *zap.Logger) (*Predictor, error) {
 		p.specs[i] = tensor.Spec{Name: in.Name, DType: dt, Shape: in.Shape, Required: in.Required}
 	}
 	p.outputs = planOutputs(desc.inputs, desc.outputs)
+	p.batched = len(p.specs) > 0 && len(p.specs[0].Shape) > 0 && p.specs[0].Shape[0] == -1
 	return p, nil
 }
 
@@ -304,6 +314,7 @@ func (p *Predictor) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Resu
 	if err != nil {
 		return nil, &InferenceError{Err: err}
 	}
+	start := time.Now()
 	if err := p.run(ctx, in, out); err != nil {
 		for _, v := range out {
 			if v != nil {
@@ -312,7 +323,17 @@ func (p *Predictor) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Resu
 		}
 		return nil, err
 	}
+	p.obs.Executed(p.rows(inputs), time.Since(start))
 	return &Result{values: out}, nil
+}
+
+// rows is the number of inferences a run makes: the batch size of the first
+// input when the model has a batch dimension, else 1 (and at least 1).
+func (p *Predictor) rows(inputs []*tensor.Tensor) int {
+	if p.batched && inputs[0] != nil && len(inputs[0].Shape) > 0 && inputs[0].Shape[0] > 1 {
+		return int(inputs[0].Shape[0])
+	}
+	return 1
 }
 
 // run executes the session with a run option that ctx and the timeout can
