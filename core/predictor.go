@@ -60,8 +60,8 @@ type Predictor struct {
 	outputs  []outputPlan
 	timeout  time.Duration
 	obs      RunObserver
-	// batched is true when the first input has a dynamic leading (batch)
-	// dimension: a run then counts its rows as inferences.
+	// batched is true when the model has a batch dimension (Batchable): a
+	// run then counts its rows as inferences.
 	batched bool
 	runOpts sync.Pool
 	closing sync.Once
@@ -152,7 +152,7 @@ func NewPredictor(o Options, log *zap.Logger) (*Predictor, error) {
 		p.specs[i] = tensor.Spec{Name: in.Name, DType: dt, Shape: in.Shape, Required: in.Required}
 	}
 	p.outputs = planOutputs(desc.inputs, desc.outputs)
-	p.batched = len(p.specs) > 0 && len(p.specs[0].Shape) > 0 && p.specs[0].Shape[0] == -1
+	p.batched = Batchable(p.info) == nil
 	return p, nil
 }
 
@@ -328,7 +328,7 @@ func (p *Predictor) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Resu
 }
 
 // rows is the number of inferences a run makes: the batch size of the first
-// input when the model has a batch dimension, else 1 (and at least 1).
+// input when the model is Batchable, else 1 (and at least 1).
 func (p *Predictor) rows(inputs []*tensor.Tensor) int {
 	if p.batched && inputs[0] != nil && len(inputs[0].Shape) > 0 && inputs[0].Shape[0] > 1 {
 		return int(inputs[0].Shape[0])

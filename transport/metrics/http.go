@@ -37,7 +37,7 @@ func (m *Metrics) Routes(json transport.MetricsJSON) []transport.Route {
 // (as Prometheus' scrape header does), json otherwise: without an Accept
 // header, for application/json, */* and anything else.
 func (m *Metrics) MetricsHandler(json transport.MetricsJSON) http.Handler {
-	expo := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{EnableOpenMetrics: true, ErrorHandling: promhttp.ContinueOnError})
+	expo := promhttp.HandlerFor(m.Gatherer(), promhttp.HandlerOpts{EnableOpenMetrics: true, ErrorHandling: promhttp.ContinueOnError})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if json == nil || WantsExposition(r.Header.Values("Accept")) {
 			expo.ServeHTTP(w, r) // adds Vary: Accept itself

@@ -33,6 +33,8 @@
 package metrics
 
 import (
+	"regexp"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -40,6 +42,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/svc-dev/svc/core"
 )
@@ -150,7 +153,11 @@ func New(o Options) (*Metrics, error) {
 		Help: "Successful model executions; svc_inference_count_total over this is the mean batch size.",
 	}, labels)
 	for _, c := range []prometheus.Collector{
-		collectors.NewGoCollector(),
+		// The classic go_memstats_* set, plus /gc/heap/allocs:bytes as
+		// go_gc_heap_allocs_bytes_total: the same figure as
+		// go_memstats_alloc_bytes_total, which Gatherer leaves out.
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
+			collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/heap/allocs:bytes$`)})),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.failures, m.duration, m.queue, m.compute, m.inferences, m.executions,
 		&stateCollector{m: m},
@@ -164,6 +171,21 @@ func New(o Options) (*Metrics, error) {
 
 // Registry is the registry every metric is in.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// clashing is left out of the exposition: in OpenMetrics, the Go
+// collector's counter go_memstats_alloc_bytes_total and its gauge
+// go_memstats_alloc_bytes are one family name (the _total suffix is the
+// counter's), so strict parsers reject the scrape (client_golang issue
+// 829). go_gc_heap_allocs_bytes_total carries the same value.
+const clashing = "go_memstats_alloc_bytes_total"
+
+// Gatherer is what GET /metrics exposes: the registry without clashing.
+func (m *Metrics) Gatherer() prometheus.Gatherer {
+	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		mfs, err := m.reg.Gather()
+		return slices.DeleteFunc(mfs, func(mf *dto.MetricFamily) bool { return mf.GetName() == clashing }), err
+	})
+}
 
 // Prepare binds the series to the loaded model's version. It is a
 // core.Preparer.

@@ -3,6 +3,8 @@ package metrics
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/tensor"
@@ -294,8 +297,29 @@ func TestMetricsNegotiation(t *testing.T) {
 			if body != record {
 				t.Errorf("Accept %q: body %q", tt.accept, body)
 			}
-		} else if !strings.Contains(body, `svc_inference_requests_total{model="double",status="success",version="7"} 1`) {
-			t.Errorf("Accept %q: exposition without the request counter:\n%s", tt.accept, body)
+		} else {
+			if !strings.Contains(body, `svc_inference_requests_total{model="double",status="success",version="7"} 1`) {
+				t.Errorf("Accept %q: exposition without the request counter:\n%s", tt.accept, body)
+			}
+			// Strict parsers accept it (no family name is used twice).
+			dec := expfmt.NewDecoder(strings.NewReader(body), expfmt.ResponseFormat(rec.Header()))
+			names := map[string]bool{}
+			for {
+				var mf dto.MetricFamily
+				err := dec.Decode(&mf)
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatalf("Accept %q: parse: %v", tt.accept, err)
+				}
+				names[mf.GetName()] = true
+			}
+			for _, want := range []string{"go_goroutines", "go_memstats_alloc_bytes", "go_gc_heap_allocs_bytes", "process_open_fds", "svc_inference_in_flight"} {
+				if !names[want] && !names[want+"_total"] {
+					t.Errorf("Accept %q: no %s in the exposition", tt.accept, want)
+				}
+			}
 		}
 	}
 
