@@ -154,10 +154,13 @@ func isJSON(contentType string) bool {
 }
 
 // predict serves POST /predict; the model counts it as an inference
-// request from start to end, with its outcome.
+// request from start to end, with its outcome (an inference failure if the
+// handler panics: the request still ends).
 func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
 	start := h.opts.Model.BeginRequest()
-	h.opts.Model.EndRequest(start, h.servePredict(w, r))
+	outcome := core.OutcomeInference
+	defer func() { h.opts.Model.EndRequest(start, outcome) }()
+	outcome = h.servePredict(w, r)
 }
 
 func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outcome {

@@ -1,12 +1,14 @@
 package rest
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/tensor"
 )
 
 // outcomes records the outcome of each request the model is told of.
@@ -63,5 +65,37 @@ func TestPredictReportsOutcome(t *testing.T) {
 				t.Errorf("%d requests still in flight", n)
 			}
 		})
+	}
+}
+
+// panicRunner panics in Predict.
+type panicRunner struct{ fakeRunner }
+
+func (p *panicRunner) Predict(context.Context, []*tensor.Tensor) (*core.Result, error) {
+	panic("runner bug")
+}
+
+// TestPredictPanicEndsRequest: a panic under /predict (recovered by the
+// server's middleware) still ends the request, as an inference failure.
+func TestPredictPanicEndsRequest(t *testing.T) {
+	obs := &outcomes{}
+	m := core.NewModel("double")
+	m.SetObserver(obs)
+	h, err := NewHandler(Options{Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Start(func() (core.Loaded, error) { return core.Loaded{Runner: &panicRunner{}}, nil }, []core.Preparer{h.Prepare}, nil, nil)
+	<-m.Done()
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the panic did not reach the caller")
+			}
+		}()
+		call(h, "POST", "/predict", "application/json", `{"x": [1, 2]}`)
+	}()
+	if len(obs.got) != 1 || obs.got[0] != core.OutcomeInference || m.InFlight() != 0 {
+		t.Errorf("outcomes %v, %d in flight", obs.got, m.InFlight())
 	}
 }
