@@ -23,6 +23,9 @@ type BatchOptions struct {
 	// Slots is the number of runs in flight at once (normally the number
 	// of sessions).
 	Slots int
+	// Observer is told how long each request waited for a session (nil:
+	// nobody).
+	Observer RunObserver
 }
 
 // Runner runs inputs on the model: a Pool, a Batcher in front of one.
@@ -57,6 +60,9 @@ type pending struct {
 	rows   int64
 	key    string
 	since  time.Time
+	// taken is when a group took the request off the queue (set under the
+	// batcher's lock before the group is handed over).
+	taken time.Time
 	// lead receives the group this request must run when it is the
 	// group's leader; otherwise another leader delivers on done.
 	lead chan []*pending
@@ -106,6 +112,9 @@ func NewBatcher(next Runner, o BatchOptions) (*Batcher, error) {
 	if o.Slots < 1 {
 		o.Slots = 1
 	}
+	if o.Observer == nil {
+		o.Observer = NopObserver{}
+	}
 	return &Batcher{next: next, opts: o, specs: next.Specs(), outputs: next.Info().Outputs}, nil
 }
 
@@ -135,12 +144,14 @@ func (b *Batcher) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Result
 	if p.rows <= 0 || p.rows >= int64(b.opts.MaxBatchSize) {
 		// Nothing to merge with: run as is, outside the slots.
 		b.runs.Add(1)
+		b.opts.Observer.Queued(0)
 		return b.next.Predict(ctx, inputs)
 	}
 	b.mu.Lock()
 	if b.running < b.opts.Slots && len(b.queue) == 0 && b.opts.MaxQueueDelay == 0 {
 		b.running++
 		b.mu.Unlock()
+		b.opts.Observer.Queued(0)
 		return b.runAlone(ctx, inputs)
 	}
 	p.lead = make(chan []*pending, 1)
@@ -151,10 +162,12 @@ func (b *Batcher) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Result
 
 	select {
 	case group := <-p.lead:
+		b.opts.Observer.Queued(p.taken.Sub(p.since))
 		b.runGroup(group)
 		r := <-p.done
 		return r.res, r.err
 	case r := <-p.done:
+		b.opts.Observer.Queued(p.taken.Sub(p.since))
 		return r.res, r.err
 	case <-ctx.Done():
 		b.mu.Lock()
@@ -236,11 +249,13 @@ func (b *Batcher) fullLocked() bool {
 // after it, up to the batch size.
 func (b *Batcher) takeGroupLocked() []*pending {
 	head := b.queue[0]
+	head.taken = time.Now()
 	group := []*pending{head}
 	rows := head.rows
 	rest := b.queue[:0]
 	for _, q := range b.queue[1:] {
 		if q.key == head.key && rows+q.rows <= int64(b.opts.MaxBatchSize) {
+			q.taken = head.taken
 			group = append(group, q)
 			rows += q.rows
 		} else {

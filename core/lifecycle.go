@@ -86,12 +86,18 @@ type Model struct {
 	started sync.Once
 	since   time.Time
 	took    time.Duration
+
+	obs      RunObserver
+	runObs   modelObserver
+	inFlight atomic.Int64
 }
 
 // NewModel returns the lifecycle of the model called name, in the loading
 // state. Nothing is loaded until Start.
 func NewModel(name string) *Model {
-	return &Model{name: name, done: make(chan struct{})}
+	m := &Model{name: name, done: make(chan struct{}), obs: NopObserver{}}
+	m.runObs.m = m
+	return m
 }
 
 // Name is the model's name, known before it loads.

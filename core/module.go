@@ -124,6 +124,7 @@ func newPredictor(p loaderParams) (*Predictor, error) {
 		Provider:        p.Choice.Provider,
 		Fallback:        p.Set.Fallback(),
 		ProviderOptions: ProviderOptions(config.Config{Runtime: p.Runtime, Providers: p.Providers}),
+		Observer:        p.Model.Observer(),
 	}, p.Log)
 }
 
@@ -159,15 +160,18 @@ func CPUPlan(cores, configured int) (threads int, slots RunSlots) {
 func newRunner(pool *Pool, p loaderParams) Runner {
 	cfg, log := p.Batching, p.Log
 	if !cfg.Enabled {
+		pool.SetObserver(p.Model.Observer())
 		return pool
 	}
 	b, err := NewBatcher(pool, BatchOptions{
 		MaxBatchSize:  cfg.MaxBatchSize,
 		MaxQueueDelay: cfg.MaxQueueDelay.Std(),
 		Slots:         max(pool.Size(), int(p.Slots)),
+		Observer:      p.Model.Observer(),
 	})
 	if err != nil {
 		log.Info("dynamic batching off for this model", zap.String("reason", err.Error()))
+		pool.SetObserver(p.Model.Observer())
 		return pool
 	}
 	log.Debug("dynamic batching on", zap.Int("max_batch_size", cfg.MaxBatchSize))

@@ -15,6 +15,7 @@ import (
 type Pool struct {
 	preds    []*Predictor
 	inflight []atomic.Int64
+	obs      RunObserver
 }
 
 // NewPool groups predictors of the same model.
@@ -22,7 +23,17 @@ func NewPool(preds ...*Predictor) (*Pool, error) {
 	if len(preds) == 0 {
 		return nil, errors.New("pool: no sessions")
 	}
-	return &Pool{preds: preds, inflight: make([]atomic.Int64, len(preds))}, nil
+	return &Pool{preds: preds, inflight: make([]atomic.Int64, len(preds)), obs: NopObserver{}}, nil
+}
+
+// SetObserver has the pool report each request to obs.Queued, with 0: a
+// pool never makes a request wait. Set it only when the pool is the front
+// runner; a Batcher in front reports queue times itself.
+func (p *Pool) SetObserver(obs RunObserver) {
+	if obs == nil {
+		obs = NopObserver{}
+	}
+	p.obs = obs
 }
 
 var (
@@ -54,6 +65,7 @@ func (p *Pool) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Result, e
 			}
 		}
 	}
+	p.obs.Queued(0)
 	p.inflight[best].Add(1)
 	defer p.inflight[best].Add(-1)
 	return p.preds[best].Predict(ctx, inputs)

@@ -44,6 +44,8 @@ type Options struct {
 	Provider, Fallback providers.Provider
 	// ProviderOptions configure Provider.
 	ProviderOptions providers.Options
+	// Observer is told about each successful run (nil: nobody).
+	Observer RunObserver
 }
 
 // Predictor runs one loaded model. It is safe for concurrent use.
@@ -63,6 +65,10 @@ type Predictor struct {
 	// rank0 marks the outputs declared rank 0.
 	rank0   []bool
 	timeout time.Duration
+	obs     RunObserver
+	// batched is true when the model has a batch dimension (Batchable): a
+	// run then counts its rows as inferences.
+	batched bool
 	runOpts sync.Pool
 	closing sync.Once
 }
@@ -96,7 +102,10 @@ func NewPredictor(o Options, log *zap.Logger) (*Predictor, error) {
 			return nil, fmt.Errorf("load model %q: the model takes %s (file and external data), more than runtime.memory_limit %s; raise the limit", o.File, humanBytes(size), humanBytes(limit))
 		}
 	}
-	p := &Predictor{log: log, timeout: o.Runtime.Timeout.Std()}
+	p := &Predictor{log: log, timeout: o.Runtime.Timeout.Std(), obs: o.Observer}
+	if p.obs == nil {
+		p.obs = NopObserver{}
+	}
 	p.runOpts.New = func() any {
 		ro, err := ort.NewRunOptions()
 		if err != nil {
@@ -158,6 +167,7 @@ func NewPredictor(o Options, log *zap.Logger) (*Predictor, error) {
 	for i, o := range p.outputs {
 		p.rank0[i] = o.rank0
 	}
+	p.batched = Batchable(p.info) == nil
 	return p, nil
 }
 
@@ -354,8 +364,10 @@ func (p *Predictor) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Resu
 		if err != nil {
 			return nil, &InferenceError{Err: err}
 		}
+		start := time.Now()
 		err = p.run(ctx, in, out)
 		if err == nil {
+			p.obs.Executed(p.rows(inputs), time.Since(start))
 			return &Result{values: out, rank0: p.rank0}, nil
 		}
 		i := p.unconverted(out)
@@ -394,6 +406,15 @@ func (p *Predictor) unconverted(out []ort.Value) int {
 		return -1
 	}
 	return -1
+}
+
+// rows is the number of inferences a run makes: the batch size of the first
+// input when the model is Batchable, else 1 (and at least 1).
+func (p *Predictor) rows(inputs []*tensor.Tensor) int {
+	if p.batched && inputs[0] != nil && len(inputs[0].Shape) > 0 && inputs[0].Shape[0] > 1 {
+		return int(inputs[0].Shape[0])
+	}
+	return 1
 }
 
 // run executes the session with a run option that ctx and the timeout can

@@ -123,3 +123,10 @@ func allowedMethods(r *mux.Router, req *http.Request) string {
 	}
 	return strings.Join(methods, ", ")
 }
+
+// MetricsJSON serves the JSON record of GET /metrics. The v1 frontend
+// supplies it; the route itself belongs to transport/metrics, which answers
+// Prometheus scrapes with the exposition and every other request with this
+// handler, so that one route has one owner and neither package imports the
+// other.
+type MetricsJSON http.Handler

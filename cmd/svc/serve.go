@@ -30,6 +30,7 @@ import (
 	"github.com/svc-dev/svc/providers"
 	_ "github.com/svc-dev/svc/providers/all"
 	"github.com/svc-dev/svc/transport"
+	"github.com/svc-dev/svc/transport/metrics"
 	"github.com/svc-dev/svc/transport/rest"
 	"github.com/svc-dev/svc/transport/supervisor"
 )
@@ -185,6 +186,7 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 		options = append(options,
 			fx.Supply(&transport.Inherited{Listeners: transport.NewListeners(lns)}),
 			fx.Supply(transport.ResponseHeaders{supervisor.WorkerIDHeader: strconv.Itoa(worker.ID)}),
+			fx.Supply(metrics.Worker(worker.ID)),
 		)
 	} else if cfg.Serve.Workers > 1 {
 		// No worker processes on this platform: N sessions in-process.
@@ -206,6 +208,7 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 		}),
 		transport.Module,
 		rest.Module,
+		metrics.Module,
 		openapi.Module,
 		onnxrt.Module,
 		providers.Module(),

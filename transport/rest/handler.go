@@ -105,19 +105,25 @@ func (h *Handler) Prepare(r core.Runner) error {
 	return nil
 }
 
-// Routes are the v1 endpoints, in the specification's order.
+// Routes are the v1 endpoints this package owns, in the specification's
+// order: all but GET /metrics, whose route transport/metrics owns (it
+// serves MetricsJSON unless the client asks for the Prometheus format).
 func (h *Handler) Routes() []transport.Route {
 	return []transport.Route{
 		{Methods: []string{http.MethodPost}, Path: PathPredict, Purpose: "Run inference", Order: 10, Handler: http.HandlerFunc(h.predict)},
 		{Methods: []string{http.MethodGet}, Path: PathHealth, Purpose: "Health check", Order: 20, Handler: http.HandlerFunc(h.serveHealth)},
 		{Methods: []string{http.MethodGet}, Path: PathInfo, Purpose: "Model information", Order: 30, Handler: http.HandlerFunc(h.serveInfo)},
-		{Methods: []string{http.MethodGet}, Path: PathMetrics, Purpose: "Provider information", Order: 40, Handler: http.HandlerFunc(h.serveMetrics)},
 	}
 }
 
-// ServeHTTP serves the v1 routes alone (for tests and embedding).
+// MetricsJSON serves the spec's JSON metrics record (GET /metrics).
+func (h *Handler) MetricsJSON() transport.MetricsJSON { return http.HandlerFunc(h.serveMetrics) }
+
+// ServeHTTP serves the v1 routes alone, GET /metrics with its JSON record
+// included (for tests and embedding).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	transport.NewRouter(h.Routes(), WriteError).ServeHTTP(w, r)
+	routes := append(h.Routes(), transport.Route{Methods: []string{http.MethodGet}, Path: PathMetrics, Handler: h.MetricsJSON()})
+	transport.NewRouter(routes, WriteError).ServeHTTP(w, r)
 }
 
 // loaded returns the view, or writes a 503 while the model is not ready.
@@ -158,18 +164,28 @@ func isJSON(contentType string) bool {
 	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
 
+// predict serves POST /predict; the model counts it as an inference
+// request from start to end, with its outcome (an inference failure if the
+// handler panics: the request still ends).
 func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
+	start := h.opts.Model.BeginRequest()
+	outcome := core.OutcomeInference
+	defer func() { h.opts.Model.EndRequest(start, outcome) }()
+	outcome = h.servePredict(w, r)
+}
+
+func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outcome {
 	if ct := r.Header.Get("Content-Type"); !isJSON(ct) {
 		if ct == "" {
 			WriteError(w, http.StatusUnsupportedMediaType, "Missing Content-Type: send the body as application/json")
 		} else {
 			WriteError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("Unsupported Content-Type '%s': send the body as application/json", truncate(ct, 100)))
 		}
-		return
+		return core.OutcomeBadRequest
 	}
 	v, ok := h.loaded(w)
 	if !ok {
-		return
+		return core.OutcomeNotReady
 	}
 	bufp := h.bufPool.Get().(*[]byte)
 	defer func() {
@@ -183,7 +199,7 @@ func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request body too large: the limit is %s", formatBytes(h.opts.MaxBodyBytes)))
-			return
+			return core.OutcomeBadRequest
 		}
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
@@ -191,7 +207,7 @@ func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		WriteError(w, http.StatusBadRequest, "Could not read request body: "+err.Error())
-		return
+		return core.OutcomeBadRequest
 	}
 	// The body is in: lift the server's read timeout, which would
 	// otherwise cancel the request's context during a long inference.
@@ -203,18 +219,18 @@ func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
 	if h.opts.Validator != nil {
 		if err := h.opts.Validator.ValidateBody(r.Context(), body); err != nil {
 			WriteError(w, http.StatusBadRequest, err.Error())
-			return
+			return core.OutcomeBadRequest
 		}
 	}
 	inputs, err := decodeRequest(body, v.runner.Specs(), h.opts.MaxStringBytes)
 	if err != nil {
 		h.writeErr(w, err)
-		return
+		return core.OutcomeBadRequest
 	}
 	res, err := v.runner.Predict(r.Context(), inputs)
 	if err != nil {
 		h.writeErr(w, err)
-		return
+		return core.OutcomeOf(err)
 	}
 	defer res.Close()
 	out, err := appendResult(body[:0], v.keys, res)
@@ -222,9 +238,10 @@ func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.log.Error("encode outputs", zap.Error(err), zap.String("request_id", w.Header().Get(transport.RequestIDHeader)))
 		WriteError(w, http.StatusInternalServerError, "Inference failed: "+err.Error())
-		return
+		return core.OutcomeInference
 	}
 	writeJSON(w, out)
+	return core.OutcomeSuccess
 }
 
 // writeErr answers with the status and detail for err, logging the

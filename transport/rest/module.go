@@ -10,13 +10,15 @@ import (
 )
 
 // Module serves the v1 API: its routes join the HTTP route group, its error
-// form becomes the server's, and it prepares its bodies once the model has
-// loaded.
+// form becomes the server's, it supplies the JSON record of GET /metrics
+// (transport.MetricsJSON; the route is transport/metrics'), and it prepares
+// its bodies once the model has loaded.
 var Module = fx.Module("rest",
 	fx.Provide(
 		newHandlerFx,
 		transport.AsRoutes(func(h *Handler) []transport.Route { return h.Routes() }),
 		core.AsPreparer(func(h *Handler) core.Preparer { return h.Prepare }),
+		func(h *Handler) transport.MetricsJSON { return h.MetricsJSON() },
 		func() transport.ErrorWriter { return WriteError },
 	),
 )
