@@ -30,6 +30,7 @@ import (
 	"github.com/svc-dev/svc/providers"
 	_ "github.com/svc-dev/svc/providers/all"
 	"github.com/svc-dev/svc/transport"
+	"github.com/svc-dev/svc/transport/oip"
 	"github.com/svc-dev/svc/transport/rest"
 	"github.com/svc-dev/svc/transport/supervisor"
 )
@@ -174,6 +175,7 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 			onnxrt.Verbose(verbose),
 			onnxrt.MemoryLimit(cfg.Runtime.MemoryLimit),
 			providers.Requested(cfg.Serve.Provider),
+			oip.ServerVersion(version),
 		),
 		fx.Provide(cfg.Sections),
 	}
@@ -206,6 +208,7 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 		}),
 		transport.Module,
 		rest.Module,
+		oip.Module,
 		openapi.Module,
 		onnxrt.Module,
 		providers.Module(),
