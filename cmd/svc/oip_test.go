@@ -7,11 +7,15 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/svc-dev/svc/cmd/genmodels/slowload"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/core/tensor/tensorjson"
 	"github.com/svc-dev/svc/transport/oip"
@@ -338,5 +342,54 @@ func TestOIPPaddleOCR(t *testing.T) {
 	var se *oip.StatusError
 	if _, err := c.Infer(ctx, "model", &oip.InferRequest{Inputs: []oip.InferInput{{Name: "x", Tensor: x}}}); !errors.As(err, &se) || se.Status != http.StatusNotFound {
 		t.Errorf("wrong name: %v", err)
+	}
+}
+
+// TestOIPReadinessWhileLoading: liveness answers at once, readiness and
+// the model endpoints 503 {"error"} until the model is loaded, then 200.
+func TestOIPReadinessWhileLoading(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "slowload")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := slowload.Write(filepath.Join(dir, "model.onnx")); err != nil {
+		t.Fatal(err)
+	}
+	s := startLoading(t, dir)
+	if r := s.get("/v2/health/live"); r.Status != 200 || string(r.Body) != `{"live":true}` {
+		t.Fatalf("live while loading: %d %s", r.Status, r.Body)
+	}
+	ready := s.get("/v2/health/ready")
+	if strings.Contains(s.stdout.String(), "URL") {
+		t.Fatal("the model loaded before the first readiness probe; too fast to test this")
+	}
+	if ready.Status != 503 || oipError(t, ready) != "Model 'slowload' is loading; try again shortly" {
+		t.Fatalf("ready while loading: %d %s", ready.Status, ready.Body)
+	}
+	for _, p := range []string{"/v2/models/slowload/ready", "/v2/models/slowload"} {
+		if r := s.get(p); r.Status != 503 {
+			t.Errorf("GET %s while loading: %d %s", p, r.Status, r.Body)
+		}
+	}
+	body := `{"inputs":[{"name":"x","shape":[1,4],"datatype":"FP32","data":[1,2,3,4]}]}`
+	if r := s.do("POST", "/v2/models/slowload/infer", "application/json", strings.NewReader(body)); r.Status != 503 || oipError(t, r) != "Model 'slowload' is loading; try again shortly" {
+		t.Errorf("infer while loading: %d %s", r.Status, r.Body)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for !urlLine.MatchString(s.stdout.String()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no banner\n%s", s.stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if r := s.get("/v2/health/ready"); r.Status != 200 || string(r.Body) != `{"ready":true}` {
+		t.Errorf("ready once loaded: %d %s", r.Status, r.Body)
+	}
+	if r := s.get("/v2/models/slowload/ready"); r.Status != 200 || string(r.Body) != `{"name":"slowload","ready":true}` {
+		t.Errorf("model ready once loaded: %d %s", r.Status, r.Body)
+	}
+	if r := s.do("POST", "/v2/models/slowload/infer", "application/json", strings.NewReader(body)); r.Status != 200 ||
+		string(r.Body) != `{"model_name":"slowload","model_version":"1","outputs":[{"name":"y","datatype":"FP32","shape":[1,4],"data":[2,3,4,5]}]}` {
+		t.Errorf("infer once loaded: %d %s", r.Status, r.Body)
 	}
 }
