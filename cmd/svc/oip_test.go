@@ -129,6 +129,26 @@ func TestOIPClassifier(t *testing.T) {
 		t.Errorf("nested: %d %s", r.Status, r.Body)
 	}
 
+	// The example of /openapi.json runs.
+	var doc struct {
+		Paths map[string]struct {
+			Post struct {
+				RequestBody struct {
+					Content map[string]struct {
+						Example json.RawMessage `json:"example"`
+					} `json:"content"`
+				} `json:"requestBody"`
+			} `json:"post"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(s.get("/openapi.json").Body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	ex := doc.Paths["/v2/models/{model_name}/infer"].Post.RequestBody.Content["application/json"].Example
+	if r := s.do("POST", "/v2/models/classifier/infer", "application/json", bytes.NewReader(ex)); len(ex) == 0 || r.Status != 200 {
+		t.Errorf("the OpenAPI example %s: %d %s", ex, r.Status, r.Body)
+	}
+
 	// Bad requests: {"error"} and the status, and the server goes on.
 	bad := []struct {
 		name, ct, body, headerLen string
