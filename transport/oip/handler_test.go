@@ -145,7 +145,7 @@ func sample(d tensor.DType) (*tensor.Tensor, string) {
 
 // newTestHandler returns a handler over a model that loads r (or stays
 // loading when r is nil).
-func newTestHandler(t *testing.T, r core.Runner, o Options) (*Handler, *core.Model) {
+func newTestHandler(t testing.TB, r core.Runner, o Options) (*Handler, *core.Model) {
 	t.Helper()
 	m := core.NewModel("echo")
 	o.Model = m
