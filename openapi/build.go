@@ -145,6 +145,7 @@ func (b builder) document() *openapi3.T {
 		openapi3.WithPath(PathRedoc, &openapi3.PathItem{Get: b.pageOperation("redoc", "Alternative documentation (ReDoc)")}),
 		openapi3.WithPath(PathSpec, &openapi3.PathItem{Get: b.specOperation()}),
 	)
+	b.addV2(doc)
 	resolveRefs(doc)
 	return doc
 }

@@ -139,6 +139,16 @@ func TestInfoAndEndpoints(t *testing.T) {
 		"GET /docs":         {"200", "503"},
 		"GET /redoc":        {"200", "503"},
 		"GET /openapi.json": {"200"},
+		// The Open Inference Protocol v2, with its own {"error"} body.
+		"GET /v2":                     {"200"},
+		"GET /v2/health/live":         {"200"},
+		"GET /v2/health/ready":        {"200", "503"},
+		"GET /v2/models/{model_name}": {"200", "404", "503"},
+		"GET /v2/models/{model_name}/versions/{model_version}":        {"200", "404", "503"},
+		"GET /v2/models/{model_name}/ready":                           {"200", "404", "503"},
+		"GET /v2/models/{model_name}/versions/{model_version}/ready":  {"200", "404", "503"},
+		"POST /v2/models/{model_name}/infer":                          {"200", "400", "404", "413", "415", "500", "503", "504"},
+		"POST /v2/models/{model_name}/versions/{model_version}/infer": {"200", "400", "404", "413", "415", "500", "503", "504"},
 	}
 	got := map[string][]string{}
 	for path, item := range doc.Paths.Map() {
@@ -150,9 +160,13 @@ func TestInfoAndEndpoints(t *testing.T) {
 					continue
 				}
 				if code >= "400" {
+					want := "#/components/schemas/Error"
+					if strings.HasPrefix(path, "/v2") {
+						want = "#/components/schemas/V2Error"
+					}
 					s := ref.Value.Content.Get("application/json").Schema
-					if s.Ref != "#/components/schemas/Error" {
-						t.Errorf("%s %s %s: error schema %q, want the Error schema", method, path, code, s.Ref)
+					if s.Ref != want {
+						t.Errorf("%s %s %s: error schema %q, want %q", method, path, code, s.Ref, want)
 					}
 				}
 			}

@@ -31,6 +31,7 @@ import (
 	_ "github.com/svc-dev/svc/providers/all"
 	"github.com/svc-dev/svc/transport"
 	"github.com/svc-dev/svc/transport/metrics"
+	"github.com/svc-dev/svc/transport/oip"
 	"github.com/svc-dev/svc/transport/rest"
 	"github.com/svc-dev/svc/transport/supervisor"
 )
@@ -175,6 +176,7 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 			onnxrt.Verbose(verbose),
 			onnxrt.MemoryLimit(cfg.Runtime.MemoryLimit),
 			providers.Requested(cfg.Serve.Provider),
+			oip.ServerVersion(version),
 		),
 		fx.Provide(cfg.Sections),
 	}
@@ -209,6 +211,7 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 		transport.Module,
 		rest.Module,
 		metrics.Module,
+		oip.Module,
 		openapi.Module,
 		onnxrt.Module,
 		providers.Module(),

@@ -204,7 +204,7 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
 			WriteError(w, http.StatusRequestTimeout, "Request timeout: the body did not arrive in time")
-			return
+			return core.OutcomeBadRequest
 		}
 		WriteError(w, http.StatusBadRequest, "Could not read request body: "+err.Error())
 		return core.OutcomeBadRequest
@@ -214,7 +214,7 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	if input, over := tensorjson.ValuesOver(body, h.opts.MaxElements); over {
 		WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Too many elements: input '%s' takes the request past the limit of %d values", clip(input), h.opts.MaxElements))
-		return
+		return core.OutcomeBadRequest
 	}
 	if h.opts.Validator != nil {
 		if err := h.opts.Validator.ValidateBody(r.Context(), body); err != nil {

@@ -557,8 +557,18 @@ func (d *decoder) value(s *tensor.Spec) (*tensor.Tensor, error) {
 	return d.tensor(shape), nil
 }
 
-// array parses a (nested) array value at d.pos.
+// array parses a (nested) array value at d.pos and checks its shape
+// against the spec.
 func (d *decoder) array(s *tensor.Spec) (*tensor.Tensor, error) {
+	if err := d.parseArray(); err != nil {
+		return nil, err
+	}
+	return d.finish(s)
+}
+
+// parseArray parses a (nested) array value at d.pos into the scratch
+// buffer; d.dims[:d.leaf] is then its shape.
+func (d *decoder) parseArray() error {
 	d.resetScratch()
 	d.leaf = -1
 	d.emptyLeaf = false
@@ -569,14 +579,14 @@ func (d *decoder) array(s *tensor.Spec) (*tensor.Tensor, error) {
 	for {
 		// A value at depth.
 		if d.pos >= len(d.b) {
-			return nil, syntaxErr(len(d.b), "unexpected end of input")
+			return syntaxErr(len(d.b), "unexpected end of input")
 		}
 		if d.b[d.pos] == '[' {
 			if d.leaf >= 0 && depth >= d.leaf {
-				return nil, d.inputErr("expected " + elemNoun(d.dt) + " at " + formatPath(d.idx[:depth]) + ", got an array")
+				return d.inputErr("expected " + elemNoun(d.dt) + " at " + formatPath(d.idx[:depth]) + ", got an array")
 			}
 			if depth >= maxArrayDepth {
-				return nil, syntaxErr(d.pos, "nesting depth exceeds "+strconv.Itoa(maxNesting))
+				return syntaxErr(d.pos, "nesting depth exceeds "+strconv.Itoa(maxNesting))
 			}
 			d.pos++
 			d.idx[depth] = 0
@@ -586,16 +596,16 @@ func (d *decoder) array(s *tensor.Spec) (*tensor.Tensor, error) {
 				d.pos++
 				depth--
 				if err := d.closeArray(depth, 0); err != nil {
-					return nil, err
+					return err
 				}
 			} else if depth == d.leaf {
 				n, err := d.leafLoop(depth, 0)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				depth--
 				if err := d.closeArray(depth, n); err != nil {
-					return nil, err
+					return err
 				}
 			} else {
 				continue
@@ -606,12 +616,12 @@ func (d *decoder) array(s *tensor.Spec) (*tensor.Tensor, error) {
 			} else if depth != d.leaf {
 				kind, err := d.kindAt()
 				if err != nil {
-					return nil, err
+					return err
 				}
-				return nil, d.inputErr("expected an array at " + formatPath(d.idx[:depth]) + ", got " + kind)
+				return d.inputErr("expected an array at " + formatPath(d.idx[:depth]) + ", got " + kind)
 			}
 			if err := d.elem(depth); err != nil {
-				return nil, err
+				return err
 			}
 			if depth > 0 {
 				// The rest of this innermost array goes to the fast loop.
@@ -622,11 +632,11 @@ func (d *decoder) array(s *tensor.Spec) (*tensor.Tensor, error) {
 					d.idx[depth-1]++
 					n, err := d.leafLoop(depth, d.idx[depth-1])
 					if err != nil {
-						return nil, err
+						return err
 					}
 					depth--
 					if err := d.closeArray(depth, n); err != nil {
-						return nil, err
+						return err
 					}
 				}
 			}
@@ -634,7 +644,7 @@ func (d *decoder) array(s *tensor.Spec) (*tensor.Tensor, error) {
 		// After a value at depth: a comma or the end of the enclosing array.
 		for {
 			if depth == 0 {
-				return d.finish(s)
+				return nil
 			}
 			d.skipWS()
 			if d.pos < len(d.b) && d.b[d.pos] == ',' {
@@ -647,11 +657,11 @@ func (d *decoder) array(s *tensor.Spec) (*tensor.Tensor, error) {
 				d.pos++
 				depth--
 				if err := d.closeArray(depth, d.idx[depth]+1); err != nil {
-					return nil, err
+					return err
 				}
 				continue
 			}
-			return nil, d.unexpected("after array element")
+			return d.unexpected("after array element")
 		}
 	}
 }

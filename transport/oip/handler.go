@@ -1,0 +1,491 @@
+// Package oip serves the Open Inference Protocol v2 over REST (the KServe
+// and Triton "v2" API) on the HTTP port, with Triton's binary tensor data
+// extension: server and model metadata, liveness and readiness, and
+// inference at /v2/models/{name}[/versions/{version}]/infer. Errors are
+// {"error": "..."}. It decodes requests, calls core's runner (so batching,
+// the timeout and the body limit are those of /predict) and encodes the
+// answers; it imports no other protocol.
+//
+// Choices where the protocol leaves room:
+//
+//   - The request's "parameters" object is returned, as sent, as the
+//     response's "parameters"; absent when the request has none.
+//   - "id" is echoed as sent; absent when the request has none.
+//   - Tensor "data" is flat (row-major) or nested exactly as "shape"; a
+//     one-element tensor may be a bare value.
+//   - Unknown members of the request, of an input or of an output are
+//     ignored, except the shared-memory and classification parameters,
+//     which are refused (400) since svc does not implement them.
+//   - Outputs that are not tensors (sequences, maps) are not listed in the
+//     model metadata and not returned unless named, which is a 400.
+//   - Readiness is 200 {"ready": true} or 503 {"error": "..."}; liveness
+//     is 200 {"live": true}; model readiness 200 {"name", "ready": true}.
+//   - Requests for another model name, or a version other than the
+//     model's, are 404. Unknown paths under /v2 and wrong methods get the
+//     server's own 404 and 405.
+package oip
+
+import (
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/mux"
+	"go.uber.org/zap"
+
+	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/tensor"
+	"github.com/svc-dev/svc/core/tensor/tensorjson"
+	"github.com/svc-dev/svc/transport"
+)
+
+// HeaderInferenceHeaderLength is the binary data extension's header: the
+// length of the JSON part of a body that binary tensors follow.
+const HeaderInferenceHeaderLength = "Inference-Header-Content-Length"
+
+// Platform is the model metadata's "platform".
+const Platform = "onnx_onnxv1"
+
+// ServerName is the server metadata's "name".
+const ServerName = "svc"
+
+// Extensions are the protocol extensions the server metadata lists.
+var Extensions = []string{"binary_tensor_data"}
+
+// ServerVersion is the svc version the server metadata reports.
+type ServerVersion string
+
+// Options configure a Handler.
+type Options struct {
+	Model        *core.Model
+	Version      string
+	MaxBodyBytes int64
+	// MaxElements caps the values in a request's JSON part (0 = none);
+	// MaxStringBytes the length of one string element (0 = any).
+	MaxElements    int64
+	MaxStringBytes int
+	Logger         *zap.Logger
+}
+
+// Handler serves the v2 endpoints.
+type Handler struct {
+	opts     Options
+	server   []byte
+	view     atomic.Pointer[view]
+	bufPool  sync.Pool
+	log      *zap.Logger
+	nameJSON []byte
+}
+
+// outputInfo is one model output as the protocol sees it.
+type outputInfo struct {
+	name     string
+	key      []byte // {"name":"...","datatype":"
+	isTensor bool
+	kind     core.ValueKind
+}
+
+// view is what the handler derives from the loaded model, once.
+type view struct {
+	runner      core.Runner
+	version     string
+	specs       []tensor.Spec
+	outputs     []outputInfo
+	metadata    []byte
+	ready       []byte
+	inputList   string
+	outputList  string
+	responseTop []byte // {"model_name":...,"model_version":...,
+	maxString   int    // longest string element accepted (0 = any)
+}
+
+func (v *view) inputIndex(name string) int {
+	for i := range v.specs {
+		if v.specs[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func (v *view) outputIndex(name string) int {
+	for i := range v.outputs {
+		if v.outputs[i].name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// NewHandler returns the handler; the model may still be loading (Prepare
+// is called once it has loaded).
+func NewHandler(o Options) (*Handler, error) {
+	if o.Model == nil {
+		return nil, errors.New("oip: no model")
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 16 << 20
+	}
+	if o.Version == "" {
+		o.Version = "unknown"
+	}
+	h := &Handler{opts: o, log: o.Logger}
+	h.server = mustJSON(ServerMetadata{Name: ServerName, Version: o.Version, Extensions: Extensions})
+	h.nameJSON = jsonString(nil, o.Model.Name())
+	h.bufPool.New = func() any { b := make([]byte, 0, 64<<10); return &b }
+	return h, nil
+}
+
+// Prepare derives the model metadata and the output descriptions from the
+// loaded model. It is a core.Preparer.
+func (h *Handler) Prepare(r core.Runner) error {
+	info := r.Info()
+	v := &view{runner: r, version: info.Version, specs: r.Specs(), maxString: h.opts.MaxStringBytes}
+	meta := ModelMetadata{Name: h.opts.Model.Name(), Versions: []string{info.Version}, Platform: Platform,
+		Inputs: []TensorMetadata{}, Outputs: []TensorMetadata{}}
+	var names []string
+	for _, s := range v.specs {
+		names = append(names, "'"+s.Name+"'")
+		if s.DType.Valid() {
+			meta.Inputs = append(meta.Inputs, TensorMetadata{Name: s.Name, Datatype: Datatype(s.DType), Shape: metadataShape(s.Shape)})
+		}
+	}
+	v.inputList = listOrNone(names)
+	names = nil
+	for _, o := range info.Outputs {
+		names = append(names, "'"+o.Name+"'")
+		dt, ok := tensor.ParseDType(o.Type)
+		oi := outputInfo{name: o.Name, kind: o.Kind, isTensor: ok && (o.Kind == core.KindTensor || o.Kind == "")}
+		oi.key = append(jsonString([]byte(`{"name":`), o.Name), `,"datatype":"`...)
+		v.outputs = append(v.outputs, oi)
+		if oi.isTensor {
+			meta.Outputs = append(meta.Outputs, TensorMetadata{Name: o.Name, Datatype: Datatype(dt), Shape: metadataShape(o.Shape)})
+		}
+	}
+	v.outputList = listOrNone(names)
+	v.metadata = mustJSON(meta)
+	v.ready = mustJSON(ModelReady{Name: h.opts.Model.Name(), Ready: true})
+	top := append([]byte(`{"model_name":`), h.nameJSON...)
+	top = append(top, `,"model_version":`...)
+	v.responseTop = append(jsonString(top, info.Version), ',')
+	h.view.Store(v)
+	return nil
+}
+
+// metadataShape is a shape for the metadata: -1 for dynamic dimensions; an
+// input of unknown rank is [-1].
+func metadataShape(s []int64) []int64 {
+	if s == nil {
+		return []int64{-1}
+	}
+	out := make([]int64, len(s))
+	for i, d := range s {
+		out[i] = max(d, -1)
+	}
+	return out
+}
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// The v2 paths (gorilla/mux templates).
+const (
+	PathServer         = "/v2"
+	PathLive           = "/v2/health/live"
+	PathReady          = "/v2/health/ready"
+	PathModel          = "/v2/models/{name}"
+	PathModelVersion   = "/v2/models/{name}/versions/{version}"
+	PathModelReady     = "/v2/models/{name}/ready"
+	PathModelVerReady  = "/v2/models/{name}/versions/{version}/ready"
+	PathInfer          = "/v2/models/{name}/infer"
+	PathInferVersion   = "/v2/models/{name}/versions/{version}/infer"
+	orderFirst         = 100
+	purposeInfer       = "Run inference (Open Inference Protocol v2)"
+	purposeModelMeta   = "Model metadata (v2)"
+	purposeModelReady  = "Model readiness (v2)"
+	purposeServerReady = "Server readiness (v2)"
+	purposeServerLive  = "Server liveness (v2)"
+	purposeServerMeta  = "Server metadata (v2)"
+)
+
+var plainName = regexp.MustCompile(`^[A-Za-z0-9._~-]+$`)
+
+// Routes are the v2 endpoints. The banner lists them with the model's
+// name in the path when it needs no escaping.
+func (h *Handler) Routes() []transport.Route {
+	get := []string{http.MethodGet}
+	post := []string{http.MethodPost}
+	meta := http.HandlerFunc(h.serveModel)
+	ready := http.HandlerFunc(h.serveModelReady)
+	infer := http.HandlerFunc(h.infer)
+	routes := []transport.Route{
+		{Methods: get, Path: PathServer, Purpose: purposeServerMeta, Order: orderFirst + 5, Handler: http.HandlerFunc(h.serveServer)},
+		{Methods: get, Path: PathLive, Purpose: purposeServerLive, Order: orderFirst + 4, Handler: http.HandlerFunc(h.serveLive)},
+		{Methods: get, Path: PathReady, Purpose: purposeServerReady, Order: orderFirst + 3, Handler: http.HandlerFunc(h.serveReady)},
+		{Methods: get, Path: PathModelVersion, Handler: meta},
+		{Methods: get, Path: PathModelVerReady, Handler: ready},
+		{Methods: post, Path: PathInferVersion, Handler: infer},
+	}
+	templated := []transport.Route{
+		{Methods: post, Path: PathInfer, Purpose: purposeInfer, Order: orderFirst, Handler: infer},
+		{Methods: get, Path: PathModel, Purpose: purposeModelMeta, Order: orderFirst + 1, Handler: meta},
+		{Methods: get, Path: PathModelReady, Purpose: purposeModelReady, Order: orderFirst + 2, Handler: ready},
+	}
+	if name := h.opts.Model.Name(); plainName.MatchString(name) {
+		for _, r := range templated {
+			named := r
+			named.Path = strings.Replace(r.Path, "{name}", name, 1)
+			routes = append(routes, named)
+			r.Purpose = ""
+			routes = append(routes, r)
+		}
+	} else {
+		routes = append(routes, templated...)
+	}
+	return routes
+}
+
+// ServeHTTP serves the v2 routes alone (for tests and embedding).
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	transport.NewRouter(h.Routes(), WriteError).ServeHTTP(w, r)
+}
+
+// fail answers with the status and message for err, logging the
+// unexpected ones.
+func (h *Handler) fail(w http.ResponseWriter, err error) {
+	status, msg, known := errorStatus(err)
+	if !known {
+		h.log.Error("v2 inference", zap.Error(err), zap.String("request_id", w.Header().Get(transport.RequestIDHeader)))
+	}
+	WriteError(w, status, msg)
+}
+
+func (h *Handler) serveServer(w http.ResponseWriter, _ *http.Request) { writeJSON(w, h.server) }
+
+func (h *Handler) serveLive(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, []byte(`{"live":true}`))
+}
+
+func (h *Handler) serveReady(w http.ResponseWriter, _ *http.Request) {
+	if err := h.notReady(); err != nil {
+		h.fail(w, err)
+		return
+	}
+	writeJSON(w, []byte(`{"ready":true}`))
+}
+
+// notReady says why the model should get no traffic, or nil when it is
+// ready.
+func (h *Handler) notReady() error {
+	m := h.opts.Model
+	switch s := m.State(); s {
+	case core.StateReady:
+		if h.view.Load() == nil {
+			return &Error{Status: http.StatusServiceUnavailable, Message: "Model is not ready"}
+		}
+		return nil
+	case core.StateDraining:
+		return &Error{Status: http.StatusServiceUnavailable, Message: fmt.Sprintf("Model '%s' is draining: the server is shutting down", m.Name())}
+	default:
+		return &core.NotReadyError{Model: m.Name(), State: s}
+	}
+}
+
+// model checks the path's model name and version and returns the view, or
+// an error: 404 for another name or version, 503 while the model cannot
+// serve.
+func (h *Handler) model(r *http.Request) (*view, error) {
+	vars := mux.Vars(r)
+	name := vars["name"]
+	if name == "" {
+		// A route with the name in its path.
+		name = h.opts.Model.Name()
+	}
+	if name != h.opts.Model.Name() {
+		return nil, notFound("Unknown model '%s'; this server serves '%s'", clip(name), h.opts.Model.Name())
+	}
+	if _, err := h.opts.Model.Runner(); err != nil {
+		return nil, err
+	}
+	v := h.view.Load()
+	if v == nil {
+		return nil, &Error{Status: http.StatusServiceUnavailable, Message: "Model is not ready"}
+	}
+	if ver, ok := vars["version"]; ok && ver != v.version {
+		return nil, notFound("Unknown version '%s' of model '%s'; it has version '%s'", clip(ver), h.opts.Model.Name(), v.version)
+	}
+	return v, nil
+}
+
+func (h *Handler) serveModel(w http.ResponseWriter, r *http.Request) {
+	v, err := h.model(r)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	writeJSON(w, v.metadata)
+}
+
+func (h *Handler) serveModelReady(w http.ResponseWriter, r *http.Request) {
+	v, err := h.model(r)
+	if err == nil {
+		err = h.notReady()
+	}
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	writeJSON(w, v.ready)
+}
+
+// acceptedContentType reports whether an inference body may be of type ct:
+// JSON, octet-stream (binary tensors), or none given.
+func acceptedContentType(ct string) bool {
+	if ct == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || mt == "application/octet-stream" ||
+		(strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
+}
+
+func (h *Handler) infer(w http.ResponseWriter, r *http.Request) {
+	start := h.opts.Model.BeginRequest()
+	outcome := core.OutcomeInference // if serveInfer panics, the request still ends
+	defer func() { h.opts.Model.EndRequest(start, outcome) }()
+	err := h.serveInfer(w, r)
+	if err != nil {
+		h.fail(w, err)
+	}
+	outcome = outcomeOf(err)
+}
+
+// serveInfer serves one inference; an error is answered by the caller.
+func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request) error {
+	if ct := r.Header.Get("Content-Type"); !acceptedContentType(ct) {
+		return &Error{Status: http.StatusUnsupportedMediaType, Message: fmt.Sprintf(
+			"Unsupported Content-Type '%s': send application/json, or application/octet-stream with the %s header", clip(ct), HeaderInferenceHeaderLength)}
+	}
+	v, err := h.model(r)
+	if err != nil {
+		return err
+	}
+	bufp := h.bufPool.Get().(*[]byte)
+	defer func() {
+		if cap(*bufp) <= 64<<20 {
+			h.bufPool.Put(bufp)
+		}
+	}()
+	body, err := readBody(r, (*bufp)[:0], h.opts.MaxBodyBytes)
+	*bufp = body[:0]
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return &Error{Status: http.StatusRequestEntityTooLarge, Message: "Request body too large: the limit is " + formatBytes(h.opts.MaxBodyBytes)}
+		}
+		return badRequest("Could not read request body: %v", err)
+	}
+	header, bin, binaryMode := body, []byte(nil), false
+	if hl, ok := r.Header[HeaderInferenceHeaderLength]; ok {
+		n, perr := strconv.ParseInt(strings.TrimSpace(hl[0]), 10, 64)
+		if perr != nil || n < 0 {
+			return badRequest("Invalid %s '%s': expected a non-negative integer", HeaderInferenceHeaderLength, clip(hl[0]))
+		}
+		if n > int64(len(body)) {
+			return badRequest("%s is %d, past the end of the %d-byte body", HeaderInferenceHeaderLength, n, len(body))
+		}
+		header, bin, binaryMode = body[:n], body[n:], true
+	}
+	// The body is in: lift the server's read timeout, which would
+	// otherwise cancel the request's context during a long inference.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	if _, over := tensorjson.ValuesOver(header, h.opts.MaxElements); over && h.opts.MaxElements > 0 {
+		return &Error{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("Too many elements: the request's JSON holds more than the limit of %d values (send large tensors as binary data)", h.opts.MaxElements)}
+	}
+	req, err := parseRequest(header, bin, binaryMode, v)
+	if err != nil {
+		return err
+	}
+	res, err := v.runner.Predict(r.Context(), req.inputs)
+	if err != nil {
+		return err
+	}
+	defer res.Close()
+	out, chunks, err := appendResponse(body[:0], v, req, res)
+	*bufp = out[:0]
+	if err != nil {
+		h.log.Error("encode v2 outputs", zap.Error(err), zap.String("request_id", w.Header().Get(transport.RequestIDHeader)))
+		return &core.InferenceError{Err: err}
+	}
+	writeResponse(w, out, chunks)
+	return nil
+}
+
+// outcomeOf classifies an inference's end for the run observer: the
+// protocol's own rejections are bad requests, core's errors say what they
+// are.
+func outcomeOf(err error) core.Outcome {
+	var (
+		e  *Error
+		je *tensorjson.Error
+	)
+	if (errors.As(err, &e) && e.Status < 500) || errors.As(err, &je) {
+		return core.OutcomeBadRequest
+	}
+	return core.OutcomeOf(err)
+}
+
+// writeJSON writes a 200 with a pre-encoded JSON body.
+func writeJSON(w http.ResponseWriter, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+// writeResponse writes an inference response: the JSON header, then the
+// binary outputs (if any) with the extension's header.
+func writeResponse(w http.ResponseWriter, header []byte, chunks [][]byte) {
+	if len(chunks) == 0 {
+		writeJSON(w, header)
+		return
+	}
+	total := len(header)
+	for _, c := range chunks {
+		total += len(c)
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set(HeaderInferenceHeaderLength, strconv.Itoa(len(header)))
+	w.Header().Set("Content-Length", strconv.Itoa(total))
+	w.WriteHeader(http.StatusOK)
+	if _, err := w.Write(header); err != nil {
+		return
+	}
+	for _, c := range chunks {
+		if _, err := w.Write(c); err != nil {
+			return
+		}
+	}
+}
+
+// jsonString appends s as a JSON string.
+func jsonString(dst []byte, s string) []byte {
+	return tensorjson.AppendJSON(dst, &tensor.Tensor{DType: tensor.String, Shape: []int64{}, Data: []string{s}})
+}

@@ -1,0 +1,41 @@
+package oip
+
+import (
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/transport"
+)
+
+// Module serves the Open Inference Protocol v2 on the HTTP port: its routes
+// join the HTTP route group and it prepares the model metadata once the
+// model has loaded. The svc version comes from a ServerVersion, if one is
+// supplied.
+var Module = fx.Module("oip",
+	fx.Provide(
+		newHandlerFx,
+		transport.AsRoutes(func(h *Handler) []transport.Route { return h.Routes() }),
+		core.AsPreparer(func(h *Handler) core.Preparer { return h.Prepare }),
+	),
+)
+
+type handlerParams struct {
+	fx.In
+	Model   *core.Model
+	Limits  config.Limits
+	Log     *zap.Logger
+	Version ServerVersion `optional:"true"`
+}
+
+func newHandlerFx(p handlerParams) (*Handler, error) {
+	return NewHandler(Options{
+		Model:          p.Model,
+		Version:        string(p.Version),
+		MaxBodyBytes:   int64(p.Limits.MaxBodyBytes),
+		MaxElements:    p.Limits.Elements(),
+		MaxStringBytes: int(p.Limits.MaxStringLength),
+		Logger:         p.Log,
+	})
+}
