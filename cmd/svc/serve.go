@@ -47,6 +47,7 @@ func serveCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.IntFlag{Name: "workers", Value: 1, Usage: "number of worker processes, each with its own copy of the model"},
 			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Value: config.DefaultFile, Usage: "configuration file"},
 			&cli.StringFlag{Name: "provider", Usage: "preferred execution provider: " + providers.NameList() + " (default: automatic)"},
+			&cli.StringFlag{Name: "access-log", Usage: "which requests get an access-log line: all, errors (status >= 400), sampled[:RATE] (errors and a RATE fraction of the rest, default 0.01) or off (default: serve.access_log, all)"},
 			&cli.BoolFlag{Name: "verbose", Usage: "verbose output"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -80,6 +81,13 @@ func loadServeConfig(cmd *cli.Command) (config.Config, error) {
 	if cmd.IsSet("provider") {
 		cfg.Serve.Provider = cmd.String("provider")
 	}
+	if cmd.IsSet("access-log") {
+		// Checked here, so that a bad flag is not reported at the file's line.
+		if _, err := config.ParseAccessLog(cmd.String("access-log")); err != nil {
+			return cfg, usageErr("--access-log %v", err)
+		}
+		cfg.Serve.AccessLog = cmd.String("access-log")
+	}
 	if cfg.Serve.Provider != "" && !providers.ValidName(cfg.Serve.Provider) {
 		return cfg, &exitError{code: exitUsage, err: &providers.UsageError{Name: cfg.Serve.Provider}}
 	}
@@ -93,11 +101,16 @@ func loadServeConfig(cmd *cli.Command) (config.Config, error) {
 // --workers N it supervises N worker processes instead (or, where processes
 // cannot share a socket, runs N sessions in this process).
 func serve(ctx context.Context, modelName string, cfg config.Config, verbose bool, stdout, stderr io.Writer) error {
-	log, err := newLogger(stderr, verbose)
+	log, logOut, err := newLogger(stderr, verbose)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = log.Sync() }()
+	defer func() {
+		// The last lines out, unless stderr stays blocked.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = logOut.Close(ctx)
+	}()
 	if limit := int64(cfg.Runtime.MemoryLimit); limit > 0 {
 		// A soft limit: the Go heap (request bodies, tensors) is collected
 		// harder as it nears the budget.
