@@ -156,29 +156,34 @@ func AccessLog(log *zap.Logger, errs ErrorWriter, policy config.AccessLog) Middl
 				if !wants(status) {
 					return
 				}
-				// Straight to the core: the logger's Check would read the
-				// clock again and take a checked entry from a pool.
-				if !core.Enabled(zapcore.InfoLevel) {
-					return
-				}
-				end := time.Now()
-				f := accessFields.Get().(*[7]zap.Field)
-				f[0] = zap.String("method", r.Method)
-				f[1] = zap.String("path", sanitizePath(r.URL.Path))
-				f[2] = zap.Int("status", status)
-				f[3] = zap.Duration("duration", end.Sub(start))
-				f[4] = zap.Int("bytes", rec.bytes)
-				f[5] = zap.String("request_id", id)
-				f[6] = zap.String("remote", r.RemoteAddr)
-				// A LogWriter never fails; another destination's error has
-				// nowhere better to go than the log that failed.
-				_ = core.Write(zapcore.Entry{Level: zapcore.InfoLevel, Time: end, Message: "request"}, f[:])
-				*f = [7]zap.Field{}
-				accessFields.Put(f)
+				writeAccessLine(core, r, status, rec.bytes, start, id)
 			}()
 			next.ServeHTTP(rec, r)
 		})
 	}
+}
+
+// writeAccessLine writes one request's line straight to the logger's core:
+// the logger's Check would read the clock again and take a checked entry
+// from a pool. (make bench's profile breakdown looks this function up.)
+func writeAccessLine(core zapcore.Core, r *http.Request, status, bytes int, start time.Time, id string) {
+	if !core.Enabled(zapcore.InfoLevel) {
+		return
+	}
+	end := time.Now()
+	f := accessFields.Get().(*[7]zap.Field)
+	f[0] = zap.String("method", r.Method)
+	f[1] = zap.String("path", sanitizePath(r.URL.Path))
+	f[2] = zap.Int("status", status)
+	f[3] = zap.Duration("duration", end.Sub(start))
+	f[4] = zap.Int("bytes", bytes)
+	f[5] = zap.String("request_id", id)
+	f[6] = zap.String("remote", r.RemoteAddr)
+	// A LogWriter never fails; another destination's error has nowhere
+	// better to go than the log that failed.
+	_ = core.Write(zapcore.Entry{Level: zapcore.InfoLevel, Time: end, Message: "request"}, f[:])
+	*f = [7]zap.Field{}
+	accessFields.Put(f)
 }
 
 func sanitizePath(p string) string {
