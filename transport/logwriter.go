@@ -12,8 +12,8 @@ import (
 // destination is slow, before it drops lines.
 const DefaultLogBuffer = 1 << 20
 
-// LogFlushDelay is how long a LogWriter lets lines gather after the first
-// one before it writes them out.
+// LogFlushDelay is the least time between two writes of a LogWriter to
+// its destination: the lines logged meanwhile go out together.
 const LogFlushDelay = 5 * time.Millisecond
 
 // LogWriter puts a bounded buffer between loggers and a destination that
@@ -21,10 +21,9 @@ const LogFlushDelay = 5 * time.Millisecond
 // into the buffer and never waits for the destination, and a goroutine of
 // the writer's own writes the buffer out. When the buffer is full, Write
 // drops the whole write (one log line, as zap writes a line at a time) and
-// counts it. Under load the lines that gather while a write is under way go
-// out together: the goroutine waits LogFlushDelay after the first line of
-// a batch, so a busy server makes one system call for many lines, and a
-// line reaches the destination a few milliseconds after it is logged.
+// counts it. A line after a quiet spell is written at once; then the
+// goroutine rests LogFlushDelay, and the lines logged meanwhile go out in
+// one write, so a busy server makes one system call for many lines.
 //
 // The owner calls Close, which writes what is buffered and stops the
 // goroutine.
@@ -160,8 +159,11 @@ func (w *LogWriter) run() {
 			w.drain()
 			return
 		}
-		// Let the lines of a busy moment gather, so that one system call
-		// (and one wake-up of this goroutine) carries many of them.
+		w.drain()
+		// Then rest a moment: the lines of a busy moment gather behind
+		// this write, so that the next system call (and wake-up of this
+		// goroutine) carries many of them. A line after a quiet spell goes
+		// out at once.
 		timer.Reset(LogFlushDelay)
 		select {
 		case <-timer.C:
@@ -169,7 +171,6 @@ func (w *LogWriter) run() {
 			w.drain()
 			return
 		}
-		w.drain()
 	}
 }
 

@@ -111,6 +111,12 @@ func serve(ctx context.Context, modelName string, cfg config.Config, verbose boo
 		defer cancel()
 		_ = logOut.Close(ctx)
 	}()
+	// flushLog puts what is logged before the banner on stderr before it.
+	flushLog := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = logOut.Flush(ctx)
+	}
 	if limit := int64(cfg.Runtime.MemoryLimit); limit > 0 {
 		// A soft limit: the Go heap (request bodies, tensors) is collected
 		// harder as it nears the budget.
@@ -159,9 +165,10 @@ func serve(ctx context.Context, modelName string, cfg config.Config, verbose boo
 		return srcErr
 	}
 	if cfg.Serve.Workers > 1 && supervisor.Supported {
-		return superviseWorkers(ctx, cfg, log, stdout, stderr)
+		return superviseWorkers(ctx, cfg, log, flushLog, stdout, stderr)
 	}
 	return runServer(ctx, src, cfg, verbose, log, nil, func(b transport.Banner) error {
+		flushLog()
 		return b.Write(stdout)
 	})
 }
@@ -310,7 +317,7 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 }
 
 // superviseWorkers binds the ports once and runs the worker processes.
-func superviseWorkers(ctx context.Context, cfg config.Config, log *zap.Logger, stdout, stderr io.Writer) error {
+func superviseWorkers(ctx context.Context, cfg config.Config, log *zap.Logger, flushLog func(), stdout, stderr io.Writer) error {
 	ln, err := transport.Listen(cfg.Serve.Host, cfg.Serve.Port)
 	if err != nil {
 		return err
@@ -342,10 +349,11 @@ func superviseWorkers(ctx context.Context, cfg config.Config, log *zap.Logger, s
 			log.Warn("worker banner", zap.Error(err))
 		}
 		b.Host, b.Port, b.Workers = cfg.Serve.Host, tcp.Addr().(*net.TCPAddr).Port, cfg.Serve.Workers
+		log.Info("workers ready", zap.Int("workers", cfg.Serve.Workers), zap.Any("pids", sup.Pids()))
+		flushLog()
 		if err := b.Write(stdout); err != nil {
 			log.Warn("write banner", zap.Error(err))
 		}
-		log.Info("workers ready", zap.Int("workers", cfg.Serve.Workers), zap.Any("pids", sup.Pids()))
 	})
 	if err != nil {
 		return err
