@@ -14,7 +14,7 @@ const DefaultLogBuffer = 1 << 20
 
 // LogFlushDelay is the least time between two writes of a LogWriter to
 // its destination: the lines logged meanwhile go out together.
-const LogFlushDelay = 5 * time.Millisecond
+const LogFlushDelay = 50 * time.Millisecond
 
 // LogWriter puts a bounded buffer between loggers and a destination that
 // may be slow, such as stderr on a pipe nobody reads fast: Write only copies
@@ -45,9 +45,10 @@ type LogWriter struct {
 	dropped atomic.Uint64
 	onDrop  atomic.Pointer[func(uint64)]
 
-	wake chan struct{}
-	stop chan struct{}
-	done chan struct{}
+	wake  chan struct{}
+	hurry chan struct{} // the buffer is half full: end the rest early
+	stop  chan struct{}
+	done  chan struct{}
 }
 
 // NewLogWriter starts a LogWriter in front of dst that buffers at most max
@@ -62,6 +63,7 @@ func NewLogWriter(dst io.Writer, max int) *LogWriter {
 		max:     max,
 		flushed: make(chan struct{}),
 		wake:    make(chan struct{}, 1),
+		hurry:   make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
@@ -90,11 +92,18 @@ func (w *LogWriter) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	first := len(w.pending) == 0
+	half := len(w.pending) <= w.max/2 && len(w.pending)+len(p) > w.max/2
 	w.pending = append(w.pending, p...)
 	w.mu.Unlock()
 	if first {
 		select {
 		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+	if half {
+		select {
+		case w.hurry <- struct{}{}:
 		default:
 		}
 	}
@@ -162,11 +171,18 @@ func (w *LogWriter) run() {
 		w.drain()
 		// Then rest a moment: the lines of a busy moment gather behind
 		// this write, so that the next system call (and wake-up of this
-		// goroutine) carries many of them. A line after a quiet spell goes
-		// out at once.
+		// goroutine) carries many of them; a write to a file costs about
+		// as much for one line as for thousands. A line after a quiet
+		// spell goes out at once; a buffer half full ends the rest.
+		select {
+		case <-w.hurry:
+		default:
+		}
 		timer.Reset(LogFlushDelay)
 		select {
 		case <-timer.C:
+		case <-w.hurry:
+			timer.Stop()
 		case <-w.stop:
 			w.drain()
 			return
