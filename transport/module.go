@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
 	"go.uber.org/fx"
@@ -71,9 +72,17 @@ func newHTTPServerFx(p httpServerParams) (*HTTPServer, error) {
 	if err != nil {
 		return nil, err
 	}
+	mode := p.Serve.AccessLog
+	if mode == "" { // a Serve not built from config.Default
+		mode = config.DefaultAccessLog
+	}
+	policy, err := config.ParseAccessLog(mode)
+	if err != nil {
+		return nil, fmt.Errorf("serve.access_log %w", err)
+	}
 	var h http.Handler = NewRouter(p.Routes, p.Errors)
 	// The access log wraps the router so that 404s and 405s are logged too.
-	h = Chain(h, AccessLog(p.Log, p.Errors), Headers(p.Headers))
+	h = Chain(h, AccessLog(p.Log, p.Errors, policy), Headers(p.Headers))
 	s := NewServer(ln, h, p.Serve.ShutdownGrace.Std(), p.Log)
 	s.SetReadTimeout(p.Limits.ReadTimeout.Std())
 	p.LC.Append(fx.Hook{

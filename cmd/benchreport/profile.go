@@ -160,7 +160,6 @@ const (
 	fnValidate = "github.com/svc-dev/svc/openapi.(*Validator).ValidateBody"
 	fnConcat   = "github.com/svc-dev/svc/core.concat"
 	fnSplit    = "github.com/svc-dev/svc/core.split"
-	fnLog      = "go.uber.org/zap.(*Logger).Info"
 	fnHandler  = "net/http.serverHandler.ServeHTTP"
 	fnConn     = "net/http.(*conn).serve"
 	fnSched    = "runtime.mcall"
@@ -182,6 +181,11 @@ var (
 	fnReadBody = moved{
 		"github.com/svc-dev/svc/transport.readBody",
 		"github.com/svc-dev/svc/transport/rest.readBody",
+	}
+	// The access line: through the logger, then straight to its core.
+	fnLog = moved{
+		"go.uber.org/zap.(*Logger).Info",
+		"github.com/svc-dev/svc/transport.writeAccessLine",
 	}
 	fnEncode = moved{
 		"github.com/svc-dev/svc/core.(*Result).AppendJSON",
@@ -244,6 +248,7 @@ func (p *Profile) Breakdown() (parts []Part, total float64) {
 	decode, decodeFn := fnDecode.lookup(p.Cum)
 	readBody, readBodyFn := fnReadBody.lookup(p.Cum)
 	encode, encodeFn := fnEncode.lookup(p.Cum)
+	logLine, logFn := fnLog.lookup(p.Cum)
 	inHandler := []Part{
 		{partInference, "inference: `core.(*Predictor).Predict` (ONNX Runtime through cgo) and ONNX Runtime's own threads (`runtime._ExternalCode`)", c(fnPredict) + c(fnExternal)},
 		{partDecode, "JSON → tensors: `" + decodeFn + "`", decode},
@@ -251,7 +256,7 @@ func (p *Profile) Breakdown() (parts []Part, total float64) {
 		{partReadBody, "reading the request body: `" + readBodyFn + "`", readBody},
 		{partEncode, "tensors → JSON: `" + encodeFn + "`", encode},
 		{partMerge, "batching, merging and splitting: `core.concat`, `core.split`", c(fnConcat) + c(fnSplit)},
-		{partLog, "access log: `zap.(*Logger).Info`", c(fnLog)},
+		{partLog, "access log: `" + logFn + "`", logLine},
 	}
 	rest := c(fnHandler)
 	for _, q := range inHandler {

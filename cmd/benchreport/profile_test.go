@@ -103,7 +103,7 @@ func TestBreakdown(t *testing.T) {
 			name: "every part",
 			rows: row("8s", fnConn) + row("7s", fnHandler) + row("3s", fnPredict) + row("1s", fnExternal) +
 				row("1.5s", fnDecode[0]) + row("500ms", fnValidate) + row("200ms", fnReadBody[0]) + row("100ms", fnEncode[0]) +
-				row("50ms", fnConcat) + row("50ms", fnSplit) + row("300ms", fnLog) + row("400ms", fnSched) + row("200ms", fnGC),
+				row("50ms", fnConcat) + row("50ms", fnSplit) + row("300ms", fnLog[1]) + row("400ms", fnSched) + row("200ms", fnGC),
 			cpu: CPUUse{ServerCPUTotalS: 12},
 			want: map[string]float64{
 				partInference: 4, partDecode: 1.5, partValidate: 0.5, partReadBody: 0.2, partEncode: 0.1, partMerge: 0.1, partLog: 0.3,

@@ -7,19 +7,22 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/term"
+
+	"github.com/svc-dev/svc/transport"
 )
 
 // newLogger writes JSON lines to stderr, or a console format when stderr is
 // a terminal; SVC_LOG_FORMAT=json|console overrides. --verbose turns on
-// debug logs.
-func newLogger(w io.Writer, verbose bool) (*zap.Logger, error) {
+// debug logs. The lines go through a transport.LogWriter, so that a slow
+// stderr never holds up a request: the caller owns it and closes it last.
+func newLogger(w io.Writer, verbose bool) (*zap.Logger, *transport.LogWriter, error) {
 	level := zapcore.InfoLevel
 	if verbose {
 		level = zapcore.DebugLevel
 	}
 	encCfg := zap.NewProductionEncoderConfig()
 	encCfg.TimeKey = "ts"
-	encCfg.EncodeTime = zapcore.ISO8601TimeEncoder
+	encCfg.EncodeTime = transport.ISO8601TimeEncoder
 	format := os.Getenv("SVC_LOG_FORMAT")
 	if format == "" {
 		format = "json"
@@ -34,8 +37,12 @@ func newLogger(w io.Writer, verbose bool) (*zap.Logger, error) {
 	} else {
 		enc = zapcore.NewJSONEncoder(encCfg)
 	}
-	core := zapcore.NewCore(enc, zapcore.AddSync(w), level)
-	return zap.New(core), nil
+	out := transport.NewLogWriter(w, transport.DefaultLogBuffer)
+	log := zap.New(zapcore.NewCore(enc, out, level))
+	out.OnDrop(func(lines uint64) {
+		log.Warn("log lines dropped: the log output did not keep up", zap.Uint64("lines", lines))
+	})
+	return log, out, nil
 }
 
 // isTerminal is true for a real terminal (not /dev/null or a pipe).

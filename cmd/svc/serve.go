@@ -49,6 +49,7 @@ func serveCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.IntFlag{Name: "workers", Value: 1, Usage: "number of worker processes, each with its own copy of the model"},
 			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Value: config.DefaultFile, Usage: "configuration file"},
 			&cli.StringFlag{Name: "provider", Usage: "preferred execution provider: " + providers.NameList() + " (default: automatic)"},
+			&cli.StringFlag{Name: "access-log", Usage: "which requests get an access-log line: all, errors (status >= 400), sampled[:RATE] (errors and a RATE fraction of the rest, default 0.01) or off (default: serve.access_log, all)"},
 			&cli.BoolFlag{Name: "verbose", Usage: "verbose output"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -82,6 +83,13 @@ func loadServeConfig(cmd *cli.Command) (config.Config, error) {
 	if cmd.IsSet("provider") {
 		cfg.Serve.Provider = cmd.String("provider")
 	}
+	if cmd.IsSet("access-log") {
+		// Checked here, so that a bad flag is not reported at the file's line.
+		if _, err := config.ParseAccessLog(cmd.String("access-log")); err != nil {
+			return cfg, usageErr("--access-log %v", err)
+		}
+		cfg.Serve.AccessLog = cmd.String("access-log")
+	}
 	if cfg.Serve.Provider != "" && !providers.ValidName(cfg.Serve.Provider) {
 		return cfg, &exitError{code: exitUsage, err: &providers.UsageError{Name: cfg.Serve.Provider}}
 	}
@@ -95,11 +103,22 @@ func loadServeConfig(cmd *cli.Command) (config.Config, error) {
 // --workers N it supervises N worker processes instead (or, where processes
 // cannot share a socket, runs N sessions in this process).
 func serve(ctx context.Context, modelName string, cfg config.Config, verbose bool, stdout, stderr io.Writer) error {
-	log, err := newLogger(stderr, verbose)
+	log, logOut, err := newLogger(stderr, verbose)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = log.Sync() }()
+	defer func() {
+		// The last lines out, unless stderr stays blocked.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = logOut.Close(ctx)
+	}()
+	// flushLog puts what is logged before the banner on stderr before it.
+	flushLog := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = logOut.Flush(ctx)
+	}
 	if limit := int64(cfg.Runtime.MemoryLimit); limit > 0 {
 		// A soft limit: the Go heap (request bodies, tensors) is collected
 		// harder as it nears the budget.
@@ -148,9 +167,10 @@ func serve(ctx context.Context, modelName string, cfg config.Config, verbose boo
 		return srcErr
 	}
 	if cfg.Serve.Workers > 1 && supervisor.Supported {
-		return superviseWorkers(ctx, cfg, log, stdout, stderr)
+		return superviseWorkers(ctx, cfg, log, flushLog, stdout, stderr)
 	}
 	return runServer(ctx, src, cfg, verbose, log, nil, func(b transport.Banner) error {
+		flushLog()
 		return b.Write(stdout)
 	})
 }
@@ -303,7 +323,7 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 }
 
 // superviseWorkers binds the ports once and runs the worker processes.
-func superviseWorkers(ctx context.Context, cfg config.Config, log *zap.Logger, stdout, stderr io.Writer) error {
+func superviseWorkers(ctx context.Context, cfg config.Config, log *zap.Logger, flushLog func(), stdout, stderr io.Writer) error {
 	ln, err := transport.Listen(cfg.Serve.Host, cfg.Serve.Port)
 	if err != nil {
 		return err
@@ -335,10 +355,11 @@ func superviseWorkers(ctx context.Context, cfg config.Config, log *zap.Logger, s
 			log.Warn("worker banner", zap.Error(err))
 		}
 		b.Host, b.Port, b.Workers = cfg.Serve.Host, tcp.Addr().(*net.TCPAddr).Port, cfg.Serve.Workers
+		log.Info("workers ready", zap.Int("workers", cfg.Serve.Workers), zap.Any("pids", sup.Pids()))
+		flushLog()
 		if err := b.Write(stdout); err != nil {
 			log.Warn("write banner", zap.Error(err))
 		}
-		log.Info("workers ready", zap.Int("workers", cfg.Serve.Workers), zap.Any("pids", sup.Pids()))
 	})
 	if err != nil {
 		return err

@@ -32,7 +32,13 @@ func (s *server) logRecords(msg string) []map[string]any {
 // ready.
 func (s *server) workerPids(t *testing.T) map[string]int {
 	t.Helper()
+	// stdout and stderr reach the test through two pipes, each copied by
+	// its own goroutine: the line written before the banner may arrive
+	// after it.
 	recs := s.logRecords("workers ready")
+	for deadline := time.Now().Add(5 * time.Second); len(recs) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		recs = s.logRecords("workers ready")
+	}
 	if len(recs) != 1 {
 		t.Fatalf("%d 'workers ready' records\n%s", len(recs), s.stderr)
 	}

@@ -60,6 +60,9 @@ type Serve struct {
 	Provider string `yaml:"provider"`
 	// ShutdownGrace bounds how long in-flight requests may finish on stop.
 	ShutdownGrace Duration `yaml:"shutdown_grace"`
+	// AccessLog says which requests get an access-log line: all, errors,
+	// sampled[:RATE] or off (see ParseAccessLog).
+	AccessLog string `yaml:"access_log"`
 }
 
 // Runtime holds ONNX Runtime settings.
@@ -139,6 +142,7 @@ func Default() Config {
 			Port:          8080,
 			Workers:       1,
 			ShutdownGrace: Duration(30 * time.Second),
+			AccessLog:     DefaultAccessLog,
 		},
 		Runtime: Runtime{GraphOptimization: "all", WarmUp: true},
 		Limits: Limits{
@@ -255,6 +259,9 @@ func (c *Config) check() (string, string) {
 	case "disabled", "basic", "extended", "all":
 	default:
 		return "runtime.graph_optimization", fmt.Sprintf("must be one of disabled, basic, extended, all; got %q", c.Runtime.GraphOptimization)
+	}
+	if _, err := ParseAccessLog(c.Serve.AccessLog); err != nil {
+		return "serve.access_log", err.Error()
 	}
 	for name, m := range c.Models {
 		if m.Path == "" {

@@ -40,6 +40,7 @@ serve:
   workers: 3
   provider: cuda
   shutdown_grace: 5s
+  access_log: sampled:5%
 runtime:
   library: /opt/ort/libonnxruntime.so
   timeout: 1.5
@@ -72,7 +73,7 @@ providers:
 		Name: "vision",
 		Models: map[string]Model{"iris": {Path: "models/iris", Version: "2.1", Description: "Iris classifier",
 			Metadata: map[string]string{"team": "ml"}, Labels: map[string][]string{"probabilities": {"a", "b", "c"}}}},
-		Serve:     Serve{Host: "127.0.0.1", Port: 9000, Workers: 3, Provider: "cuda", ShutdownGrace: Duration(5 * time.Second)},
+		Serve:     Serve{Host: "127.0.0.1", Port: 9000, Workers: 3, Provider: "cuda", ShutdownGrace: Duration(5 * time.Second), AccessLog: "sampled:5%"},
 		Runtime:   Runtime{Library: "/opt/ort/libonnxruntime.so", Timeout: Duration(1500 * time.Millisecond), MemoryLimit: 2 << 30, IntraOpThreads: 4, InterOpThreads: 2, Spinning: true, GraphOptimization: "basic", OptimizedModelPath: "/tmp/opt.onnx"},
 		Limits:    Limits{MaxBodyBytes: 32 << 20, MaxElements: 1000000, MaxStringLength: 64 << 10, ReadTimeout: Duration(15 * time.Second)},
 		Batching:  Batching{Enabled: false, MaxBatchSize: 8, MaxQueueDelay: Duration(2 * time.Millisecond)},
@@ -149,6 +150,10 @@ func TestLoadErrors(t *testing.T) {
 		{"negative elements", "limits:\n  max_elements: -1\n", []string{"line 2: limits.max_elements cannot be negative"}},
 		{"zero string length", "limits:\n  max_string_length: 0\n", []string{"line 2: limits.max_string_length must be positive"}},
 		{"model without path", "models:\n  iris:\n    version: \"1\"\n", []string{"line 2: models.iris.path is required"}},
+		{"access log mode", "name: x\nserve:\n  port: 80\n  access_log: verbose\n", []string{"svc.yml: line 4: serve.access_log must be one of all, errors, sampled", `"verbose"`}},
+		{"access log empty", "serve:\n  access_log: \"\"\n", []string{"svc.yml: line 2: serve.access_log must be one of"}},
+		{"access log rate", "serve:\n  access_log: sampled:2\n", []string{"svc.yml: line 2: serve.access_log sample rate must be a fraction in (0, 1]", `"2"`}},
+		{"access log rate on all", "serve:\n  access_log: all:0.5\n", []string{"svc.yml: line 2: serve.access_log takes a rate only in sampled mode"}},
 		{"not yaml", "serve: [1, 2\n", []string{"svc.yml"}},
 	}
 	for _, tt := range tests {
@@ -196,5 +201,50 @@ func TestParseByteSize(t *testing.T) {
 		if _, err := ParseByteSize(bad); err == nil {
 			t.Errorf("ParseByteSize(%q) accepted", bad)
 		}
+	}
+}
+
+func TestParseAccessLog(t *testing.T) {
+	tests := []struct {
+		give    string
+		want    AccessLog
+		wantErr string
+	}{
+		{give: "all", want: AccessLog{Mode: AccessLogAll, Rate: 1}},
+		{give: "ALL", want: AccessLog{Mode: AccessLogAll, Rate: 1}},
+		{give: "errors", want: AccessLog{Mode: AccessLogErrors, Rate: 1}},
+		{give: "off", want: AccessLog{Mode: AccessLogOff, Rate: 1}},
+		{give: "sampled", want: AccessLog{Mode: AccessLogSampled, Rate: DefaultSampleRate}},
+		{give: "sampled:0.25", want: AccessLog{Mode: AccessLogSampled, Rate: 0.25}},
+		{give: "sampled:1", want: AccessLog{Mode: AccessLogSampled, Rate: 1}},
+		{give: "sampled:5%", want: AccessLog{Mode: AccessLogSampled, Rate: 0.05}},
+		{give: " sampled: 0.5 ", want: AccessLog{Mode: AccessLogSampled, Rate: 0.5}},
+		{give: "", wantErr: `must be one of all, errors, sampled, sampled:RATE (a fraction such as 0.01, or 1%) or off; got ""`},
+		{give: "none", wantErr: `got "none"`},
+		{give: "sampled:0", wantErr: `sample rate must be a fraction in (0, 1]`},
+		{give: "sampled:-0.1", wantErr: `sample rate must be a fraction in (0, 1]`},
+		{give: "sampled:1.5", wantErr: `sample rate must be a fraction in (0, 1]`},
+		{give: "sampled:101%", wantErr: `sample rate must be a fraction in (0, 1]`},
+		{give: "sampled:NaN", wantErr: `sample rate must be a fraction in (0, 1]`},
+		{give: "sampled:", wantErr: `sample rate must be a fraction in (0, 1]`},
+		{give: "errors:0.1", wantErr: `takes a rate only in sampled mode`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.give, func(t *testing.T) {
+			got, err := ParseAccessLog(tt.give)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("ParseAccessLog(%q) = %+v, %v; want error containing %q", tt.give, got, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("ParseAccessLog(%q) = %+v, %v; want %+v", tt.give, got, err, tt.want)
+			}
+			// String gives back a value that parses to the same thing.
+			if again, err := ParseAccessLog(got.String()); err != nil || again != got {
+				t.Fatalf("ParseAccessLog(%q) = %+v, %v; want %+v", got.String(), again, err, got)
+			}
+		})
 	}
 }

@@ -1,0 +1,273 @@
+package transport
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/svc-dev/svc/core/config"
+)
+
+// accessTestHandler answers /ok with 200, /empty with nothing (so 200),
+// /missing with 404 and /boom with a panic (so 500).
+func accessTestHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/ok":
+			_, _ = w.Write([]byte("ok"))
+		case "/empty":
+		case "/missing":
+			http.Error(w, "no", http.StatusNotFound)
+		case "/boom":
+			panic("boom")
+		}
+	})
+}
+
+func mustPolicy(t testing.TB, s string) config.AccessLog {
+	t.Helper()
+	p, err := config.ParseAccessLog(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestAccessLogModes(t *testing.T) {
+	paths := []string{"/ok", "/empty", "/missing", "/boom"}
+	tests := []struct {
+		mode string
+		want []string // "path status" of the request lines written
+	}{
+		{"all", []string{"/ok 200", "/empty 200", "/missing 404", "/boom 500"}},
+		{"errors", []string{"/missing 404", "/boom 500"}},
+		{"sampled:1", []string{"/ok 200", "/empty 200", "/missing 404", "/boom 500"}},
+		// A rate this small logs no success in a test's lifetime (about
+		// one in 10^12); errors are always logged.
+		{"sampled:1e-12", []string{"/missing 404", "/boom 500"}},
+		{"off", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			core, logs := observer.New(zapcore.InfoLevel)
+			h := Chain(accessTestHandler(), AccessLog(zap.New(core), nil, mustPolicy(t, tt.mode)))
+			for _, p := range paths {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, p, nil))
+				if rec.Header().Get(RequestIDHeader) == "" {
+					t.Errorf("%s: no %s in any mode", p, RequestIDHeader)
+				}
+			}
+			var got []string
+			for _, e := range logs.FilterMessage("request").All() {
+				m := e.ContextMap()
+				got = append(got, m["path"].(string)+" "+itoa(m["status"]))
+				for _, k := range []string{"method", "duration", "bytes", "request_id", "remote"} {
+					if _, ok := m[k]; !ok {
+						t.Errorf("line %v lacks %q", m, k)
+					}
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("request lines %q, want %q", got, tt.want)
+			}
+			// A panic is an error of the server: logged in every mode.
+			if n := logs.FilterMessage("handler panic").Len(); n != 1 {
+				t.Errorf("%d panic lines, want 1", n)
+			}
+		})
+	}
+}
+
+func itoa(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func TestAccessLogSampledRate(t *testing.T) {
+	core, logs := observer.New(zapcore.InfoLevel)
+	h := Chain(accessTestHandler(), AccessLog(zap.New(core), nil, mustPolicy(t, "sampled:0.5")))
+	const n = 4000
+	for range n {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/ok", nil))
+	}
+	// Binomial(4000, 0.5): the mean ± 10 standard deviations (±316).
+	if got := logs.Len(); got < 1684 || got > 2316 {
+		t.Fatalf("sampled:0.5 logged %d of %d requests", got, n)
+	}
+}
+
+// blockingWriter blocks every Write until release is closed, then keeps
+// what it is given.
+type blockingWriter struct {
+	release chan struct{}
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	calls   int
+}
+
+func (b *blockingWriter) Write(p []byte) (int, error) {
+	<-b.release
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.calls++
+	return b.buf.Write(p)
+}
+
+func (b *blockingWriter) lines(t *testing.T) []map[string]any {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(b.buf.Bytes()))
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("a written line is not JSON (%v): %q", err, sc.Text())
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func jsonLogger(w zapcore.WriteSyncer) *zap.Logger {
+	return zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), w, zapcore.InfoLevel))
+}
+
+// A log destination that never accepts data holds up no request: the lines
+// that do not fit in the buffer are dropped and counted, and once the
+// destination accepts data again the buffered ones reach it whole.
+func TestAccessLogBlockedWriter(t *testing.T) {
+	dst := &blockingWriter{release: make(chan struct{})}
+	out := NewLogWriter(dst, 4096)
+	srv := httptest.NewServer(Chain(accessTestHandler(), AccessLog(jsonLogger(out), nil, mustPolicy(t, "all"))))
+	defer srv.Close()
+	// The timeout only turns a hang into a failure.
+	client := &http.Client{Timeout: time.Minute}
+	const n = 300
+	for i := range n {
+		resp, err := client.Get(srv.URL + "/ok")
+		if err != nil {
+			t.Fatalf("request %d with the log blocked: %v", i, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("request %d: status %d", i, resp.StatusCode)
+		}
+	}
+	srv.Close() // every handler has returned, so every line is written or dropped
+	dropped := out.Dropped()
+	if dropped == 0 || dropped >= n {
+		t.Fatalf("%d of %d lines dropped with a 4 KiB buffer and a blocked destination", dropped, n)
+	}
+	close(dst.release)
+	if err := out.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	lines := dst.lines(t)
+	if uint64(len(lines))+dropped != n {
+		t.Fatalf("%d lines written + %d dropped, want %d", len(lines), dropped, n)
+	}
+	for _, l := range lines {
+		if l["msg"] != "request" || l["path"] != "/ok" {
+			t.Fatalf("line %v", l)
+		}
+	}
+}
+
+func TestLogWriter(t *testing.T) {
+	t.Run("lines in order, flushed", func(t *testing.T) {
+		dst := &blockingWriter{release: make(chan struct{})}
+		close(dst.release)
+		out := NewLogWriter(dst, 0)
+		log := jsonLogger(out)
+		for i := range 1000 {
+			log.Info("line", zap.Int("i", i))
+		}
+		if err := out.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		lines := dst.lines(t)
+		if len(lines) != 1000 {
+			t.Fatalf("%d lines after Flush, want 1000", len(lines))
+		}
+		for i, l := range lines {
+			if l["i"] != float64(i) {
+				t.Fatalf("line %d is %v", i, l)
+			}
+		}
+		if err := out.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		// After Close, lines are dropped and counted, never written.
+		log.Info("late")
+		if out.Dropped() != 1 || len(dst.lines(t)) != 1000 {
+			t.Fatalf("after Close: %d dropped, %d lines", out.Dropped(), len(dst.lines(t)))
+		}
+	})
+
+	t.Run("drops reported once the destination recovers", func(t *testing.T) {
+		dst := &blockingWriter{release: make(chan struct{})}
+		out := NewLogWriter(dst, 64)
+		reported := make(chan uint64, 10)
+		out.OnDrop(func(n uint64) { reported <- n })
+		for range 20 {
+			_, _ = out.Write([]byte("0123456789abcdef\n"))
+		}
+		// Flush cannot finish while the destination blocks.
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := out.Flush(ctx); err == nil {
+			t.Fatal("Flush returned nil with the destination blocked")
+		}
+		dropped := out.Dropped()
+		// Three 17-byte writes fit in 64 bytes. The goroutine takes the
+		// first one to three (then blocks on the destination) whenever it
+		// gets to run, and three more fit behind them: 3 to 6 are kept.
+		if dropped < 14 || dropped > 17 {
+			t.Fatalf("%d of 20 writes dropped", dropped)
+		}
+		close(dst.release)
+		if got := <-reported; got != dropped {
+			t.Fatalf("OnDrop got %d, want %d", got, dropped)
+		}
+		if err := out.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := uint64(bytes.Count(dst.buf.Bytes(), []byte("\n"))); got+dropped != 20 {
+			t.Fatalf("%d written + %d dropped, want 20", got, dropped)
+		}
+	})
+
+	t.Run("close gives up on a blocked destination", func(t *testing.T) {
+		dst := &blockingWriter{release: make(chan struct{})}
+		out := NewLogWriter(dst, 0)
+		_, _ = out.Write([]byte("stuck\n"))
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := out.Close(ctx); err == nil {
+			t.Fatal("Close returned nil with the destination blocked")
+		}
+		// The goroutine ends once the destination returns.
+		close(dst.release)
+		if err := out.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := dst.buf.String(); got != "stuck\n" {
+			t.Fatalf("destination got %q", got)
+		}
+	})
+}

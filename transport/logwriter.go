@@ -1,0 +1,218 @@
+package transport
+
+import (
+	"context"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultLogBuffer is the log output a LogWriter holds while its
+// destination is slow, before it drops lines.
+const DefaultLogBuffer = 1 << 20
+
+// LogFlushDelay is the least time between two writes of a LogWriter to
+// its destination: the lines logged meanwhile go out together.
+const LogFlushDelay = 50 * time.Millisecond
+
+// LogWriter puts a bounded buffer between loggers and a destination that
+// may be slow, such as stderr on a pipe nobody reads fast: Write only copies
+// into the buffer and never waits for the destination, and a goroutine of
+// the writer's own writes the buffer out. When the buffer is full, Write
+// drops the whole write (one log line, as zap writes a line at a time) and
+// counts it. A line after a quiet spell is written at once; then the
+// goroutine rests LogFlushDelay, and the lines logged meanwhile go out in
+// one write, so a busy server makes one system call for many lines.
+//
+// The owner calls Close, which writes what is buffered and stops the
+// goroutine.
+type LogWriter struct {
+	dst io.Writer
+	max int
+
+	mu      sync.Mutex
+	pending []byte // written by loggers, not yet taken by the goroutine
+	spare   []byte // the goroutine's last batch, reused
+	closed  bool
+	busy    bool // a batch is being written
+	// unreported counts drops not yet passed to onDrop.
+	unreported uint64
+	// flushed is closed and replaced each time the goroutine finds
+	// nothing pending; Flush waits on it.
+	flushed chan struct{}
+
+	dropped atomic.Uint64
+	onDrop  atomic.Pointer[func(uint64)]
+
+	wake  chan struct{}
+	hurry chan struct{} // the buffer is half full: end the rest early
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+// NewLogWriter starts a LogWriter in front of dst that buffers at most max
+// bytes (DefaultLogBuffer when max ≤ 0). Memory use is at most about twice
+// max: the batch being written and the lines waiting behind it.
+func NewLogWriter(dst io.Writer, max int) *LogWriter {
+	if max <= 0 {
+		max = DefaultLogBuffer
+	}
+	w := &LogWriter{
+		dst:     dst,
+		max:     max,
+		flushed: make(chan struct{}),
+		wake:    make(chan struct{}, 1),
+		hurry:   make(chan struct{}, 1),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	go w.run()
+	return w
+}
+
+// OnDrop sets a function called, from the writer's goroutine, with the
+// number of writes dropped since the last call, once the destination
+// accepts data again (for example to log a warning through this writer).
+func (w *LogWriter) OnDrop(f func(lines uint64)) { w.onDrop.Store(&f) }
+
+// Dropped is the number of writes dropped so far because the buffer was
+// full (or the writer closed).
+func (w *LogWriter) Dropped() uint64 { return w.dropped.Load() }
+
+// Write buffers p, or drops it when the buffer is full. It never blocks on
+// the destination and always reports success, so that a logger does not
+// turn a slow destination into errors of its own.
+func (w *LogWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	if w.closed || len(w.pending)+len(p) > w.max {
+		w.unreported++
+		w.mu.Unlock()
+		w.dropped.Add(1)
+		return len(p), nil
+	}
+	first := len(w.pending) == 0
+	half := len(w.pending) <= w.max/2 && len(w.pending)+len(p) > w.max/2
+	w.pending = append(w.pending, p...)
+	w.mu.Unlock()
+	if first {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+	if half {
+		select {
+		case w.hurry <- struct{}{}:
+		default:
+		}
+	}
+	return len(p), nil
+}
+
+// Sync waits, up to a second, for what is buffered to reach the
+// destination; zap calls it before a fatal exit.
+func (w *LogWriter) Sync() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	return w.Flush(ctx)
+}
+
+// Flush waits until everything written before it has been passed to the
+// destination, or ctx is done.
+func (w *LogWriter) Flush(ctx context.Context) error {
+	w.mu.Lock()
+	if len(w.pending) == 0 && !w.busy {
+		w.mu.Unlock()
+		return nil
+	}
+	ch := w.flushed
+	w.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-w.done:
+		return nil
+	}
+}
+
+// Close stops taking lines, writes what is buffered and stops the
+// goroutine. If the destination is still blocked when ctx is done, Close
+// returns ctx's error and the buffered lines are lost; the goroutine then
+// ends when the destination's Write returns.
+func (w *LogWriter) Close(ctx context.Context) error {
+	w.mu.Lock()
+	if !w.closed {
+		w.closed = true
+		close(w.stop)
+	}
+	w.mu.Unlock()
+	select {
+	case <-w.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (w *LogWriter) run() {
+	defer close(w.done)
+	timer := time.NewTimer(LogFlushDelay)
+	timer.Stop()
+	for {
+		select {
+		case <-w.wake:
+		case <-w.stop:
+			w.drain()
+			return
+		}
+		w.drain()
+		// Then rest a moment: the lines of a busy moment gather behind
+		// this write, so that the next system call (and wake-up of this
+		// goroutine) carries many of them; a write to a file costs about
+		// as much for one line as for thousands. A line after a quiet
+		// spell goes out at once; a buffer half full ends the rest.
+		select {
+		case <-w.hurry:
+		default:
+		}
+		timer.Reset(LogFlushDelay)
+		select {
+		case <-timer.C:
+		case <-w.hurry:
+			timer.Stop()
+		case <-w.stop:
+			w.drain()
+			return
+		}
+	}
+}
+
+// drain writes batches until nothing is pending.
+func (w *LogWriter) drain() {
+	for {
+		w.mu.Lock()
+		if len(w.pending) == 0 {
+			w.busy = false
+			close(w.flushed)
+			w.flushed = make(chan struct{})
+			n := w.unreported
+			w.unreported = 0
+			w.mu.Unlock()
+			if f := w.onDrop.Load(); n > 0 && f != nil {
+				(*f)(n)
+			}
+			return
+		}
+		batch := w.pending
+		w.pending = w.spare[:0]
+		w.spare = batch
+		w.busy = true
+		w.mu.Unlock()
+		// A destination error has nowhere better to go: the log is the
+		// place errors are reported.
+		_, _ = w.dst.Write(batch)
+	}
+}
