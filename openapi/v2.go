@@ -241,7 +241,10 @@ func (b builder) v2Example() map[string]any {
 		dt, _ := tensor.ParseDType(in.Type)
 		shape := make([]int64, len(in.Shape))
 		for i, d := range in.Shape {
-			shape[i] = max(d, 1)
+			if d < 0 {
+				d = 1 // a dynamic dimension: one item, as the /predict example
+			}
+			shape[i] = d
 		}
 		inputs = append(inputs, map[string]any{"name": in.Name, "shape": shape, "datatype": oip.Datatype(dt), "data": flatten(v)})
 	}
@@ -254,7 +257,7 @@ func flatten(v any) []any {
 	if !ok {
 		return []any{v}
 	}
-	var out []any
+	out := []any{}
 	for _, e := range a {
 		out = append(out, flatten(e)...)
 	}
