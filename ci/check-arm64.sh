@@ -54,7 +54,7 @@ ver=$(run version 2>&1) || die "svc version failed: $ver"
 echo "$ver" >&2
 grep -qx "svc $version" <<<"$ver" || die "svc version does not print 'svc $version'"
 grep -q "linux/arm64" <<<"$ver" || die "svc version does not say linux/arm64"
-grep -qF "onnxruntime 1.24.1 ($dir/lib/libonnxruntime.so)" <<<"$ver" || die "svc version did not load the bundled library from lib/"
+grep -qF "onnxruntime 1.29.0 ($dir/lib/libonnxruntime.so)" <<<"$ver" || die "svc version did not load the bundled library from lib/"
 
 echo "check-arm64: svc serve under $qemu" >&2
 (cd "$work" && exec "$qemu" -L "$sysroot" "$dir/svc" serve "$root/testdata/models/classifier.onnx" \

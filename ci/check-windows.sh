@@ -29,7 +29,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 unzip -q "$archive" -d "$work"
 dir=$work/svc-$version-windows-amd64
-for f in svc.exe lib/onnxruntime.dll lib/DirectML.dll README.txt THIRD_PARTY_NOTICES.txt; do
+for f in svc.exe lib/onnxruntime.dll lib/DirectML.dll lib/dxcompiler.dll lib/dxil.dll README.txt THIRD_PARTY_NOTICES.txt; do
   [ -f "$dir/$f" ] || die "archive lacks $f"
 done
 

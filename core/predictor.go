@@ -258,6 +258,11 @@ func sessionOptions(r config.Runtime) (*ort.SessionOptions, error) {
 			return fail("optimized model path", err)
 		}
 	}
+	if r.Profile != "" {
+		if err := so.EnableProfiling(r.Profile); err != nil {
+			return fail("profiling", err)
+		}
+	}
 	return so, nil
 }
 

@@ -83,7 +83,7 @@ func ortLibraryNames() []string {
 	case "windows":
 		return []string{"onnxruntime.dll"}
 	case "darwin":
-		return []string{"libonnxruntime.1.24.1.dylib", "libonnxruntime.dylib"}
+		return []string{"libonnxruntime.1.dylib", "libonnxruntime.dylib"}
 	}
 	return []string{"libonnxruntime.so.1", "libonnxruntime.so"}
 }

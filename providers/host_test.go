@@ -98,7 +98,7 @@ func TestReport(t *testing.T) {
 	set := providers.NewSet(providers.SetParams{Providers: []providers.Provider{
 		fakeOf(t, "cpu", nil), fakeOf(t, "cuda", errNoGPU),
 	}})
-	h := providers.Host{LibraryProviders: []string{"TensorrtExecutionProvider", "CUDAExecutionProvider", "WebGpuExecutionProvider", "CPUExecutionProvider"}}
+	h := providers.Host{LibraryProviders: []string{"TensorrtExecutionProvider", "CUDAExecutionProvider", "WebGpuExecutionProvider", "XnnpackExecutionProvider", "CPUExecutionProvider"}}
 	rows := set.Report(h)
 	if len(rows) != len(providers.Names()) {
 		t.Fatalf("%d rows, want one per provider", len(rows))
@@ -122,7 +122,7 @@ func TestReport(t *testing.T) {
 	if rows[0].Name != "tensorrt" || rows[len(rows)-1].Name != "cpu" {
 		t.Errorf("rows are not in priority order: first %s, last %s", rows[0].Name, rows[len(rows)-1].Name)
 	}
-	if u := h.Unsupported(); len(u) != 1 || u[0] != "WebGpuExecutionProvider" {
+	if u := h.Unsupported(); len(u) != 1 || u[0] != "XnnpackExecutionProvider" {
 		t.Errorf("Unsupported = %v", u)
 	}
 }

@@ -36,6 +36,10 @@ type Known struct {
 	// Builtin is true for the provider compiled into every binary, without
 	// a build tag (cpu).
 	Builtin bool
+	// Explicit is true for a provider used only when --provider names it:
+	// automatic selection passes over it (webgpu, whose adapter may be a
+	// software rasterizer far slower than the CPU provider).
+	Explicit bool
 	// UsesDeviceID is true when providers.device_id selects its device.
 	UsesDeviceID bool
 	// NewSettings returns a new pointer to a struct holding the provider's

@@ -52,7 +52,8 @@ var ErrNoProvider = errors.New("no usable execution provider")
 //     build tag;
 //   - requested compiled in but not usable here: the CPU fallback, with
 //     FallbackReason set;
-//   - nothing requested: the highest-priority usable provider.
+//   - nothing requested: the highest-priority usable provider that is not
+//     Explicit.
 func (s Set) Select(requested string, h Host) (Choice, error) {
 	if requested != "" {
 		if !ValidName(requested) {
@@ -75,6 +76,10 @@ func (s Set) Select(requested string, h Host) (Choice, error) {
 	var c Choice
 	var reasons []error
 	for _, p := range s {
+		if k, ok := Info(p.Name()); ok && k.Explicit {
+			c.Skipped = append(c.Skipped, Skip{Name: p.Name(), Reason: "used only when asked for (--provider " + p.Name() + ")"})
+			continue
+		}
 		err := p.Usable(h)
 		if err == nil {
 			c.Provider = p

@@ -133,7 +133,7 @@ func TestSelect(t *testing.T) {
 			name:    "a value outside the list",
 			give:    "tpu",
 			fakes:   func(t *testing.T) []*fake { return []*fake{fakeOf(t, "cpu", nil)} },
-			wantErr: `invalid --provider "tpu": allowed values are cuda, coreml, rocm, directml, openvino, tensorrt, cpu`,
+			wantErr: `invalid --provider "tpu": allowed values are cuda, coreml, rocm, directml, openvino, tensorrt, webgpu, cpu`,
 		},
 		{
 			name:    "no cpu to fall back to",
@@ -205,8 +205,8 @@ func TestSelectErrorTypes(t *testing.T) {
 
 // The group's order means nothing: every order gives the same Set.
 func TestSetOrderIgnoresGroupOrder(t *testing.T) {
-	names := []string{"cpu", "coreml", "directml", "openvino", "rocm", "cuda", "tensorrt"}
-	want := "tensorrt cuda rocm openvino directml coreml cpu"
+	names := []string{"cpu", "coreml", "directml", "webgpu", "openvino", "rocm", "cuda", "tensorrt"}
+	want := "tensorrt cuda rocm openvino directml coreml webgpu cpu"
 	for shift := range names {
 		var ps []providers.Provider
 		for i := range names {
@@ -243,6 +243,39 @@ func TestAutomaticSkipsAreDebug(t *testing.T) {
 	}
 }
 
+// A provider declared Explicit (webgpu) runs when asked for, but automatic
+// selection passes over it, usable or not, and never probes it.
+func TestAutomaticPassesOverExplicit(t *testing.T) {
+	tests := []struct {
+		requested string
+		want      string
+		skipped   []providers.Skip
+	}{
+		{"", "cpu", []providers.Skip{{Name: "webgpu", Reason: "used only when asked for (--provider webgpu)"}}},
+		{"webgpu", "webgpu", nil},
+	}
+	for _, tt := range tests {
+		t.Run("requested="+tt.requested, func(t *testing.T) {
+			var probes int
+			webgpu := fakeOf(t, "webgpu", nil)
+			webgpu.usableCalls = &probes
+			c, _, err := choose(t, tt.requested, webgpu, fakeOf(t, "cpu", nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Provider.Name() != tt.want || c.FallbackReason != "" {
+				t.Errorf("chose %s (fallback %q), want %s", c.Provider.Name(), c.FallbackReason, tt.want)
+			}
+			if len(c.Skipped) != len(tt.skipped) || (len(tt.skipped) > 0 && c.Skipped[0] != tt.skipped[0]) {
+				t.Errorf("Skipped = %+v, want %+v", c.Skipped, tt.skipped)
+			}
+			if wantProbes := map[string]int{"": 0, "webgpu": 1}[tt.requested]; probes != wantProbes {
+				t.Errorf("webgpu probed %d times, want %d", probes, wantProbes)
+			}
+		})
+	}
+}
+
 // When the session on the chosen provider fails and the predictor runs on
 // the fallback instead, the banner note says so.
 func TestNoteForSessionFallback(t *testing.T) {
@@ -257,7 +290,7 @@ func TestNoteForSessionFallback(t *testing.T) {
 }
 
 func TestInfoAndNames(t *testing.T) {
-	if got := providers.NameList(); got != "cuda, coreml, rocm, directml, openvino, tensorrt, cpu" {
+	if got := providers.NameList(); got != "cuda, coreml, rocm, directml, openvino, tensorrt, webgpu, cpu" {
 		t.Fatalf("Names = %v", got)
 	}
 	prev := 1 << 30

@@ -87,7 +87,7 @@ func TestConfigErrorsAtStartup(t *testing.T) {
 	for _, tt := range []struct{ body, want string }{
 		{"providers:\n  device_id: 0\n  tensorrt:\n    fp16: true\n    cache: /tmp\n", "line 5: field cache not found in type tensorrt.Settings"},
 		{"providers:\n  openvino: {device: GPU}\n", "line 2: field device not found in type openvino.Settings"},
-		{"name: x\nproviders:\n  tpu: {}\n", "line 3: providers.tpu is not a provider; the providers are cuda, coreml, rocm, directml, openvino, tensorrt, cpu"},
+		{"name: x\nproviders:\n  tpu: {}\n", "line 3: providers.tpu is not a provider; the providers are cuda, coreml, rocm, directml, openvino, tensorrt, webgpu, cpu"},
 	} {
 		if err := os.WriteFile(cfg, []byte(tt.body), 0o644); err != nil {
 			t.Fatal(err)

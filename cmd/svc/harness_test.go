@@ -126,6 +126,13 @@ func startServerEnv(t *testing.T, env []string, args ...string) *server {
 // and waits for its banner.
 func startServerBin(t *testing.T, bin string, env []string, args ...string) *server {
 	t.Helper()
+	return startServerWithin(t, 90*time.Second, bin, env, args...)
+}
+
+// startServerWithin is startServerBin with a deadline for the banner (which
+// comes once the model has loaded and warmed up).
+func startServerWithin(t *testing.T, within time.Duration, bin string, env []string, args ...string) *server {
+	t.Helper()
 	full := append([]string{"serve"}, args...)
 	full = append(full, "--host", "127.0.0.1", "--port", "0")
 	cmd := svcCmd(t, env, full...)
@@ -140,7 +147,7 @@ func startServerBin(t *testing.T, bin string, env []string, args ...string) *ser
 		close(s.done)
 	}()
 	t.Cleanup(s.kill)
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
 		if m := urlLine.FindStringSubmatch(s.stdout.String()); m != nil {
 			s.URL = m[1]

@@ -155,7 +155,7 @@ func TestProviderNotCompiledIn(t *testing.T) {
 		{"tensorrt", 1, `svc: error: provider "tensorrt" is not compiled into this binary; rebuild with: go build -tags tensorrt ./cmd/svc`},
 		{"cuda", 1, `svc: error: provider "cuda" is not compiled into this binary; rebuild with: go build -tags cuda ./cmd/svc`},
 		{"coreml", 1, `svc: error: provider "coreml" is not compiled into this binary; rebuild with: go build -tags coreml ./cmd/svc (on macOS)`},
-		{"gpu", 2, `svc: error: invalid --provider "gpu": allowed values are cuda, coreml, rocm, directml, openvino, tensorrt, cpu`},
+		{"gpu", 2, `svc: error: invalid --provider "gpu": allowed values are cuda, coreml, rocm, directml, openvino, tensorrt, webgpu, cpu`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.give, func(t *testing.T) {
@@ -197,7 +197,7 @@ func TestProvidersCommand(t *testing.T) {
 		if got := strings.Join(row(t, stdout, "openvino")[:5], " "); got != "openvino OpenVINOExecutionProvider no no no" {
 			t.Errorf("openvino row = %q", got)
 		}
-		for _, want := range []string{"ONNX Runtime 1.24.1 (" + ortLib + ")", "library offers: TensorrtExecutionProvider, CUDAExecutionProvider", "automatic choice: cpu (CPUExecutionProvider)"} {
+		for _, want := range []string{"ONNX Runtime 1.29.0 (" + ortLib + ")", "library offers: TensorrtExecutionProvider, CUDAExecutionProvider", "automatic choice: cpu (CPUExecutionProvider)"} {
 			if !strings.Contains(stdout, want) {
 				t.Errorf("output lacks %q:\n%s", want, stdout)
 			}
@@ -223,7 +223,7 @@ func TestProvidersCommand(t *testing.T) {
 	})
 	t.Run("tags for scripts", func(t *testing.T) {
 		code, stdout, stderr := runSvc(t, nil, "providers", "--tags")
-		want := "cuda any\ncoreml darwin\nrocm any\ndirectml windows\nopenvino any\ntensorrt any\n"
+		want := "cuda any\ncoreml darwin\nrocm any\ndirectml windows\nopenvino any\ntensorrt any\nwebgpu any\n"
 		if code != 0 || stdout != want {
 			t.Errorf("providers --tags: exit %d, stdout %q, stderr %q; want %q", code, stdout, stderr, want)
 		}

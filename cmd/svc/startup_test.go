@@ -95,7 +95,7 @@ func TestStartupFailures(t *testing.T) {
 		}
 		cmd.Env = env
 		code, stdout, stderr := runCmd(t, cmd)
-		if code != 0 || !strings.Contains(stdout, "onnxruntime 1.24.1 ("+ortLib+")") {
+		if code != 0 || !strings.Contains(stdout, "onnxruntime 1.29.0 ("+ortLib+")") {
 			t.Fatalf("version with runtime.library: %d\n%s\n%s", code, stdout, stderr)
 		}
 	})
@@ -130,7 +130,7 @@ func TestStartupFailures(t *testing.T) {
 			}
 		}
 		code, stdout, stderr := runBinary(t, bin, env, "version")
-		if code != 0 || !strings.Contains(stdout, "onnxruntime 1.24.1 ("+filepath.Join(dir, "lib", "libonnxruntime.so.1")+")") {
+		if code != 0 || !strings.Contains(stdout, "onnxruntime 1.29.0 ("+filepath.Join(dir, "lib", "libonnxruntime.so.1")+")") {
 			t.Fatalf("version via lib/: %d\n%s\n%s", code, stdout, stderr)
 		}
 	})
@@ -140,7 +140,7 @@ func TestStartupFailures(t *testing.T) {
 	})
 	t.Run("provider not in the list", func(t *testing.T) {
 		code, _, stderr := runSvc(t, nil, "serve", model("classifier.onnx"), "--port", "0", "--provider", "tpu")
-		oneLineError(t, code, stderr, 2, `invalid --provider "tpu"`, "cuda, coreml, rocm, directml, openvino, tensorrt, cpu")
+		oneLineError(t, code, stderr, 2, `invalid --provider "tpu"`, "cuda, coreml, rocm, directml, openvino, tensorrt, webgpu, cpu")
 	})
 	t.Run("no model name", func(t *testing.T) {
 		code, _, stderr := runSvc(t, nil, "serve")
@@ -160,7 +160,7 @@ func TestHelpAndHostShortFlag(t *testing.T) {
 		t.Fatalf("serve --help exit %d", code)
 	}
 	for _, want := range []string{"--port", "-p", "--host", "-h", "--workers", "--config", "-c", "--provider", "--verbose", "MODEL_NAME",
-		"preferred execution provider: cuda, coreml, rocm, directml, openvino, tensorrt, cpu (default: automatic)"} {
+		"preferred execution provider: cuda, coreml, rocm, directml, openvino, tensorrt, webgpu, cpu (default: automatic)"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("help lacks %q:\n%s", want, stdout)
 		}
@@ -187,7 +187,7 @@ func TestVersionCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"svc test", "go 1.", "onnxruntime 1.24.1", "providers compiled in: cpu"} {
+	for _, want := range []string{"svc test", "go 1.", "onnxruntime 1.29.0", "providers compiled in: cpu"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("version output lacks %q:\n%s", want, stdout)
 		}

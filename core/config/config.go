@@ -86,6 +86,11 @@ type Runtime struct {
 	GraphOptimization string `yaml:"graph_optimization"`
 	// OptimizedModelPath, when set, is where the optimized model is written.
 	OptimizedModelPath string `yaml:"optimized_model_path"`
+	// Profile, when set, turns on ONNX Runtime's profiler for every session:
+	// each writes <Profile>_<date>_<time>.json (Chrome trace events, every
+	// kernel tagged with its execution provider) when it is destroyed, at
+	// shutdown. For diagnosis only: it records every run.
+	Profile string `yaml:"profile"`
 	// WarmUp runs one inference on zero-filled inputs after loading, before
 	// the model reports ready, so the first request does not pay for lazy
 	// initialisation.

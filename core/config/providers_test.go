@@ -46,7 +46,7 @@ func TestProviderSections(t *testing.T) {
 		{
 			name:     "an unknown provider",
 			body:     "providers:\n  device_id: 0\n  tpu:\n    cores: 8\n",
-			wantErrs: []string{"line 3: providers.tpu is not a provider; the providers are cuda, coreml, rocm, directml, openvino, tensorrt, cpu"},
+			wantErrs: []string{"line 3: providers.tpu is not a provider; the providers are cuda, coreml, rocm, directml, openvino, tensorrt, webgpu, cpu"},
 		},
 		{
 			name:     "a provider without settings",
@@ -136,7 +136,7 @@ func TestDefaultProviderSections(t *testing.T) {
 func TestStarterProviders(t *testing.T) {
 	s := Starter()
 	for _, want := range []string{
-		`  provider: ""           # cuda, coreml, rocm, directml, openvino, tensorrt, cpu; empty = automatic` + "\n",
+		`  provider: ""           # cuda, coreml, rocm, directml, openvino, tensorrt, webgpu, cpu; empty = automatic` + "\n",
 		"providers:\n  device_id: 0           # accelerator index (cuda, rocm, directml, tensorrt)\n  tensorrt:\n    fp16: false\n",
 		"  openvino:\n    device_type: \"\"      # CPU, GPU, NPU or AUTO; empty = OpenVINO's default\n",
 	} {

@@ -76,6 +76,7 @@ runtime:
   spinning: false        # let idle ONNX Runtime threads spin; off leaves the cores to HTTP and JSON work
   graph_optimization: all   # disabled, basic, extended or all
   optimized_model_path: ""  # write the optimized graph here (a cache for inspection)
+  profile: ""            # ONNX Runtime profiling: each session writes <profile>_<date>_<time>.json at shutdown
   warmup: true           # one zero-filled inference before the model reports ready
 
 limits:

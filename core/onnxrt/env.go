@@ -33,6 +33,10 @@ func Load(s Search, verbose bool) (*Env, error) {
 				continue
 			}
 		}
+		if err := checkAPI(c.Path); err != nil {
+			tried = append(tried, fmt.Sprintf("%s (%s: %v)", c.Path, c.Source, err))
+			continue
+		}
 		ort.SetSharedLibraryPath(c.Path)
 		if err := ort.InitializeEnvironment(level); err != nil {
 			if c.System {

@@ -21,7 +21,7 @@ func LibraryFileNames() []string {
 	case "windows":
 		return []string{"onnxruntime.dll"}
 	case "darwin":
-		return []string{"libonnxruntime.dylib", "libonnxruntime.1.24.1.dylib"}
+		return []string{"libonnxruntime.dylib", "libonnxruntime.1.dylib"}
 	default:
 		return []string{"libonnxruntime.so", "libonnxruntime.so.1"}
 	}

@@ -5,7 +5,7 @@
 // provider by name.
 //
 // At run time it needs macOS and a library built with CoreML: the official
-// darwin/arm64 library from onnxruntime-node 1.24.1 is. CoreML picks the
+// darwin/arm64 library from onnxruntime-node 1.29.0 is. CoreML picks the
 // compute units itself (MLComputeUnits ALL) and manages memory itself;
 // providers.device_id and runtime.memory_limit do not apply.
 package coreml

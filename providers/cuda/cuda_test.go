@@ -52,7 +52,7 @@ func TestUsable(t *testing.T) {
 				m.Devices = 1
 				return m
 			},
-			want: []string{"libonnxruntime_providers_shared.so is not beside the ONNX Runtime library in /opt/ort/lib", "Microsoft.ML.OnnxRuntime.Gpu.Linux 1.24.1"},
+			want: []string{"libonnxruntime_providers_shared.so is not beside the ONNX Runtime library in /opt/ort/lib", "Microsoft.ML.OnnxRuntime.Gpu.Linux 1.29.0"},
 		},
 		{
 			name: "cuDNN missing", offers: offered,

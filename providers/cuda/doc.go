@@ -6,6 +6,6 @@
 // At run time it needs an NVIDIA driver with a device, CUDA 12 and cuDNN 9,
 // and libonnxruntime_providers_shared.so and libonnxruntime_providers_cuda.so
 // beside libonnxruntime (from NuGet Microsoft.ML.OnnxRuntime.Gpu.Linux
-// 1.24.1). Options: providers.device_id picks the GPU, runtime.memory_limit
+// 1.29.0). Options: providers.device_id picks the GPU, runtime.memory_limit
 // caps its arena (gpu_mem_limit).
 package cuda

@@ -6,7 +6,7 @@
 //
 // At run time it needs a DirectX 12 capable GPU and DirectML.dll beside
 // onnxruntime.dll: the official win32/x64 library from onnxruntime-node
-// 1.24.1 is built with DirectML and ships DirectML.dll, and svc's windows
+// 1.29.0 is built with DirectML and ships DirectML.dll, and svc's windows
 // release archive holds both in lib\.
 //
 // Options: providers.device_id picks the DXGI adapter. DirectML manages

@@ -8,7 +8,7 @@
 // CUDA 12, cuDNN 9, libonnxruntime_providers_shared.so and
 // libonnxruntime_providers_cuda.so) plus TensorRT 10 and
 // libonnxruntime_providers_tensorrt.so beside libonnxruntime (NuGet
-// Microsoft.ML.OnnxRuntime.Gpu.Linux 1.24.1).
+// Microsoft.ML.OnnxRuntime.Gpu.Linux 1.29.0).
 //
 // Options: providers.device_id, runtime.memory_limit (the CUDA arena's
 // gpu_mem_limit), providers.tensorrt.fp16 and .int8 (reduced-precision

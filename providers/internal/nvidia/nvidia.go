@@ -13,8 +13,8 @@ import (
 )
 
 // GPUPackage is where the official NVIDIA GPU provider libraries for ONNX
-// Runtime 1.24.1 come from (the npm package ships the CPU library only).
-const GPUPackage = "NuGet Microsoft.ML.OnnxRuntime.Gpu.Linux 1.24.1, runtimes/linux-x64/native/"
+// Runtime 1.29.0 come from (the npm package ships the CPU library only).
+const GPUPackage = "NuGet Microsoft.ML.OnnxRuntime.Gpu.Linux 1.29.0, runtimes/linux-x64/native/"
 
 // Check returns nil when the loaded ONNX Runtime library offers ortName,
 // the provider libraries (e.g. "shared", "cuda") sit beside it and load

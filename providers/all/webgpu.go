@@ -1,0 +1,3 @@
+package all
+
+import _ "github.com/svc-dev/svc/providers/webgpu"
