@@ -2,12 +2,12 @@
 // (Authorization: Bearer <key>) and optional CORS. It is plumbing: it knows
 // paths, not protocols, and no protocol package imports it.
 //
-// Which paths need a key is decided in one place, the table Open: the
+// Which paths need a key is decided in one place, the table openPaths: the
 // spec's /health and /info, the Open Inference Protocol's health, server and
 // model metadata endpoints, and the documentation pages are open; everything
 // else (POST /predict, the v2 infer endpoints, /metrics in both formats,
 // /v2/models/{name}/stats, and paths no route serves) needs a key. A
-// frontend that adds an open route adds a row to Open.
+// frontend that adds an open route adds a row to openPaths.
 package access
 
 import (
@@ -30,8 +30,8 @@ type Rule struct {
 	Prefix  bool
 }
 
-// Open lists the paths that need no key, whatever the method.
-var Open = []Rule{
+// openPaths lists the paths that need no key, whatever the method.
+var openPaths = []Rule{
 	{Pattern: "/health"},
 	{Pattern: "/info"},
 	{Pattern: "/docs"},
@@ -81,7 +81,7 @@ func (r Rule) Match(path string) bool {
 
 // IsOpen reports whether path needs no key.
 func IsOpen(path string) bool {
-	for _, r := range Open {
+	for _, r := range openPaths {
 		if r.Match(path) {
 			return true
 		}
