@@ -199,3 +199,33 @@ func TestAccessOffByDefault(t *testing.T) {
 		t.Errorf("preflight without CORS: %d %v", r.Status, r.Header)
 	}
 }
+
+// TestAccessWithWorkers: every worker process checks keys (a 401 names the
+// worker that refused it), and keys missing fail start-up with one line,
+// not one per worker.
+func TestAccessWithWorkers(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "svc.yml")
+	if err := os.WriteFile(cfg, []byte("access:\n  api_keys_env: SVC_API_KEYS\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServerEnv(t, []string{"SVC_API_KEYS=" + itEnvKey}, model("classifier.onnx"), "--config", cfg, "--workers", "2")
+	body := `{"input": [[5.1, 3.5, 1.4, 0.2]]}`
+	for i := 0; i < 4; i++ {
+		r := s.predict(body)
+		if r.Status != http.StatusUnauthorized || r.Detail(t) != "Not authenticated" || r.Header.Get("X-Worker-Id") == "" {
+			t.Fatalf("no key: %d %s %v", r.Status, r.Body, r.Header)
+		}
+		if r := s.do("POST", "/predict", "application/json", strings.NewReader(body), "Authorization", "Bearer "+itEnvKey); r.Status != 200 {
+			t.Fatalf("key: %d %s", r.Status, r.Body)
+		}
+	}
+	if code := s.stop(syscall.SIGTERM); code != 0 {
+		t.Errorf("exit code %d", code)
+	}
+	if strings.Contains(s.stderr.String(), itEnvKey) {
+		t.Error("the key is in svc's output")
+	}
+
+	code, _, stderr := runSvc(t, nil, "serve", model("classifier.onnx"), "--config", cfg, "--workers", "2", "--host", "127.0.0.1", "--port", "0")
+	oneLineError(t, code, stderr, 1, "access: no API keys in environment variable SVC_API_KEYS")
+}

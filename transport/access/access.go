@@ -79,8 +79,13 @@ func (r Rule) Match(path string) bool {
 	return path == "" || r.Prefix
 }
 
-// IsOpen reports whether path needs no key.
+// IsOpen reports whether path needs no key. A path that is not clean
+// (dot segments, doubled slashes) is never open: the router would redirect
+// it elsewhere, and a prefix rule must not vouch for where it leads.
 func IsOpen(path string) bool {
+	if strings.Contains(path, "/.") || strings.Contains(path, "//") {
+		return false
+	}
 	for _, r := range openPaths {
 		if r.Match(path) {
 			return true

@@ -68,6 +68,10 @@ func TestIsOpen(t *testing.T) {
 		{"/docs/x", false},
 		{"/", false},
 		{"/nope", false},
+		{"/docs/assets/../../predict", false},
+		{"/docs/assets//x", false},
+		{"//health", false},
+		{"/v2/models/./ready", false},
 	}
 	for _, tt := range tests {
 		if got := IsOpen(tt.give); got != tt.want {
