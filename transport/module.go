@@ -25,6 +25,11 @@ var Module = fx.Module("transport",
 // supervisor; when present, nothing is bound.
 type Inherited struct{ *Listeners }
 
+// AccessControl is the optional middleware (transport/access) that checks
+// credentials and answers CORS; it runs after the access log, so rejected
+// requests are logged too.
+type AccessControl Middleware
+
 // ResponseHeaders are set on every HTTP response.
 type ResponseHeaders map[string]string
 
@@ -56,6 +61,7 @@ type httpServerParams struct {
 	Routes    []Route         `group:"routes"`
 	Errors    ErrorWriter     `optional:"true"`
 	Headers   ResponseHeaders `optional:"true"`
+	Access    AccessControl   `optional:"true"`
 	Serve     config.Serve
 	Limits    config.Limits
 	Log       *zap.Logger
@@ -82,7 +88,11 @@ func newHTTPServerFx(p httpServerParams) (*HTTPServer, error) {
 	}
 	var h http.Handler = NewRouter(p.Routes, p.Errors)
 	// The access log wraps the router so that 404s and 405s are logged too.
-	h = Chain(h, AccessLog(p.Log, p.Errors, policy), Headers(p.Headers))
+	mw := []Middleware{AccessLog(p.Log, p.Errors, policy), Headers(p.Headers)}
+	if p.Access != nil {
+		mw = append(mw, Middleware(p.Access))
+	}
+	h = Chain(h, mw...)
 	s := NewServer(ln, h, p.Serve.ShutdownGrace.Std(), p.Log)
 	s.SetReadTimeout(p.Limits.ReadTimeout.Std())
 	p.LC.Append(fx.Hook{

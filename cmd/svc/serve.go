@@ -30,6 +30,7 @@ import (
 	"github.com/svc-dev/svc/providers"
 	_ "github.com/svc-dev/svc/providers/all"
 	"github.com/svc-dev/svc/transport"
+	"github.com/svc-dev/svc/transport/access"
 	"github.com/svc-dev/svc/transport/metrics"
 	"github.com/svc-dev/svc/transport/oip"
 	"github.com/svc-dev/svc/transport/rest"
@@ -229,6 +230,7 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 			return fxevent.NopLogger
 		}),
 		transport.Module,
+		access.Module,
 		rest.Module,
 		metrics.Module,
 		oip.Module,

@@ -35,6 +35,8 @@ type Config struct {
 	Batching Batching `yaml:"batching"`
 	// Providers holds execution-provider options.
 	Providers Providers `yaml:"providers"`
+	// Access holds API keys and CORS (see transport/access).
+	Access Access `yaml:"access"`
 
 	// File is the path the configuration was read from ("" = none).
 	File string `yaml:"-"`
@@ -138,6 +140,30 @@ type Batching struct {
 	MaxQueueDelay Duration `yaml:"max_queue_delay"`
 }
 
+// Access configures access control: API keys and CORS. Both are off when
+// left empty.
+type Access struct {
+	// APIKeysFile names a file of API keys, one per line; blank lines and
+	// lines starting with # are skipped. A relative path is taken from the
+	// configuration file's directory.
+	APIKeysFile string `yaml:"api_keys_file"`
+	// APIKeysEnv names an environment variable holding comma-separated API
+	// keys (such as SVC_API_KEYS).
+	APIKeysEnv string `yaml:"api_keys_env"`
+	// CORS enables cross-origin requests from browsers.
+	CORS CORS `yaml:"cors"`
+}
+
+// CORS configures cross-origin resource sharing.
+type CORS struct {
+	// AllowedOrigins lists the origins (scheme://host[:port]) allowed to
+	// call the API, or "*" for any; empty turns CORS off.
+	AllowedOrigins []string `yaml:"allowed_origins"`
+	// MaxAge is how long browsers may cache a preflight answer (0: the
+	// browser's default).
+	MaxAge Duration `yaml:"max_age"`
+}
+
 // Default returns the built-in defaults.
 func Default() Config {
 	return Config{
@@ -169,11 +195,12 @@ type Sections struct {
 	Limits    Limits
 	Batching  Batching
 	Providers Providers
+	Access    Access
 }
 
 // Sections splits c into its sections.
 func (c Config) Sections() Sections {
-	return Sections{Serve: c.Serve, Runtime: c.Runtime, Limits: c.Limits, Batching: c.Batching, Providers: c.Providers}
+	return Sections{Serve: c.Serve, Runtime: c.Runtime, Limits: c.Limits, Batching: c.Batching, Providers: c.Providers, Access: c.Access}
 }
 
 // Load reads path over the defaults. When path is the default file name and
@@ -197,6 +224,12 @@ func Load(path string, explicit bool) (Config, error) {
 		abs = path
 	}
 	c.File = abs
+	if len(c.Access.CORS.AllowedOrigins) == 0 {
+		c.Access.CORS.AllowedOrigins = nil // [] and absent mean the same
+	}
+	if f := c.Access.APIKeysFile; f != "" && !filepath.IsAbs(f) {
+		c.Access.APIKeysFile = filepath.Join(filepath.Dir(abs), f)
+	}
 	c.lines = keyLines(data)
 	return c, c.Validate()
 }
@@ -267,6 +300,9 @@ func (c *Config) check() (string, string) {
 	}
 	if _, err := ParseAccessLog(c.Serve.AccessLog); err != nil {
 		return "serve.access_log", err.Error()
+	}
+	if key, msg := c.Access.check(); key != "" {
+		return key, msg
 	}
 	for name, m := range c.Models {
 		if m.Path == "" {

@@ -87,6 +87,13 @@ batching:                # merge requests that wait for a busy session into one 
   max_batch_size: 32     # rows in one merged run
   max_queue_delay: 0s    # wait this long for more requests even when idle; 0 = never wait
 
+access:                  # off when empty; /health, /info, /v2 health and metadata, docs stay open
+  api_keys_file: ""      # API keys, one per line (# comments); clients send Authorization: Bearer KEY
+  api_keys_env: ""       # or an environment variable of comma-separated keys, such as SVC_API_KEYS
+  cors:
+    allowed_origins: []  # browser origins allowed to call the API, such as https://app.example.com, or '*'
+    max_age: 0s          # how long browsers may cache a preflight answer; 0 = the browser's default
+
 providers:
   device_id: 0           # accelerator index@DEVICE_ID_USERS@
 @PROVIDER_SECTIONS@
