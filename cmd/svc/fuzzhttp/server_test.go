@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -252,15 +253,23 @@ func header(v string) (string, bool) {
 // JSON; and afterwards a valid request of each protocol gets exactly the
 // answer it got before fuzzing.
 func FuzzServer(f *testing.F) {
-	f.Fuzz(func(t *testing.T, model, method, path uint8, contentType, encoding, inferHeaderLen, requestID, accept string, body []byte) {
+	f.Fuzz(func(t *testing.T, model, method, path uint8, rawPath, contentType, encoding, inferHeaderLen, requestID, accept string, body []byte) {
 		list := startAll(t)
 		s := list[int(model)%len(list)]
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		ps := paths(s.name)
-		m, p := methods[int(method)%len(methods)], ps[int(path)%len(ps)]
+		// path picks a real route or a near miss, or (one more than the
+		// list) the fuzzed rawPath.
+		ps := append(paths(s.name), "/"+rawPath)
+		target := ps[int(path)%len(ps)]
+		u, err := url.ParseRequestURI(target)
+		if err != nil {
+			return // not a request target a client can send
+		}
+		m, p := methods[int(method)%len(methods)], u.Path
 
-		r := httptest.NewRequest(m, p, bytes.NewReader(body))
+		r := httptest.NewRequest(m, "/", bytes.NewReader(body))
+		r.URL, r.RequestURI = u, target
 		for _, h := range []struct{ name, value string }{
 			{"Content-Type", contentType}, {"Content-Encoding", encoding},
 			{"Inference-Header-Content-Length", inferHeaderLen},
