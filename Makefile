@@ -17,7 +17,7 @@ PORT ?= 8080
 
 export ONNXRUNTIME_TEST_LIB := $(CURDIR)/$(LIBDIR)
 
-.PHONY: all build lib vulkan models assets tools deps run test vet lint unit genmodels bench clean
+.PHONY: all build lib vulkan models assets tools deps run test vet lint unit fuzz genmodels bench clean
 
 all: build
 
@@ -66,6 +66,13 @@ lint: $(STATICCHECK)
 unit:
 	$(GO) test -race -count=1 ./...
 	$(GO) test -count=1 -run 'Allocations' ./transport/rest/ ./core/tensor/tensorjson/
+	$(GO) test -run '^$$' -fuzz FuzzServer -fuzztime 20s ./cmd/svc/fuzzhttp/
+
+FUZZTIME ?= 5m
+
+## fuzz: fuzz the whole server's handler stack (real models) for FUZZTIME (default 5m); a failing input lands in cmd/svc/fuzzhttp/testdata/fuzz
+fuzz: lib
+	$(GO) test -run '^$$' -fuzz FuzzServer -fuzztime $(FUZZTIME) ./cmd/svc/fuzzhttp/
 
 ## test: vet, staticcheck and every test (unit and integration) with -race
 test: deps vet lint check-tags check-arm64 check-windows unit

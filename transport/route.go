@@ -84,7 +84,10 @@ func NewRouter(routes []Route, errs ErrorWriter) *mux.Router {
 	if errs == nil {
 		errs = PlainErrors
 	}
-	r := mux.NewRouter()
+	// No path cleaning: mux would answer "//predict" or "/a/../predict"
+	// with an empty 301 to the clean path, which a client follows with a
+	// GET that drops the body; an unclean path is not a route (404).
+	r := mux.NewRouter().SkipClean(true)
 	for _, rt := range routes {
 		methods := rt.Methods
 		if slices.Contains(methods, http.MethodGet) && !slices.Contains(methods, http.MethodHead) {
