@@ -181,6 +181,7 @@ var (
 	fnReadBody = moved{
 		"github.com/svc-dev/svc/transport.readBody",
 		"github.com/svc-dev/svc/transport/rest.readBody",
+		"github.com/svc-dev/svc/transport.ReadBody",
 	}
 	// The access line: through the logger, then straight to its core.
 	fnLog = moved{

@@ -393,12 +393,12 @@ func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request) error {
 			h.bufPool.Put(bufp)
 		}
 	}()
-	body, err := readBody(r, (*bufp)[:0], h.opts.MaxBodyBytes)
+	body, err := transport.ReadBody(r, (*bufp)[:0], h.opts.MaxBodyBytes)
 	*bufp = body[:0]
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return &Error{Status: http.StatusRequestEntityTooLarge, Message: "Request body too large: the limit is " + formatBytes(h.opts.MaxBodyBytes)}
+			return &Error{Status: http.StatusRequestEntityTooLarge, Message: "Request body too large: the limit is " + transport.FormatBytes(h.opts.MaxBodyBytes)}
 		}
 		return badRequest("Could not read request body: %v", err)
 	}

@@ -2,10 +2,7 @@ package oip
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net/http"
 )
 
 // ServerMetadata is the answer of GET /v2.
@@ -43,40 +40,4 @@ func mustJSON(v any) []byte {
 		panic(fmt.Sprintf("oip: encode %T: %v", v, err))
 	}
 	return b
-}
-
-// readBody reads the whole body into buf, enforcing limit.
-func readBody(r *http.Request, buf []byte, limit int64) ([]byte, error) {
-	if r.ContentLength > limit {
-		return buf, &http.MaxBytesError{Limit: limit}
-	}
-	if r.ContentLength > 0 && int64(cap(buf)) < r.ContentLength {
-		buf = make([]byte, 0, r.ContentLength)
-	}
-	body := http.MaxBytesReader(nil, r.Body, limit)
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := body.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return buf, nil
-			}
-			return buf, err
-		}
-	}
-}
-
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net"
 	"net/http"
@@ -193,12 +192,12 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 			h.bufPool.Put(bufp)
 		}
 	}()
-	body, err := readBody(r, (*bufp)[:0], h.opts.MaxBodyBytes)
+	body, err := transport.ReadBody(r, (*bufp)[:0], h.opts.MaxBodyBytes)
 	*bufp = body[:0]
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request body too large: the limit is %s", formatBytes(h.opts.MaxBodyBytes)))
+			WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request body too large: the limit is %s", transport.FormatBytes(h.opts.MaxBodyBytes)))
 			return core.OutcomeBadRequest
 		}
 		var ne net.Error
@@ -261,45 +260,9 @@ func writeJSON(w http.ResponseWriter, body []byte) {
 	_, _ = w.Write(body)
 }
 
-// readBody reads the whole body into buf, enforcing limit.
-func readBody(r *http.Request, buf []byte, limit int64) ([]byte, error) {
-	if r.ContentLength > limit {
-		return buf, &http.MaxBytesError{Limit: limit}
-	}
-	if r.ContentLength > 0 && int64(cap(buf)) < r.ContentLength {
-		buf = make([]byte, 0, r.ContentLength)
-	}
-	body := http.MaxBytesReader(nil, r.Body, limit)
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := body.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return buf, nil
-			}
-			return buf, err
-		}
-	}
-}
-
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
 	return s[:n] + "..."
-}
-
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
