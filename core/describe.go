@@ -176,7 +176,8 @@ func planOutputs(inputs []InputSpec, outputs []OutputSpec) []outputPlan {
 
 // allocOutputs pre-allocates the outputs that must not be left to ONNX
 // Runtime: float16/bfloat16 (whose auto-allocated copies lose bytes in the
-// Go binding) and rank-0 outputs, declared so or marked in scalarAt (an
+// Go binding) and rank-0 outputs, declared so or marked in scalarAt (nil:
+// none marked; an
 // output of unknown shape that came back rank 0); the rest are allocated
 // by ONNX Runtime. On error nothing is left allocated.
 func (p *Predictor) allocOutputs(inputs []*tensor.Tensor, scalarAt []bool) (out []ort.Value, err error) {
@@ -187,7 +188,7 @@ func (p *Predictor) allocOutputs(inputs []*tensor.Tensor, scalarAt []bool) (out 
 		}
 	}()
 	for i, plan := range p.outputs {
-		if (plan.rank0 || scalarAt[i]) && plan.dtype != tensor.String {
+		if (plan.rank0 || (scalarAt != nil && scalarAt[i])) && plan.dtype != tensor.String {
 			// ONNX Runtime allocates rank-0 strings, and the binding
 			// wraps those.
 			if plan.dtype == tensor.Float16 || plan.dtype == tensor.BFloat16 {

@@ -358,11 +358,17 @@ func (p *Predictor) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Resu
 	// pre-allocate it at once. When such a learnt scalar makes a run fail
 	// (the output is not rank 0 for every input), the run is repeated once
 	// without them.
-	scalarAt := make([]bool, len(p.outputs))
+	// scalarAt stays nil (no allocation per request) until an output has
+	// been learnt to be a scalar.
+	var scalarAt []bool
 	learnt := false
-	for i := range scalarAt {
-		scalarAt[i] = p.scalarSeen[i].Load()
-		learnt = learnt || scalarAt[i]
+	for i := range p.scalarSeen {
+		if p.scalarSeen[i].Load() {
+			if scalarAt == nil {
+				scalarAt = make([]bool, len(p.outputs))
+			}
+			scalarAt[i], learnt = true, true
+		}
 	}
 	for {
 		out, err := p.allocOutputs(inputs, scalarAt)
@@ -379,15 +385,17 @@ func (p *Predictor) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Resu
 		destroyValues(out)
 		var ie *InferenceError
 		switch {
-		case i >= 0 && !scalarAt[i]:
+		case i >= 0 && (scalarAt == nil || !scalarAt[i]):
+			if scalarAt == nil {
+				scalarAt = make([]bool, len(p.outputs))
+			}
 			scalarAt[i] = true
 			p.scalarSeen[i].Store(true)
 		case i >= 0:
 			return nil, &InferenceError{Err: fmt.Errorf("output '%s': %w", p.outputs[i].spec.Name, err)}
 		case learnt && errors.As(err, &ie):
-			learnt = false
-			for j := range scalarAt {
-				scalarAt[j] = false
+			learnt, scalarAt = false, nil
+			for j := range p.scalarSeen {
 				p.scalarSeen[j].Store(false)
 			}
 		default:

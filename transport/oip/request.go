@@ -113,7 +113,7 @@ func (p *parser) document() error {
 		return badRequest("The inference request must be a JSON object with an \"inputs\" array")
 	}
 	d.Advance(1)
-	err := p.object(func(key []byte) error {
+	err := p.d.Members(func(key []byte) error {
 		switch string(key) {
 		case "id":
 			if c, _ := d.Peek(); c != '"' {
@@ -162,39 +162,6 @@ func (p *parser) raw() ([]byte, error) {
 		return nil, err
 	}
 	return p.header[start:p.d.Pos()], nil
-}
-
-// object walks the members of the object at Pos (which must be one: what
-// names it in messages), calling member with the decoder at each value.
-func (p *parser) object(member func(key []byte) error) error {
-	d := p.d
-	d.SkipSpace()
-	if c, _ := d.Peek(); c == '}' {
-		d.Advance(1)
-		return nil
-	}
-	for {
-		key, kerr := d.Key()
-		if kerr != nil {
-			return kerr
-		}
-		d.SkipSpace()
-		if err := member(key); err != nil {
-			return err
-		}
-		d.SkipSpace()
-		c, _ := d.Peek()
-		if c == ',' {
-			d.Advance(1)
-			d.SkipSpace()
-			continue
-		}
-		if c == '}' {
-			d.Advance(1)
-			return nil
-		}
-		return d.Unexpected("after object key:value pair")
-	}
 }
 
 // openObject consumes the '{' of an object named what.
@@ -317,7 +284,7 @@ func (p *parser) requestParameters() error {
 	if err := p.openObject("\"parameters\""); err != nil {
 		return err
 	}
-	err := p.object(func(key []byte) error {
+	err := p.d.Members(func(key []byte) error {
 		if string(key) == "binary_data_output" {
 			b, err := p.boolean("parameters.binary_data_output")
 			p.req.binaryOutput = b
@@ -342,7 +309,7 @@ func (p *parser) input(i int) error {
 	if err := p.openObject("inputs[" + strconv.Itoa(i) + "]"); err != nil {
 		return err
 	}
-	err := p.object(func(key []byte) error {
+	err := p.d.Members(func(key []byte) error {
 		var err error
 		switch string(key) {
 		case "name":
@@ -411,7 +378,7 @@ func (p *parser) inputParameters(in *requestInput) error {
 	if err := p.openObject("\"parameters\" of " + inputName(in)); err != nil {
 		return err
 	}
-	return p.object(func(key []byte) error {
+	return p.d.Members(func(key []byte) error {
 		switch string(key) {
 		case "binary_data_size":
 			n, err := p.size("parameters.binary_data_size of " + inputName(in))
@@ -497,7 +464,7 @@ func (p *parser) output(i int) error {
 	if err := p.openObject(what); err != nil {
 		return err
 	}
-	err := p.object(func(key []byte) error {
+	err := p.d.Members(func(key []byte) error {
 		var err error
 		switch string(key) {
 		case "name":
@@ -507,7 +474,7 @@ func (p *parser) output(i int) error {
 			if err := p.openObject("\"parameters\" of " + what); err != nil {
 				return err
 			}
-			err = p.object(func(key []byte) error {
+			err = p.d.Members(func(key []byte) error {
 				switch string(key) {
 				case "binary_data":
 					var err error

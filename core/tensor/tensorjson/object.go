@@ -30,36 +30,46 @@ func (x Decoder) Object(field func(key []byte) error) error {
 		return ErrNotObject
 	}
 	x.Advance(1)
-	x.SkipSpace()
-	if c, _ := x.Peek(); c == '}' {
-		x.Advance(1)
-	} else {
-		for {
-			key, kerr := x.Key()
-			if kerr != nil {
-				return kerr
-			}
-			x.SkipSpace()
-			if err := field(key); err != nil {
-				return err
-			}
-			x.SkipSpace()
-			c, _ := x.Peek()
-			if c == ',' {
-				x.Advance(1)
-				x.SkipSpace()
-				continue
-			}
-			if c == '}' {
-				x.Advance(1)
-				break
-			}
-			return x.Unexpected("after object key:value pair")
-		}
+	if err := x.Members(field); err != nil {
+		return err
 	}
 	x.SkipSpace()
 	if _, more := x.Peek(); more {
 		return x.Unexpected("after top-level value")
 	}
 	return nil
+}
+
+// Members walks the members of an object whose '{' has just been consumed,
+// through its closing '}': for each member it calls field with the key
+// (valid only during the call) and the decoder at the member's value, which
+// field must consume. Protocols use it for objects nested in their
+// envelope; Object uses it for the body's top level.
+func (x Decoder) Members(field func(key []byte) error) error {
+	x.SkipSpace()
+	if c, _ := x.Peek(); c == '}' {
+		x.Advance(1)
+		return nil
+	}
+	for {
+		key, err := x.Key()
+		if err != nil {
+			return err
+		}
+		x.SkipSpace()
+		if err := field(key); err != nil {
+			return err
+		}
+		x.SkipSpace()
+		switch c, _ := x.Peek(); c {
+		case ',':
+			x.Advance(1)
+			x.SkipSpace()
+		case '}':
+			x.Advance(1)
+			return nil
+		default:
+			return x.Unexpected("after object key:value pair")
+		}
+	}
 }
