@@ -27,6 +27,12 @@ func scrapeMetrics(t *testing.T, s *server, accept string) (scrape, response) {
 	if r.Status != http.StatusOK {
 		t.Fatalf("scrape: %d %s", r.Status, r.Body)
 	}
+	return parseScrape(t, r), r
+}
+
+// parseScrape parses an exposition with the format its response declares.
+func parseScrape(t *testing.T, r response) scrape {
+	t.Helper()
 	format := expfmt.ResponseFormat(r.Header)
 	dec := expfmt.NewDecoder(bytes.NewReader(r.Body), format)
 	out := scrape{}
@@ -41,7 +47,7 @@ func scrapeMetrics(t *testing.T, s *server, accept string) (scrape, response) {
 		}
 		out[strings.TrimSuffix(mf.GetName(), "_total")] = mf
 	}
-	return out, r
+	return out
 }
 
 // value returns the value of the series of family name whose labels include
@@ -255,45 +261,5 @@ func TestPrometheusScrape(t *testing.T) {
 				t.Errorf("unknown model's stats: %d %s", r.Status, r.Body)
 			}
 		})
-	}
-}
-
-// TestPrometheusWithWorkers: each worker answers a scrape with its own
-// registry, its series labelled with its id, and /metrics keeps its JSON.
-func TestPrometheusWithWorkers(t *testing.T) {
-	s := startServer(t, model("classifier.onnx"), "--workers", "2")
-	for i := 0; i < 6; i++ {
-		if r := s.predict(`{"input": [[1, 2, 3, 4]]}`); r.Status != http.StatusOK {
-			t.Fatalf("predict: %d %s", r.Status, r.Body)
-		}
-	}
-	seen := map[string]bool{}
-	for i := 0; i < 6; i++ {
-		sc, r := scrapeMetrics(t, s, "text/plain;version=0.0.4")
-		id := r.Header.Get("X-Worker-Id")
-		if id == "" {
-			t.Fatalf("no X-Worker-Id on a worker's scrape")
-		}
-		seen[id] = true
-		labels := map[string]string{"model": "classifier", "version": "3", "worker": id}
-		if _, ok := sc["svc_inference_requests"]; !ok {
-			t.Fatalf("worker %s: no svc_inference_requests_total", id)
-		}
-		for _, m := range sc["svc_inference_requests"].GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if lp.GetName() == "worker" && lp.GetValue() != id {
-					t.Errorf("worker %s answered with worker=%q series", id, lp.GetValue())
-				}
-			}
-		}
-		if sc.value(t, "svc_model_load_seconds", labels) <= 0 {
-			t.Errorf("worker %s: no load time", id)
-		}
-	}
-	t.Logf("scrapes answered by workers %v", seen)
-	r := s.get("/metrics")
-	var rec metricsRecord
-	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &rec) != nil || rec.Provider.Name != "CPUExecutionProvider" {
-		t.Errorf("/metrics without Accept under workers: %d %s", r.Status, r.Body)
 	}
 }

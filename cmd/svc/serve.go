@@ -211,6 +211,9 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 			fx.Supply(transport.ResponseHeaders{supervisor.WorkerIDHeader: strconv.Itoa(worker.ID)}),
 			fx.Supply(metrics.Worker(worker.ID)),
 		)
+		if worker.Sockets != "" {
+			options = append(options, fx.Supply(&metrics.Peers{Dir: worker.Sockets, Self: worker.ID, Count: worker.Count}))
+		}
 	} else if cfg.Serve.Workers > 1 {
 		// No worker processes on this platform: N sessions in-process.
 		options = append(options, fx.Supply(core.Sessions(cfg.Serve.Workers)))

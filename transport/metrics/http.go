@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/gorilla/mux"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/svc-dev/svc/transport"
@@ -37,9 +39,17 @@ func (m *Metrics) Routes(json transport.MetricsJSON) []transport.Route {
 // (as Prometheus' scrape header does), json otherwise: without an Accept
 // header, for application/json, */* and anything else.
 func (m *Metrics) MetricsHandler(json transport.MetricsJSON) http.Handler {
-	expo := promhttp.HandlerFor(m.Gatherer(), promhttp.HandlerOpts{EnableOpenMetrics: true, ErrorHandling: promhttp.ContinueOnError})
+	opts := promhttp.HandlerOpts{EnableOpenMetrics: true, ErrorHandling: promhttp.ContinueOnError}
+	expo := promhttp.HandlerFor(m.Gatherer(), opts)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if json == nil || WantsExposition(r.Header.Values("Accept")) {
+			if m.peers != nil {
+				// Every worker's series: the gatherer asks the others
+				// within this request's context.
+				all := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) { return m.gatherAll(r.Context()) })
+				promhttp.HandlerFor(all, opts).ServeHTTP(w, r)
+				return
+			}
 			expo.ServeHTTP(w, r) // adds Vary: Accept itself
 			return
 		}
@@ -139,7 +149,8 @@ type Duration struct {
 	Ns    uint64 `json:"ns"`
 }
 
-// Snapshot returns the statistics so far.
+// Snapshot returns this process's statistics so far (under --workers,
+// this worker's alone).
 func (m *Metrics) Snapshot() ModelStats {
 	s := &m.stats
 	ms := ModelStats{
@@ -168,6 +179,9 @@ func (m *Metrics) serveStats(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st := m.Snapshot()
+	if m.peers != nil {
+		st = m.snapshotAll(r.Context())
+	}
 	if _, hasVersion := vars["version"]; hasVersion && version != st.Version {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("Request for unknown model: '%s' version %s is not found", name, version))
 		return

@@ -22,14 +22,23 @@
 // Version is "" for requests refused while the model was still loading
 // (its version is not known before). Warm-up runs are not counted.
 //
-// With --workers N every worker process has its own registry, and a scrape
-// is answered by whichever worker accepts the connection: each worker's
-// series carry a worker label (Options.Worker), so that counters from
-// different processes never mix into one series (Prometheus would read the
-// jumps as resets). A supervisor that merges them could gather each
-// worker's families (over the worker's status pipe, or a private socket per
-// worker) and serve them together through prometheus.Gatherers; it is not
-// built yet.
+// With --workers N every worker process has its own registry, and each
+// worker's series carry a worker label (Options.Worker), so that counters
+// from different processes never mix into one series (Prometheus would
+// read the jumps as resets). Each worker also serves its registry and
+// statistics on a private Unix socket (Options.Peers, ServePeers); the
+// worker that accepts a scrape asks the others there, at once and for at
+// most Peers.Timeout, and answers with every worker's series (the Go and
+// process collectors too, one set per worker). A worker that does not
+// answer in time (restarting, stopped) is left out of that answer and
+// counted:
+//
+//	svc_worker_scrape_failures_total{peer}      counter: answers that left out worker peer
+//
+// GET /v2/models/{name}/stats sums the statistics of the workers that
+// answered (counts and durations added, the latest last_inference). The
+// JSON record of GET /metrics holds no counters (the execution provider,
+// the same in every worker) and is the receiving worker's.
 package metrics
 
 import (
@@ -58,6 +67,9 @@ type Options struct {
 	// Worker is the worker process's id under --workers (0: not a
 	// worker); it becomes the worker label of every series.
 	Worker int
+	// Peers, under --workers, are the other workers whose metrics and
+	// statistics this worker's answers include (nil: this process's only).
+	Peers *Peers
 }
 
 // Metrics holds the registry and observes the model's work. Its methods
@@ -66,6 +78,7 @@ type Options struct {
 type Metrics struct {
 	model *core.Model
 	reg   *prometheus.Registry
+	peers *peerSet // nil: not a worker
 
 	requests   *prometheus.CounterVec
 	failures   *prometheus.CounterVec
@@ -163,6 +176,12 @@ func New(o Options) (*Metrics, error) {
 		&stateCollector{m: m},
 	} {
 		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	if o.Peers != nil && o.Peers.Count > 1 && o.Worker > 0 {
+		m.peers = newPeerSet(*o.Peers)
+		if err := reg.Register(m.peers.failures); err != nil {
 			return nil, err
 		}
 	}

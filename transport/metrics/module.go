@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"context"
+
 	"go.uber.org/fx"
 
 	"github.com/svc-dev/svc/core"
@@ -18,20 +20,41 @@ var Module = fx.Module("metrics",
 		core.AsPreparer(func(m *Metrics) core.Preparer { return m.Prepare }),
 	),
 	fx.Invoke(func(model *core.Model, m *Metrics) { model.SetObserver(m) }),
+	fx.Invoke(servePeers),
 )
 
 // Worker is the id of this worker process under --workers; supplied only
-// in workers, it labels every series.
+// in workers, it labels every series. Workers also supply *Peers, so that
+// each serves its metrics to the others on a private socket (from start
+// to stop) and answers scrapes and statistics for all of them.
 type Worker int
 
 type metricsParams struct {
 	fx.In
 	Model  *core.Model
 	Worker Worker `optional:"true"`
+	Peers  *Peers `optional:"true"`
 }
 
 func newMetricsFx(p metricsParams) (*Metrics, error) {
-	return New(Options{Model: p.Model, Worker: int(p.Worker)})
+	return New(Options{Model: p.Model, Worker: int(p.Worker), Peers: p.Peers})
+}
+
+// servePeers serves this worker's metrics to the other workers while the
+// application runs (only under --workers, when Peers are supplied).
+func servePeers(lc fx.Lifecycle, m *Metrics) {
+	if m.peers == nil {
+		return
+	}
+	var ps *PeerServer
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			var err error
+			ps, err = m.ServePeers()
+			return err
+		},
+		OnStop: func(ctx context.Context) error { return ps.Stop(ctx) },
+	})
 }
 
 type routesParams struct {

@@ -58,6 +58,9 @@ type Supervisor struct {
 	o   Options
 	log *zap.Logger
 
+	// sockets is the workers' private socket directory (SocketsEnv).
+	sockets string
+
 	mu      sync.Mutex
 	procs   map[int]*proc
 	stopped bool
@@ -89,6 +92,14 @@ func New(o Options) *Supervisor {
 // the workers gracefully. A worker that fails to start fails Run (the other
 // workers are stopped); later exits are restarted with backoff.
 func (s *Supervisor) Run(ctx context.Context, ready func(info json.RawMessage)) error {
+	dir, err := os.MkdirTemp("", "svc-workers-") // mode 0700
+	if err != nil {
+		return fmt.Errorf("workers' socket directory: %w", err)
+	}
+	s.sockets = dir
+	// After the workers have stopped: it also removes the sockets of
+	// workers that were killed.
+	defer os.RemoveAll(dir)
 	starts := make([]*proc, 0, s.o.Workers)
 	for id := 1; id <= s.o.Workers; id++ {
 		p, err := s.spawn(id, false)
@@ -147,7 +158,7 @@ func (s *Supervisor) spawn(id int, replacement bool) (*proc, error) {
 	cmd := exec.Command(s.o.Exe, s.o.Args...)
 	cmd.Env = append(os.Environ(), s.o.Env...)
 	cmd.Env = append(cmd.Env, WorkerEnv+"="+strconv.Itoa(id), WorkersEnv+"="+strconv.Itoa(s.o.Workers),
-		ListenersEnv+"="+strings.Join(names, ","))
+		ListenersEnv+"="+strings.Join(names, ","), SocketsEnv+"="+s.sockets)
 	if replacement {
 		cmd.Env = append(cmd.Env, ReplacementEnv+"=1")
 	}

@@ -26,6 +26,10 @@ const (
 	// ListenersEnv names the inherited sockets and their descriptors,
 	// "http:3,grpc:4"; the status pipe is the descriptor after the last.
 	ListenersEnv = "SVC_LISTENERS"
+	// SocketsEnv names a directory private to the supervisor's user where
+	// each worker may serve what it shares with the others (its metrics)
+	// on a Unix socket; the supervisor removes it when it stops.
+	SocketsEnv = "SVC_WORKER_SOCKETS"
 	// WorkerIDHeader names the worker that served a response.
 	WorkerIDHeader = "X-Worker-Id"
 	// firstFD is ExtraFiles[0] in the worker.
@@ -55,6 +59,9 @@ type Worker struct {
 	// exited: other workers serve meanwhile, so it should not accept
 	// connections before its model is ready.
 	Replacement bool
+	// Sockets is the directory of the workers' private sockets ("" when
+	// the supervisor made none).
+	Sockets string
 }
 
 // CurrentWorker reports whether this process is a worker, and which.
@@ -67,7 +74,8 @@ func CurrentWorker() (Worker, bool) {
 	if err != nil || n < 1 {
 		n = 1
 	}
-	return Worker{ID: id, Count: n, Replacement: os.Getenv(ReplacementEnv) == "1"}, true
+	return Worker{ID: id, Count: n, Replacement: os.Getenv(ReplacementEnv) == "1",
+		Sockets: os.Getenv(SocketsEnv)}, true
 }
 
 // inherited parses ListenersEnv into names and descriptors, and the status
