@@ -146,6 +146,7 @@ func (b builder) document() *openapi3.T {
 		openapi3.WithPath(PathSpec, &openapi3.PathItem{Get: b.specOperation()}),
 	)
 	b.addV2(doc)
+	b.addMetrics(doc)
 	resolveRefs(doc)
 	return doc
 }

@@ -149,6 +149,8 @@ func TestInfoAndEndpoints(t *testing.T) {
 		"GET /v2/models/{model_name}/versions/{model_version}/ready":  {"200", "404", "503"},
 		"POST /v2/models/{model_name}/infer":                          {"200", "400", "404", "413", "415", "500", "503", "504"},
 		"POST /v2/models/{model_name}/versions/{model_version}/infer": {"200", "400", "404", "413", "415", "500", "503", "504"},
+		"GET /v2/models/{model_name}/stats":                           {"200", "404"},
+		"GET /v2/models/{model_name}/versions/{model_version}/stats":  {"200", "404"},
 	}
 	got := map[string][]string{}
 	for path, item := range doc.Paths.Map() {
@@ -473,4 +475,28 @@ func allTypes(f64, i8 string) string {
 
 func allTypesU8(u8 string) string {
 	return `{"f64": [1], "i8": [1], "i16": [1], "i32": [1], "u8": ` + u8 + `, "u16": [1], "u32": [1], "u64": [1]}`
+}
+
+// TestMetricsRepresentations: GET /metrics documents the JSON record and
+// both Prometheus expositions, and the statistics their schema.
+func TestMetricsRepresentations(t *testing.T) {
+	doc := buildDoc(t, "classifier")
+	content := doc.Paths.Value("/metrics").Get.Responses.Value("200").Value.Content
+	var media []string
+	for k := range content {
+		media = append(media, k)
+	}
+	slices.Sort(media)
+	if want := []string{"application/json", "application/openmetrics-text", "text/plain"}; !slices.Equal(media, want) {
+		t.Errorf("/metrics media types = %v, want %v", media, want)
+	}
+	for _, path := range []string{"/v2/models/{model_name}/stats", "/v2/models/{model_name}/versions/{model_version}/stats"} {
+		mt := doc.Paths.Value(path).Get.Responses.Value("200").Value.Content.Get("application/json")
+		if mt.Schema.Ref != "#/components/schemas/V2Stats" || mt.Schema.Value == nil {
+			t.Errorf("%s: schema %q", path, mt.Schema.Ref)
+		}
+		if err := mt.Schema.Value.VisitJSON(mt.Example); err != nil {
+			t.Errorf("%s: the example does not fit the schema: %v", path, err)
+		}
+	}
 }
