@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # make bench: the Go micro-benchmarks; svc bench on a tiny generated model
-# and on PaddleOCR cls; a memory check of the server; dynamic batching and
+# and on PaddleOCR cls; PaddleOCR cls and det through the v1 and v2
+# protocols (build/bench-protocols.sh); a memory check of the server; dynamic batching and
 # session settings (threads, spinning, workers) on PaddleOCR cls, measured
 # in short interleaved repetitions; ONNX Runtime in process at batch 1, 8
 # and 32; CPU profiles of the server with the load generator's share of the
 # CPU; then BENCHMARKS.md at the repository root (targets checked against
 # the JSON, profiles under the missed ones). Artifacts go to
-# build/artifacts/bench/. About 7 minutes on 2 cores; re-runnable; every
+# build/artifacts/bench/. About 11 minutes on 2 cores; re-runnable; every
 # server it starts is stopped, also on Ctrl-C.
 #
 # Needs build/bin/svc and build/models (make bench runs 'make build models'
@@ -157,6 +158,11 @@ show "$SVC bench $CLS --shape $CLS_SHAPE --concurrency 1,2,4,8 --duration $DURAT
 run "$SVC" bench "$CLS" --shape "$CLS_SHAPE" --concurrency 1,2,4,8 --duration "$DURATION" --warmup "$WARMUP" --json \
 	>"$OUT/cls.json" 2> >(tee "$OUT/cls.log" >&2)
 step cls $?
+
+# 2b. PaddleOCR cls and det through each protocol (v1, v2 JSON, v2
+#     binary), each against in-process ONNX Runtime in the same run.
+run env SVC="$SVC" OUT="$OUT" build/bench-protocols.sh
+step protocols $?
 
 # 3. Memory: the server's VmRSS after ~2,000 and ~20,000 requests.
 memory() {

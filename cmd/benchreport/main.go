@@ -264,6 +264,9 @@ func readData(dir string) (Data, error) {
 	if d.Raw, err = readRawBatch(dir); err != nil {
 		return d, err
 	}
+	if d.Protocols, err = readProtocols(dir); err != nil {
+		return d, err
+	}
 	for _, name := range []string{profTiny, profCls, profBatchOn, profBatchOff} {
 		p, err := readProfile(dir, name)
 		if err != nil {
@@ -281,6 +284,7 @@ func AllTargets(d Data) []Target {
 	base := Targets(d.Tiny, d.Cls, d.Mem)
 	out := append([]Target{}, base[:2]...)
 	out = append(out, BatchingTargets(d.Tune, d.Raw)...)
+	out = append(out, ProtocolTargets(d.Protocols)...)
 	return append(out, base[2:]...)
 }
 
@@ -385,6 +389,7 @@ func write(w *bytes.Buffer, dir string) error {
 	}
 	section("svc bench: tiny model ("+tinyModelPath+")", d.Tiny, env["tiny_status"])
 	section("svc bench: PaddleOCR cls ("+clsModelPath+", input "+clsModelShapeArg+")", d.Cls, env["cls_status"])
+	writeProtocols(w, d.Protocols)
 
 	fmt.Fprintln(w, "## Memory")
 	fmt.Fprintln(w)
@@ -410,7 +415,7 @@ func write(w *bytes.Buffer, dir string) error {
 	}
 
 	var failedSteps []string
-	for _, k := range []string{"tune", "rawbatch", "profiles"} {
+	for _, k := range []string{"protocols", "tune", "rawbatch", "profiles"} {
 		if status := env[k+"_status"]; status != "" && status != "0" {
 			failedSteps = append(failedSteps, fmt.Sprintf("%s (status %s)", k, status))
 		}

@@ -15,6 +15,8 @@ type Data struct {
 	Mem       *Memory
 	Tune      Tuning
 	Raw       *RawBatch
+	// Protocols are the runs per protocol on cls and det.
+	Protocols Protocols
 	// Profiles by name (profTiny, profCls, …); missing ones are absent.
 	Profiles map[string]*Profile
 }
@@ -93,6 +95,8 @@ func writeWhy(w io.Writer, targets []Target, d Data) {
 			whyBatchGain(w, d)
 		case "batch-p50":
 			whyBatchP50(w, d)
+		case "binary-cls", "binary-det":
+			whyBinary(w, d, strings.TrimPrefix(t.Key, "binary-"))
 		default:
 			fmt.Fprintln(w, "No profile applies to this target; the figures are in the section below.")
 			fmt.Fprintln(w)

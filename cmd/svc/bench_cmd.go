@@ -21,7 +21,9 @@ import (
 const benchDescription = `Measures POST /predict of an svc server in a closed loop (each of N
 concurrent clients sends a request, waits for the answer, sends the next) at
 each concurrency level, and reports requests, throughput and p50/p90/p99/max
-latency and errors per level.
+latency and errors per level. --protocol v2-json or v2-binary sends the same
+inputs to the Open Inference Protocol's POST /v2/models/{name}/infer instead,
+as JSON tensors or as binary tensors (inputs and outputs).
 
 The server is either started by svc bench (MODEL_NAME: svc serve of this
 binary on 127.0.0.1 and a free port, stopped at the end; serve flags go after
@@ -39,7 +41,8 @@ When the model file is on this machine (the path in GET /info), svc bench
 then loads it in process on the CPU provider with the configuration file's
 runtime settings and measures, at the same levels and on the same inputs,
 'raw' (Predict only) and 'raw+codec' (the server's JSON decoder, Predict and
-the JSON encoder, no HTTP), and prints served/raw ratios.
+the JSON encoder, no HTTP; with --protocol v1 only), and prints served/raw
+ratios.
 
 Every level is bounded: --duration or --requests (the first reached), at most
 10 minutes and 10,000,000 requests; a whole run stops after an hour.`
@@ -55,6 +58,7 @@ func benchCommand(stdout, stderr io.Writer) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "url", Usage: "base URL of a running svc server, e.g. http://127.0.0.1:8080 (instead of MODEL_NAME)"},
 			&cli.BoolFlag{Name: "allow-remote", Usage: "allow a --url host that is not a loopback address"},
+			&cli.StringFlag{Name: "protocol", Value: string(bench.ProtocolV1), Usage: "API the requests go through: v1 (POST /predict, JSON), v2-json (Open Inference Protocol v2, JSON tensors) or v2-binary (v2 with binary tensors in and out)"},
 			&cli.StringFlag{Name: "concurrency", Value: "1,2,4,8", Usage: "concurrency levels, comma-separated (each 1-1024)"},
 			&cli.DurationFlag{Name: "duration", Value: 5 * time.Second, Usage: "measured time per level (at most 10m)"},
 			&cli.IntFlag{Name: "requests", Usage: "measured requests per level (at most 10000000); with --duration unset, the level ends only at this count"},
@@ -110,6 +114,11 @@ func benchOptions(cmd *cli.Command, stderr io.Writer) (bench.Options, error) {
 	if o.Requests == 0 || cmd.IsSet("duration") {
 		o.Duration = cmd.Duration("duration")
 	}
+	p, err := bench.ParseProtocol(cmd.String("protocol"))
+	if err != nil {
+		return o, &exitError{code: exitUsage, err: err}
+	}
+	o.Protocol = p
 	switch {
 	case !cmd.IsSet("raw"):
 		o.Raw = bench.RawAuto

@@ -162,6 +162,63 @@ func TestBenchAgainstURL(t *testing.T) {
 	}
 }
 
+// TestBenchProtocols: --protocol v2-json and v2-binary load the v2 infer
+// path with the generated inputs, the in-process raw mode runs on the same
+// inputs, and raw+codec (the /predict codec) does not.
+func TestBenchProtocols(t *testing.T) {
+	s := startServer(t, model("classifier.onnx"))
+	for _, tt := range []struct{ protocol, title string }{
+		{"v2-json", "served: HTTP POST /v2/models/{name}/infer, JSON tensors (v2-json)"},
+		{"v2-binary", "served: HTTP POST /v2/models/{name}/infer, binary tensors (v2-binary)"},
+	} {
+		t.Run(tt.protocol, func(t *testing.T) {
+			before := 0
+			for _, rec := range s.accessLogs() {
+				if rec["path"] == "/v2/models/classifier/infer" {
+					before++
+				}
+			}
+			code, stdout, stderr := runSvc(t, nil, "bench", "--url", s.URL, "--protocol", tt.protocol,
+				"--concurrency", "1,2", "--requests", "30", "--warmup", "0s", "--json")
+			if code != 0 {
+				t.Fatalf("exit %d\nstderr:\n%s", code, stderr)
+			}
+			r := decodeBench(t, stdout)
+			checkLevels(t, "served", r.Served, 30, 1, 2)
+			checkLevels(t, "raw", r.Raw, 30, 1, 2)
+			if len(r.RawCodec) != 0 || len(r.Ratios) != 2 || r.Ratios[1].ThroughputServedOverRaw == nil {
+				t.Fatalf("raw_codec %v, ratios %+v", r.RawCodec, r.Ratios)
+			}
+			var settings struct {
+				Settings struct {
+					Protocol string `json:"protocol"`
+				} `json:"settings"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &settings); err != nil || settings.Settings.Protocol != tt.protocol {
+				t.Fatalf("settings = %+v (%v)", settings.Settings, err)
+			}
+			n := 0
+			for _, rec := range s.accessLogs() {
+				if rec["path"] == "/v2/models/classifier/infer" {
+					if rec["status"] != float64(200) {
+						t.Fatalf("an inference answered %v: %v", rec["status"], rec)
+					}
+					n++
+				}
+			}
+			// The probe bodies and 2 × 30 measured requests.
+			if n-before < 60 {
+				t.Fatalf("the server logged %d v2 inferences, want at least 60", n-before)
+			}
+			code, stdout, stderr = runSvc(t, nil, "bench", "--url", s.URL, "--protocol", tt.protocol,
+				"--concurrency", "1", "--requests", "5", "--warmup", "0s", "--no-raw")
+			if code != 0 || !strings.Contains(stdout, tt.title) {
+				t.Fatalf("exit %d; table lacks %q:\n%s\n%s", code, tt.title, stdout, stderr)
+			}
+		})
+	}
+}
+
 func TestBenchShapesAndServeFlags(t *testing.T) {
 	cls := thirdParty(t, "paddleocr-cls")
 	code, stdout, stderr := runSvc(t, nil, "bench", cls, "--shape", "x=1,3,48,192",
@@ -198,6 +255,8 @@ func TestBenchRefusals(t *testing.T) {
 		{"missing model", []string{"no-such-model.onnx", "--requests", "5"}, 1, "svc serve exited"},
 		{"shape of an unknown input", []string{model("classifier.onnx"), "--shape", "x=1,4", "--requests", "5"}, 1, `--shape names "x", but the model's inputs are: 'input'`},
 		{"no server", []string{"--url", "http://127.0.0.1:1", "--requests", "5"}, 1, "GET /info"},
+		{"unknown protocol", []string{model("classifier.onnx"), "--protocol", "grpc"}, 2, `--protocol "grpc": want one of v1, v2-json, v2-binary`},
+		{"input file with v2", []string{model("classifier.onnx"), "--protocol", "v2-binary", "--input", "body.json"}, 2, "--input is a /predict body: it applies to --protocol v1 only"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"slices"
@@ -24,7 +23,6 @@ import (
 	"time"
 
 	"github.com/svc-dev/svc/core/config"
-	"github.com/svc-dev/svc/transport/rest"
 )
 
 // RawMode says whether the in-process modes run.
@@ -60,6 +58,8 @@ type Options struct {
 	URL       string
 	// AllowRemote allows a URL whose host is not a loopback address.
 	AllowRemote bool
+	// Protocol is the API the requests go through ("": ProtocolV1).
+	Protocol Protocol
 
 	// Concurrency lists the levels, run in this order.
 	Concurrency []int
@@ -125,6 +125,12 @@ func (o *Options) Validate() error {
 	case o.InputFile != "" && (len(o.Shapes) > 0 || o.Batch != 1):
 		return errors.New("--input gives the whole request body: --shape and --batch do not apply")
 	}
+	if _, err := ParseProtocol(string(o.Protocol)); err != nil {
+		return err
+	}
+	if o.Protocol.v2() && o.InputFile != "" {
+		return fmt.Errorf("--input is a /predict body: it applies to --protocol %s only; %s requests are generated from --shape and --batch", ProtocolV1, o.Protocol)
+	}
 	for _, c := range o.Concurrency {
 		if c < 1 || c > MaxConcurrency {
 			return fmt.Errorf("--concurrency %d: each level must be between 1 and %d", c, MaxConcurrency)
@@ -159,6 +165,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Bodies == 0 {
 		o.Bodies = DefaultBodies
 	}
+	if o.Protocol == "" {
+		o.Protocol = ProtocolV1
+	}
 	r := &Report{
 		Schema:  SchemaVersion,
 		Machine: machine(),
@@ -172,6 +181,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			Seed:        o.Seed,
 			Batch:       o.Batch,
 			InputFile:   o.InputFile,
+			Protocol:    string(o.Protocol),
 		},
 		Served: []Level{}, Raw: []Level{}, RawCodec: []Level{},
 		Model: ModelReport{Inputs: []Planned{}},
@@ -213,11 +223,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	r.Model.Name, r.Model.Version = info.Name, info.Version
 	r.Target.Provider = FetchProvider(ctx, client, base)
 
-	bodies, err := o.bodies(info, r)
+	reqs, err := o.requests(info, r)
 	if err != nil {
 		return nil, err
 	}
-	if err := probe(ctx, client, base, bodies); err != nil {
+	bodies := reqs.v1
+	if err := probeAll(ctx, o.Protocol, base, client, reqs); err != nil {
 		return nil, err
 	}
 
@@ -225,15 +236,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		clients := make([]*http.Client, c)
-		for i := range clients {
-			clients[i] = newClient(o.Timeout)
+		ld, err := newLoader(o.Protocol, base, c, o.Timeout, reqs)
+		if err != nil {
+			return nil, err
 		}
-		o.progress("served     concurrency %d …", c)
-		l := RunLevel(ctx, c, o.Warmup, Bounds{o.Duration, o.Requests}, predictOp(base, bodies, clients))
-		for _, cl := range clients {
-			cl.CloseIdleConnections()
-		}
+		o.progress("served     concurrency %d (%s) …", c, o.Protocol)
+		l := RunLevel(ctx, c, o.Warmup, Bounds{o.Duration, o.Requests}, ld.op())
+		ld.close()
 		o.progressLevel(l)
 		r.Served = append(r.Served, l)
 		if srv != nil {
@@ -260,8 +269,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	return r, nil
 }
 
-// bodies reads the --input file or generates random bodies.
-func (o *Options) bodies(info Info, r *Report) ([][]byte, error) {
+// requests reads the --input file or generates random inputs, and encodes
+// them for o.Protocol.
+func (o *Options) requests(info Info, r *Report) (*requests, error) {
 	if o.InputFile != "" {
 		f, err := os.Open(o.InputFile)
 		if err != nil {
@@ -280,7 +290,7 @@ func (o *Options) bodies(info Info, r *Report) ([][]byte, error) {
 			return nil, fmt.Errorf("--input %s: not a JSON object mapping input names to values: %w", o.InputFile, err)
 		}
 		r.Settings.Bodies, r.Settings.BodyBytes = 1, len(b)
-		return [][]byte{b}, nil
+		return &requests{model: info.Name, v1: [][]byte{b}}, nil
 	}
 	plan, err := PlanInputs(info.Inputs, o.Batch, o.Shapes)
 	if err != nil {
@@ -297,30 +307,23 @@ func (o *Options) bodies(info Info, r *Report) ([][]byte, error) {
 		elems += n
 	}
 	n := int(min(int64(o.Bodies), max(1, maxBodyBudget/max(1, 12*elems))))
-	bodies := Generate(plan, n, o.Seed)
+	tensors := GenerateTensors(plan, n, o.Seed)
+	reqs := &requests{model: info.Name, v1: EncodeBodies(plan, tensors)}
 	total := 0
-	for _, b := range bodies {
+	for _, b := range reqs.v1 {
 		total += len(b)
 	}
-	r.Settings.Bodies, r.Settings.BodyBytes = len(bodies), total/len(bodies)
-	return bodies, nil
-}
-
-// probe sends every body once and fails on any answer but 200, with a
-// hint on how to fix the input.
-func probe(ctx context.Context, c *http.Client, base string, bodies [][]byte) error {
-	for _, b := range bodies {
-		status, err := post(ctx, rest.NewClient(base, c), b)
-		if err == nil {
-			continue
+	if o.Protocol.v2() {
+		if reqs.v2, err = encodeV2(plan, tensors, o.Protocol == ProtocolV2Binary); err != nil {
+			return nil, err
 		}
-		hint := ""
-		if status >= 400 && status < 600 {
-			hint = "; set the input shapes with --shape NAME=D0,D1,… and --batch, or give a request body with --input FILE.json"
+		total = 0
+		for _, b := range reqs.v2 {
+			total += len(b.body)
 		}
-		return fmt.Errorf("the server does not accept the request body: POST /predict: %w%s", err, hint)
 	}
-	return nil
+	r.Settings.Bodies, r.Settings.BodyBytes = n, total/n
+	return reqs, nil
 }
 
 // runRaw runs the in-process modes, or says in r why they did not run.
@@ -372,6 +375,11 @@ func (o *Options) runRaw(ctx context.Context, info Info, bodies [][]byte, r *Rep
 		o.progressLevel(l)
 		r.Raw = append(r.Raw, l)
 	}
+	if o.Protocol != ProtocolV1 {
+		// raw+codec is /predict's JSON codec: it says nothing of another
+		// protocol's cost.
+		return nil
+	}
 	for _, c := range o.Concurrency {
 		if ctx.Err() != nil {
 			break
@@ -401,6 +409,9 @@ func (o *Options) notes(r *Report) []string {
 			}
 			out = append(out, fmt.Sprintf("input %s: dynamic dimension(s) %s set to 1; give the sizes you serve with --shape %s=D0,D1,…", in.Name, strings.Join(axes, ", "), in.Name))
 		}
+	}
+	if o.Protocol != ProtocolV1 && len(r.Raw) > 0 {
+		out = append(out, fmt.Sprintf("the requests went through --protocol %s; raw+codec (the /predict JSON codec) did not run", o.Protocol))
 	}
 	if len(r.Raw) > 0 {
 		out = append(out, "the in-process modes run one session with the configuration file's runtime settings, as svc serve with one worker does")

@@ -155,9 +155,29 @@ func PlanInputs(inputs []Input, batch int64, shapes map[string][]int64) ([]Plann
 // uniform in [0, 10), random booleans, strings of 3 to 8 lowercase
 // letters. A rank-0 input is written as a bare value.
 func Generate(plan []Planned, n int, seed uint64) [][]byte {
+	return EncodeBodies(plan, GenerateTensors(plan, n, seed))
+}
+
+// GenerateTensors builds n sets of random input tensors for the planned
+// inputs (in plan order), deterministically from seed, as Generate
+// describes.
+func GenerateTensors(plan []Planned, n int, seed uint64) [][]*tensor.Tensor {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
-	bodies := make([][]byte, n)
-	for i := range bodies {
+	out := make([][]*tensor.Tensor, n)
+	for i := range out {
+		out[i] = make([]*tensor.Tensor, len(plan))
+		for j, p := range plan {
+			out[i][j] = randomTensor(r, p)
+		}
+	}
+	return out
+}
+
+// EncodeBodies writes each set of input tensors (in plan order) as a
+// /predict body.
+func EncodeBodies(plan []Planned, tensors [][]*tensor.Tensor) [][]byte {
+	bodies := make([][]byte, len(tensors))
+	for i, ts := range tensors {
 		b := []byte{'{'}
 		for j, p := range plan {
 			if j > 0 {
@@ -166,7 +186,7 @@ func Generate(plan []Planned, n int, seed uint64) [][]byte {
 			name, _ := json.Marshal(p.Name)
 			b = append(b, name...)
 			b = append(b, ':')
-			b = tensorjson.AppendJSON(b, randomTensor(r, p))
+			b = tensorjson.AppendJSON(b, ts[j])
 		}
 		bodies[i] = append(b, '}')
 	}

@@ -80,6 +80,9 @@ type Settings struct {
 	// BodyBytes their mean size.
 	Bodies    int `json:"bodies"`
 	BodyBytes int `json:"body_bytes"`
+	// Protocol is the API the served requests went through (v1, v2-json,
+	// v2-binary); "" in reports from before it was recorded means v1.
+	Protocol string `json:"protocol,omitempty"`
 }
 
 // Machine describes where the load generator ran.
@@ -159,6 +162,17 @@ const (
 	titleRawCodec = "raw+codec: in-process DecodeRequest + Predict + AppendJSON (no HTTP)"
 )
 
+// servedTitle names the served mode by the protocol it used.
+func (r *Report) servedTitle() string {
+	switch Protocol(r.Settings.Protocol) {
+	case ProtocolV2JSON:
+		return "served: HTTP POST /v2/models/{name}/infer, JSON tensors (v2-json)"
+	case ProtocolV2Binary:
+		return "served: HTTP POST /v2/models/{name}/infer, binary tensors (v2-binary)"
+	}
+	return titleServed
+}
+
 // WriteTable prints the report as aligned tables: a header, one table per
 // mode, the ratios and the notes.
 func (r *Report) WriteTable(w io.Writer) error {
@@ -200,7 +214,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	for _, m := range []struct {
 		title  string
 		levels []Level
-	}{{titleServed, r.Served}, {titleRaw, r.Raw}, {titleRawCodec, r.RawCodec}} {
+	}{{r.servedTitle(), r.Served}, {titleRaw, r.Raw}, {titleRawCodec, r.RawCodec}} {
 		if len(m.levels) == 0 {
 			continue
 		}

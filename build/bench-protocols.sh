@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The protocol rows of make bench: svc bench on PaddleOCR cls and det
+# through each API (v1 /predict JSON, Open Inference Protocol v2 with JSON
+# tensors, v2 with binary tensors), each run measuring in-process ONNX
+# Runtime (raw) on the same inputs right after, so that the report can show
+# served ÷ raw per protocol. build/bench.sh runs it; it also runs alone
+# (then cmd/benchreport reports what it wrote):
+#
+#   build/bench-protocols.sh && go run ./cmd/benchreport -out /tmp/BENCHMARKS.md
+#
+# Writes $OUT/proto-MODEL-PROTOCOL.json (and .log) and appends to
+# $OUT/commands.txt. Knobs: SVC (build/bin/svc), OUT
+# (build/artifacts/bench), PROTO_LEVELS (1,4,16), PROTO_DURATION (4s),
+# PROTO_WARMUP (1s), PROTO_MODELS (cls det), PROTOCOLS (v1 v2-json
+# v2-binary), CLS_SHAPE (x=1,3,48,192), DET_SHAPE (x=1,3,224,256). A short
+# look: PROTO_DURATION=1s PROTO_WARMUP=300ms PROTO_LEVELS=1,4.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+SVC=${SVC:-build/bin/svc}
+OUT=${OUT:-build/artifacts/bench}
+PROTO_LEVELS=${PROTO_LEVELS:-1,4,16}
+PROTO_DURATION=${PROTO_DURATION:-4s}
+PROTO_WARMUP=${PROTO_WARMUP:-1s}
+PROTO_MODELS=${PROTO_MODELS:-cls det}
+PROTOCOLS=${PROTOCOLS:-v1 v2-json v2-binary}
+CLS_SHAPE=${CLS_SHAPE:-x=1,3,48,192}
+DET_SHAPE=${DET_SHAPE:-x=1,3,224,256}
+
+die() { echo "bench-protocols: $*" >&2; exit 1; }
+[ -x "$SVC" ] || die "$SVC missing: run 'make build'"
+mkdir -p "$OUT"
+
+# The svc bench this script runs; stopped on exit, whatever the exit.
+CHILD=
+trap '[ -n "$CHILD" ] && kill -TERM "$CHILD" 2>/dev/null && wait "$CHILD" 2>/dev/null' EXIT
+trap 'echo "bench-protocols: interrupted" >&2; exit 130' INT TERM
+
+status=0
+for name in $PROTO_MODELS; do
+	case $name in
+	cls) shape=$CLS_SHAPE ;;
+	det) shape=$DET_SHAPE ;;
+	*) die "unknown model $name (cls or det)" ;;
+	esac
+	model=build/models/paddleocr-$name
+	[ -f "$model/model.onnx" ] || die "$model/model.onnx missing: run 'make models'"
+	for proto in $PROTOCOLS; do
+		file=$OUT/proto-$name-$proto.json
+		cmd=("$SVC" bench "$model" --shape "$shape" --protocol "$proto" --concurrency "$PROTO_LEVELS"
+			--duration "$PROTO_DURATION" --warmup "$PROTO_WARMUP" --raw --json)
+		printf '%s > %s\n' "${cmd[*]}" "$file" >>"$OUT/commands.txt"
+		echo "+ ${cmd[*]} > $file" >&2
+		# In the background, so that Ctrl-C reaches the trap at once.
+		"${cmd[@]}" >"$file" 2>"${file%.json}.log" &
+		CHILD=$!
+		if ! wait "$CHILD"; then
+			echo "bench-protocols: $name $proto failed: $(tail -n 3 "${file%.json}.log")" >&2
+			rm -f "$file"
+			status=1
+		fi
+		CHILD=
+	done
+done
+exit $status
