@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"go.uber.org/fx"
+	"go.uber.org/zap"
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/transport"
@@ -41,8 +42,11 @@ func newMetricsFx(p metricsParams) (*Metrics, error) {
 }
 
 // servePeers serves this worker's metrics to the other workers while the
-// application runs (only under --workers, when Peers are supplied).
-func servePeers(lc fx.Lifecycle, m *Metrics) {
+// application runs (only under --workers, when Peers are supplied). A
+// socket that cannot be served costs the other workers' answers this
+// worker's series (they count it as missing), not the worker: it is logged
+// and the worker serves on.
+func servePeers(lc fx.Lifecycle, m *Metrics, log *zap.Logger) {
 	if m.peers == nil {
 		return
 	}
@@ -50,10 +54,17 @@ func servePeers(lc fx.Lifecycle, m *Metrics) {
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {
 			var err error
-			ps, err = m.ServePeers()
-			return err
+			if ps, err = m.ServePeers(); err != nil {
+				log.Warn("other workers' scrapes will leave this worker out", zap.Error(err))
+			}
+			return nil
 		},
-		OnStop: func(ctx context.Context) error { return ps.Stop(ctx) },
+		OnStop: func(ctx context.Context) error {
+			if ps == nil {
+				return nil
+			}
+			return ps.Stop(ctx)
+		},
 	})
 }
 

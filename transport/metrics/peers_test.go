@@ -7,10 +7,17 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/fx/fxtest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/svc-dev/svc/core"
 )
@@ -129,5 +136,19 @@ func TestPeersTimeout(t *testing.T) {
 	}
 	if n := sample(t, m, "svc_worker_scrape_failures_total", map[string]string{"peer": "2"}).GetCounter().GetValue(); n != 1 {
 		t.Errorf("failures = %v, want 1", n)
+	}
+}
+
+// TestServePeersFailureIsNotFatal: a socket that cannot be served (here, a
+// directory that does not exist) is logged, and the worker starts and
+// stops as usual.
+func TestServePeersFailureIsNotFatal(t *testing.T) {
+	m, _ := newLoaded(t, Options{Worker: 1, Peers: &Peers{Dir: filepath.Join(t.TempDir(), "gone"), Self: 1, Count: 2}})
+	core, logs := observer.New(zapcore.WarnLevel)
+	lc := fxtest.NewLifecycle(t)
+	servePeers(lc, m, zap.New(core))
+	lc.RequireStart().RequireStop()
+	if logs.Len() != 1 || !strings.Contains(logs.All()[0].ContextMap()["error"].(string), "metrics socket") {
+		t.Errorf("logs = %v", logs.All())
 	}
 }

@@ -92,7 +92,7 @@ func New(o Options) *Supervisor {
 // the workers gracefully. A worker that fails to start fails Run (the other
 // workers are stopped); later exits are restarted with backoff.
 func (s *Supervisor) Run(ctx context.Context, ready func(info json.RawMessage)) error {
-	dir, err := os.MkdirTemp("", "svc-workers-") // mode 0700
+	dir, err := socketDir()
 	if err != nil {
 		return fmt.Errorf("workers' socket directory: %w", err)
 	}
@@ -131,6 +131,22 @@ func (s *Supervisor) Run(ctx context.Context, ready func(info json.RawMessage)) 
 	s.stopAll()
 	s.wg.Wait()
 	return nil
+}
+
+// maxSocketDir bounds the socket directory's path: a Unix socket's path
+// has room for about 104 bytes (108 on Linux), and the workers add
+// "/worker-N.sock".
+const maxSocketDir = 80
+
+// socketDir makes the workers' private socket directory (mode 0700) in the
+// temporary directory, or in /tmp when TMPDIR's path is too long for
+// socket paths.
+func socketDir() (string, error) {
+	parent := ""
+	if len(os.TempDir()) > maxSocketDir-len("/svc-workers-1234567890") {
+		parent = "/tmp"
+	}
+	return os.MkdirTemp(parent, "svc-workers-")
 }
 
 // spawn starts worker id with the shared sockets and a status pipe.
