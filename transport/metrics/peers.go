@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -162,7 +163,7 @@ func (ps *peerSet) get(ctx context.Context, id int, path, accept string) ([]byte
 
 // decodeFamilies parses a sibling's delimited-protobuf exposition.
 func decodeFamilies(body []byte) ([]*dto.MetricFamily, error) {
-	dec := expfmt.NewDecoder(strings.NewReader(string(body)), peerFormat)
+	dec := expfmt.NewDecoder(bytes.NewReader(body), peerFormat)
 	var out []*dto.MetricFamily
 	for {
 		mf := &dto.MetricFamily{}
