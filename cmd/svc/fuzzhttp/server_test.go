@@ -336,7 +336,7 @@ func checkAnswer(t *testing.T, method, path string, w *httptest.ResponseRecorder
 	case w.Code >= 400 && w.Code < 500, w.Code == http.StatusServiceUnavailable, w.Code == http.StatusGatewayTimeout:
 	case w.Code == http.StatusInternalServerError && modelFailed(body):
 		// The spec's 500: the model itself failed on an input the server
-		// accepted (multi_input's StringNormalizer rejects an empty batch).
+		// accepted (a model may refuse inputs the server cannot foresee).
 	default:
 		t.Fatalf("%s %s: status %d (want 200, 4xx, 503, 504, or 500 \"Inference failed\"): %q", method, path, w.Code, body)
 	}
