@@ -396,6 +396,10 @@ func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request) error {
 	body, err := transport.ReadBody(r, (*bufp)[:0], h.opts.MaxBodyBytes)
 	*bufp = body[:0]
 	if err != nil {
+		// A refused body (over the limit, a compression bomb) does not
+		// leave its buffer in the pool: the pool would keep one such
+		// buffer per concurrent request for good.
+		*bufp = nil
 		status, msg := transport.BodyError(err, h.opts.MaxBodyBytes)
 		return &Error{Status: status, Message: msg}
 	}

@@ -194,6 +194,10 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 	body, err := transport.ReadBody(r, (*bufp)[:0], h.opts.MaxBodyBytes)
 	*bufp = body[:0]
 	if err != nil {
+		// A refused body (over the limit, a compression bomb) does not
+		// leave its buffer in the pool: the pool would keep one such
+		// buffer per concurrent request for good.
+		*bufp = nil
 		status, msg := transport.BodyError(err, h.opts.MaxBodyBytes)
 		WriteError(w, status, msg)
 		return core.OutcomeBadRequest
