@@ -34,8 +34,8 @@ type adversarialCase struct {
 	// want are substrings the error message must hold: the input at fault,
 	// quoted, wherever one is.
 	want []string
-	// form is the error body's one key: "detail" (v1, and the router's
-	// 404/405 answers) or "error" (v2 inference).
+	// form is the error body's one key: "detail" (v1 paths) or "error"
+	// (/v2 paths, the router's 404 and 405 there included).
 	form string
 }
 
@@ -155,8 +155,14 @@ func TestAdversarialRequests(t *testing.T) {
 	v2h := func(name string, s *server, model, ctype string, body []byte, headers []string, status int, want ...string) {
 		add(adversarialCase{name: "v2/" + name, srv: s, path: "/v2/models/" + model + "/infer", ctype: ctype, body: body, headers: headers, status: status, want: want, form: "error"})
 	}
+	// route adds a case for the router: {"detail"} on v1 paths, {"error"}
+	// under /v2.
 	route := func(name string, s *server, method, path string, status int, want string) {
-		add(adversarialCase{name: "route/" + name, srv: s, method: method, path: path, ctype: "application/json", body: []byte(validCls), status: status, want: []string{want}, form: "detail"})
+		form := "detail"
+		if path == "/v2" || strings.HasPrefix(path, "/v2/") {
+			form = "error"
+		}
+		add(adversarialCase{name: "route/" + name, srv: s, method: method, path: path, ctype: "application/json", body: []byte(validCls), status: status, want: []string{want}, form: form})
 	}
 
 	// --- v1: the body as a whole -------------------------------------
@@ -440,6 +446,8 @@ func TestAdversarialRequests(t *testing.T) {
 		route(m+" /predict", classifier, m, "/predict", 405, "Method Not Allowed")
 		route(m+" v2 infer", classifier, m, "/v2/models/classifier/infer", 405, "Method Not Allowed")
 	}
+	route("POST /v2/health/live", classifier, "POST", "/v2/health/live", 405, "Method Not Allowed")
+	route("POST /v2/models/classifier", classifier, "POST", "/v2/models/classifier", 405, "Method Not Allowed")
 	route("POST /health", classifier, "POST", "/health", 405, "Method Not Allowed")
 	route("POST /info", classifier, "POST", "/info", 405, "Method Not Allowed")
 	for _, p := range []string{"/predictt", "/predict/", "//predict", "/v1/predict", "/PREDICT", "/predict/../predict", "/v2/models/classifier/infer/x", "/v2/modelz/classifier/infer", "/%00", "/" + strings.Repeat("a", 4000)} {

@@ -256,6 +256,10 @@ func (h *Handler) Routes() []transport.Route {
 	} else {
 		routes = append(routes, templated...)
 	}
+	// The router's 404 and 405 under /v2 answer in this protocol's form.
+	for i := range routes {
+		routes[i].Errors = WriteError
+	}
 	return routes
 }
 
