@@ -459,20 +459,58 @@ func (p *process) goroutines(ctx context.Context, workers int) (map[string]float
 		if err != nil || resp.StatusCode != http.StatusOK {
 			return nil, fmt.Errorf("scrape %s: %d %v", p.url, resp.StatusCode, err)
 		}
-		id := resp.Header.Get("X-Worker-Id")
-		if _, seen := out[id]; seen {
-			continue
-		}
-		v, ok := metricValue(b, "go_goroutines")
-		if !ok {
+		byWorker := goroutinesByWorker(b, resp.Header.Get("X-Worker-Id"))
+		if len(byWorker) == 0 {
 			return nil, fmt.Errorf("scrape %s: no go_goroutines", p.url)
 		}
-		out[id] = v
+		for id, v := range byWorker {
+			if _, seen := out[id]; !seen {
+				out[id] = v
+			}
+		}
 	}
 	if len(out) < workers {
 		return nil, fmt.Errorf("scrape %s: only workers %v answered in 200 scrapes", p.url, keys(out))
 	}
 	return out, nil
+}
+
+// goroutinesByWorker reads go_goroutines from an exposition: one value
+// per worker label when the samples carry one (a scrape that merges the
+// workers' registries), else the one value, for the worker that answered
+// (its X-Worker-Id).
+func goroutinesByWorker(expo []byte, answered string) map[string]float64 {
+	out := map[string]float64{}
+	sc := bufio.NewScanner(bytes.NewReader(expo))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		rest, ok := strings.CutPrefix(line, "go_goroutines{")
+		if !ok {
+			continue
+		}
+		labels, value, ok := strings.Cut(rest, "}")
+		if !ok {
+			continue
+		}
+		_, w, ok := strings.Cut(labels, `worker="`)
+		if !ok {
+			continue
+		}
+		id, _, _ := strings.Cut(w, `"`)
+		if f := strings.Fields(value); len(f) > 0 {
+			if v, err := strconv.ParseFloat(f[0], 64); err == nil {
+				out[id] = v
+			}
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	if v, ok := metricValue(expo, "go_goroutines"); ok {
+		out[answered] = v
+	}
+	return out
 }
 
 // metricValue finds a sample of name (with or without labels) in a

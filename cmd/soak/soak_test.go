@@ -87,6 +87,30 @@ go_threads 9
 	}
 }
 
+func TestGoroutinesByWorker(t *testing.T) {
+	tests := []struct {
+		name, expo, answered string
+		want                 map[string]float64
+	}{
+		{"one worker's registry", "go_goroutines{worker=\"2\"} 17\n", "2", map[string]float64{"2": 17}},
+		{"merged registries", "go_goroutines{worker=\"1\"} 12\ngo_goroutines{model=\"m\",worker=\"2\"} 14\ngo_threads 3\n", "1", map[string]float64{"1": 12, "2": 14}},
+		{"no worker label", "go_goroutines 9\n", "1", map[string]float64{"1": 9}},
+		{"none", "go_threads 9\n", "1", map[string]float64{}},
+	}
+	for _, tt := range tests {
+		got := goroutinesByWorker([]byte(tt.expo), tt.answered)
+		if len(got) != len(tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+			continue
+		}
+		for k, v := range tt.want {
+			if got[k] != v {
+				t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+			}
+		}
+	}
+}
+
 func TestReplaceSection(t *testing.T) {
 	tests := []struct{ name, old, want string }{
 		{"new file", "", "<!-- soak:begin -->\nbody\n<!-- soak:end -->\n"},
