@@ -17,7 +17,7 @@ PORT ?= 8080
 
 export ONNXRUNTIME_TEST_LIB := $(CURDIR)/$(LIBDIR)
 
-.PHONY: all build lib vulkan models assets tools deps run test vet lint unit fuzz genmodels bench clean
+.PHONY: all build lib vulkan models assets tools deps run test vet lint unit fuzz soak genmodels bench clean
 
 all: build
 
@@ -67,6 +67,12 @@ unit:
 	$(GO) test -race -count=1 ./...
 	$(GO) test -count=1 -run 'Allocations' ./transport/rest/ ./core/tensor/tensorjson/
 	$(GO) test -run '^$$' -fuzz FuzzServer -fuzztime 20s ./cmd/svc/fuzzhttp/
+
+SOAK_DURATION ?= 10m
+
+## soak: two servers (--workers 2) under mixed valid and bad traffic for SOAK_DURATION (default 10m): no 5xx, flat RSS, no goroutine or fd growth; the result goes into BENCHMARKS.md
+soak: build
+	$(GO) run ./cmd/soak -svc $(BIN)/svc -duration $(SOAK_DURATION) -out BENCHMARKS.md
 
 FUZZTIME ?= 5m
 

@@ -69,6 +69,8 @@ type Predictor struct {
 	// batched is true when the model has a batch dimension (Batchable): a
 	// run then counts its rows as inferences.
 	batched bool
+	// dims checks the inputs' named dimensions before a run.
+	dims    dimCheck
 	runOpts sync.Pool
 	closing sync.Once
 }
@@ -168,6 +170,7 @@ func NewPredictor(o Options, log *zap.Logger) (*Predictor, error) {
 		p.rank0[i] = o.rank0
 	}
 	p.batched = Batchable(p.info) == nil
+	p.dims = newDimCheck(p.info.Inputs, p.batched)
 	return p, nil
 }
 
@@ -336,6 +339,9 @@ func (p *Predictor) Provider() providers.Provider { return p.provider }
 func (p *Predictor) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Result, error) {
 	if len(inputs) != len(p.specs) {
 		return nil, fmt.Errorf("predict: got %d inputs, the model has %d", len(inputs), len(p.specs))
+	}
+	if err := p.dims.check(inputs); err != nil {
+		return nil, err
 	}
 	in := make([]ort.Value, len(inputs))
 	defer destroyValues(in)

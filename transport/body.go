@@ -1,24 +1,65 @@
 package transport
 
 import (
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"strings"
+	"sync"
 )
+
+// UnsupportedEncodingError is a request body in a Content-Encoding the
+// server does not decode (a 415 for clients).
+type UnsupportedEncodingError struct{ Encoding string }
+
+func (e *UnsupportedEncodingError) Error() string {
+	enc := e.Encoding
+	if len(enc) > 64 {
+		enc = enc[:64] + "..."
+	}
+	return fmt.Sprintf("Unsupported Content-Encoding '%s': send the body uncompressed or as gzip", enc)
+}
+
+// gzipReaders keeps gzip readers (about 40 KiB each) between requests.
+var gzipReaders sync.Pool
 
 // ReadBody reads the whole request body into buf (reusing its capacity),
 // enforcing limit: a body over it is an *http.MaxBytesError, refused at once
-// when Content-Length already says so. Every HTTP frontend reads its bodies
-// with it.
+// when Content-Length already says so. A body with Content-Encoding gzip
+// is decompressed, and the limit applies to the decompressed bytes (so a
+// compression bomb stops at the limit); identity is the same as none, and
+// any other encoding is an *UnsupportedEncodingError. Every HTTP frontend
+// reads its bodies with it; BodyError maps its errors to an answer.
 func ReadBody(r *http.Request, buf []byte, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
 		return buf, &http.MaxBytesError{Limit: limit}
 	}
-	if r.ContentLength > 0 && int64(cap(buf)) < r.ContentLength {
-		buf = make([]byte, 0, r.ContentLength)
+	var src io.Reader = r.Body
+	switch enc := contentEncoding(r.Header); enc {
+	case "", "identity":
+		if r.ContentLength > 0 && int64(cap(buf)) < r.ContentLength {
+			buf = make([]byte, 0, r.ContentLength)
+		}
+	case "gzip", "x-gzip":
+		zr, _ := gzipReaders.Get().(*gzip.Reader)
+		var err error
+		if zr == nil {
+			zr, err = gzip.NewReader(r.Body)
+		} else {
+			err = zr.Reset(r.Body)
+		}
+		if err != nil {
+			return buf, fmt.Errorf("gzip body: %w", err)
+		}
+		defer gzipReaders.Put(zr)
+		src = zr
+	default:
+		return buf, &UnsupportedEncodingError{Encoding: enc}
 	}
-	body := http.MaxBytesReader(nil, r.Body, limit)
+	body := http.MaxBytesReader(nil, io.NopCloser(src), limit)
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
@@ -29,9 +70,50 @@ func ReadBody(r *http.Request, buf []byte, limit int64) ([]byte, error) {
 			if errors.Is(err, io.EOF) {
 				return buf, nil
 			}
+			var tooBig *http.MaxBytesError
+			if src != r.Body && !errors.As(err, &tooBig) && !isTimeout(err) {
+				err = fmt.Errorf("gzip body: %w", err)
+			}
 			return buf, err
 		}
 	}
+}
+
+// contentEncoding is the request's Content-Encoding, lower-cased; several
+// values (a chain of encodings) are returned as written.
+func contentEncoding(h http.Header) string {
+	vs := h.Values("Content-Encoding")
+	switch len(vs) {
+	case 0:
+		return ""
+	case 1:
+		return strings.ToLower(strings.TrimSpace(vs[0]))
+	}
+	return strings.Join(vs, ", ")
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// BodyError maps an error of ReadBody to the status and message of the
+// answer: 413 for a body over limit, 408 for a client too slow to send it,
+// 415 for an encoding the server does not decode, else 400.
+func BodyError(err error, limit int64) (status int, msg string) {
+	var (
+		tooBig *http.MaxBytesError
+		enc    *UnsupportedEncodingError
+	)
+	switch {
+	case errors.As(err, &tooBig):
+		return http.StatusRequestEntityTooLarge, "Request body too large: the limit is " + FormatBytes(limit)
+	case isTimeout(err):
+		return http.StatusRequestTimeout, "Request timeout: the body did not arrive in time"
+	case errors.As(err, &enc):
+		return http.StatusUnsupportedMediaType, enc.Error()
+	}
+	return http.StatusBadRequest, "Could not read request body: " + err.Error()
 }
 
 // FormatBytes writes a size for messages: whole GiB, MiB or KiB when it is
@@ -46,4 +128,13 @@ func FormatBytes(n int64) string {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// TrimBOM drops a UTF-8 byte order mark from the start of a JSON text,
+// which RFC 8259 lets a parser ignore (some Windows tools write one).
+func TrimBOM(b []byte) []byte {
+	if len(b) >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf {
+		return b[3:]
+	}
+	return b
 }

@@ -29,6 +29,10 @@ type Route struct {
 	Handler http.Handler
 	// Prefix makes Path match every path below it too.
 	Prefix bool
+	// Errors, when set, writes the router's 404 and 405 answers for every
+	// path in the route's first segment (/v2 and below for /v2/models/…),
+	// so that a protocol answers them in its own error form.
+	Errors ErrorWriter
 }
 
 // RouteGroup is the fx value group of []Route that HTTP frontends provide.
@@ -101,16 +105,36 @@ func NewRouter(routes []Route, errs ErrorWriter) *mux.Router {
 		}
 		m.Handler(rt.Handler).Methods(methods...)
 	}
-	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		errs(w, http.StatusNotFound, "Not Found")
+	scoped := map[string]ErrorWriter{}
+	for _, rt := range routes {
+		if rt.Errors != nil {
+			scoped[firstSegment(rt.Path)] = rt.Errors
+		}
+	}
+	writer := func(req *http.Request) ErrorWriter {
+		if w, ok := scoped[firstSegment(req.URL.Path)]; ok {
+			return w
+		}
+		return errs
+	}
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		writer(req)(w, http.StatusNotFound, "Not Found")
 	})
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if allowed := allowedMethods(r, req); allowed != "" {
 			w.Header().Set("Allow", allowed)
 		}
-		errs(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+		writer(req)(w, http.StatusMethodNotAllowed, "Method Not Allowed")
 	})
 	return r
+}
+
+// firstSegment is a path's first segment: "/v2" for /v2 and /v2/models/x.
+func firstSegment(path string) string {
+	if i := strings.IndexByte(path[min(1, len(path)):], '/'); i >= 0 {
+		return path[:i+1]
+	}
+	return path
 }
 
 // allowedMethods lists the methods registered for the request's path.

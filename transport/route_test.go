@@ -32,3 +32,40 @@ func TestRouterUncleanPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestRouterScopedErrors: a route's own error writer answers the router's
+// 404 and 405 in its first path segment; the main one answers elsewhere.
+func TestRouterScopedErrors(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	v2 := func(w http.ResponseWriter, status int, msg string) {
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte("v2: " + msg))
+	}
+	main := func(w http.ResponseWriter, status int, msg string) {
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte("main: " + msg))
+	}
+	h := NewRouter([]Route{
+		{Methods: []string{http.MethodPost}, Path: "/predict", Handler: ok},
+		{Methods: []string{http.MethodPost}, Path: "/v2/models/{name}/infer", Handler: ok, Errors: v2},
+	}, main)
+	for _, tc := range []struct {
+		method, path string
+		want         string
+	}{
+		{http.MethodGet, "/v2/models/m/infer", "v2: Method Not Allowed"},
+		{http.MethodPost, "/v2/models/m/other", "v2: Not Found"},
+		{http.MethodPost, "/v2", "v2: Not Found"},
+		{http.MethodPost, "/v2/", "v2: Not Found"},
+		{http.MethodPost, "/v2x", "main: Not Found"},
+		{http.MethodGet, "/predict", "main: Method Not Allowed"},
+		{http.MethodPost, "/", "main: Not Found"},
+		{http.MethodPost, "//v2/models/m/infer", "main: Not Found"},
+	} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(tc.method, "http://svc"+tc.path, nil))
+		if w.Body.String() != tc.want {
+			t.Errorf("%s %s: %d %q, want %q", tc.method, tc.path, w.Code, w.Body.String(), tc.want)
+		}
+	}
+}

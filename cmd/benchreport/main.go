@@ -69,7 +69,13 @@ func run(args []string, stdout io.Writer) error {
 		_, err := stdout.Write(buf.Bytes())
 		return err
 	}
-	return os.WriteFile(*out, buf.Bytes(), 0o644)
+	// Sections other tools own (<!-- NAME:begin --> … <!-- NAME:end -->)
+	// survive the rewrite.
+	old, err := os.ReadFile(*out)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return os.WriteFile(*out, preserveSections(old, buf.Bytes()), 0o644)
 }
 
 // Memory is the memory check: the server's VmRSS (memory.json, written by

@@ -47,6 +47,7 @@ func errorStatus(err error) (status int, msg string, known bool) {
 	var (
 		own      *Error
 		client   *tensorjson.Error
+		input    *core.InputError
 		timeout  *core.TimeoutError
 		infer    *core.InferenceError
 		notReady *core.NotReadyError
@@ -56,6 +57,8 @@ func errorStatus(err error) (status int, msg string, known bool) {
 		return own.Status, own.Message, true
 	case errors.As(err, &client):
 		return http.StatusBadRequest, client.Message, true
+	case errors.As(err, &input):
+		return http.StatusBadRequest, input.Message, true
 	case errors.As(err, &notReady):
 		return http.StatusServiceUnavailable, notReady.Error(), true
 	case errors.As(err, &timeout):

@@ -256,6 +256,10 @@ func (h *Handler) Routes() []transport.Route {
 	} else {
 		routes = append(routes, templated...)
 	}
+	// The router's 404 and 405 under /v2 answer in this protocol's form.
+	for i := range routes {
+		routes[i].Errors = WriteError
+	}
 	return routes
 }
 
@@ -396,11 +400,12 @@ func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request) error {
 	body, err := transport.ReadBody(r, (*bufp)[:0], h.opts.MaxBodyBytes)
 	*bufp = body[:0]
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return &Error{Status: http.StatusRequestEntityTooLarge, Message: "Request body too large: the limit is " + transport.FormatBytes(h.opts.MaxBodyBytes)}
-		}
-		return badRequest("Could not read request body: %v", err)
+		// A refused body (over the limit, a compression bomb) does not
+		// leave its buffer in the pool: the pool would keep one such
+		// buffer per concurrent request for good.
+		*bufp = nil
+		status, msg := transport.BodyError(err, h.opts.MaxBodyBytes)
+		return &Error{Status: status, Message: msg}
 	}
 	header, bin, binaryMode := body, []byte(nil), false
 	if hl, ok := r.Header[HeaderInferenceHeaderLength]; ok {
@@ -413,6 +418,7 @@ func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request) error {
 		}
 		header, bin, binaryMode = body[:n], body[n:], true
 	}
+	header = transport.TrimBOM(header)
 	// The body is in: lift the server's read timeout, which would
 	// otherwise cancel the request's context during a long inference.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})

@@ -473,6 +473,8 @@ func TestBadRequests(t *testing.T) {
 		{"no inputs at all", "", "application/json", `{}`, "", 400, "Missing required input: 'fp32'"},
 		{"unknown input", "", "application/json", in(`{"name":"x","shape":[1],"datatype":"FP32","data":[1]}`), "", 400, "Unknown input 'x'; the model's inputs are: 'bool', 'uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'fp16', 'bf16', 'fp32', 'fp64', 'bytes', 'image'"},
 		{"duplicate input", "", "application/json", in(fp32Input + "," + fp32Input), "", 400, "Duplicate input 'fp32'"},
+		{"name not UTF-8", "", "application/json", in("{\"name\":\"fp\xff32\",\"shape\":[1,2],\"datatype\":\"FP32\",\"data\":[1,2]}"), "", 400, "Invalid \"name\" of inputs[0]: invalid UTF-8 in string"},
+		{"BYTES not UTF-8", "", "application/json", in(fp32Input + ",{\"name\":\"bytes\",\"shape\":[1,2],\"datatype\":\"BYTES\",\"data\":[\"a\",\"\xffb\"]}"), "", 400, "Invalid value for 'bytes' at [1]: invalid UTF-8 in string"},
 		{"no name", "", "application/json", in(`{"shape":[1,2],"datatype":"FP32","data":[1,2]}`), "", 400, "Invalid inputs[0]: \"name\" is missing"},
 		{"no datatype", "", "application/json", in(`{"name":"fp32","shape":[1,2],"data":[1,2]}`), "", 400, "Input 'fp32': \"datatype\" is missing (the model takes FP32)"},
 		{"unknown datatype", "", "application/json", in(`{"name":"fp32","shape":[1,2],"datatype":"FLOAT","data":[1,2]}`), "", 400, "Invalid datatype 'FLOAT' for input 'fp32': expected one of " + datatypeList},

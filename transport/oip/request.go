@@ -220,6 +220,14 @@ func (p *parser) str(what string) (string, error) {
 	}
 	t, err := p.d.Value(&specString)
 	if err != nil {
+		// The codec names the value after the spec, which has no name
+		// here: say what the string is instead.
+		var e *tensorjson.Error
+		if errors.As(err, &e) && e.Input == "" {
+			if reason, ok := strings.CutPrefix(e.Message, "Invalid value for '': "); ok {
+				return "", badRequest("Invalid %s: %s", what, reason)
+			}
+		}
 		return "", err
 	}
 	return t.Data.([]string)[0], nil

@@ -382,13 +382,7 @@ func TestDecodeStrings(t *testing.T) {
 		{`"\u0041\u00e9\u4e2d"`, "Aé中"},
 		{`"\ud83d\ude00"`, "😀"},
 		{`"\uD83D\uDE00x"`, "😀x"},
-		{`"a\ud800b"`, "a\uFFFDb"},          // lone high surrogate
-		{`"\udc00"`, "\uFFFD"},              // lone low surrogate
-		{`"\ud800\u0041"`, "\uFFFDA"},       // high surrogate, then a normal escape
-		{`"\ud800\ud800\udc00"`, "\uFFFD𐀀"}, // lone, then a pair
 		{"\"héllo 中文 😀\"", "héllo 中文 😀"},
-		{"\"bad \xff utf8\"", "bad \uFFFD utf8"},
-		{"\"trunc \xe4\xb8\"", "trunc \uFFFD\uFFFD"},
 		{"\"\u2028\"", "\u2028"},
 		{`"\u0000"`, "\x00"},
 		{"\"\x7f\"", "\x7f"},
@@ -424,6 +418,25 @@ func TestDecodeStrings(t *testing.T) {
 }
 
 // TestDecodeDoesNotAliasBody checks that results survive reuse of the body.
+// TestDecodeInvalidUnicode: a string element that is not valid Unicode is
+// refused, naming the input and element, never silently replaced; in a key
+// it is malformed JSON.
+func TestDecodeInvalidUnicode(t *testing.T) {
+	s := []tensor.Spec{spec("s", tensor.String, -1)}
+	scalar := []tensor.Spec{spec("s", tensor.String)}
+	runErrCases(t, []errCase{
+		{"invalid byte", s, "{\"s\": [\"ok\", \"bad \xff utf8\"]}", "Invalid value for 's' at [1]: invalid UTF-8 in string"},
+		{"truncated sequence", s, "{\"s\": [\"trunc \xe4\xb8\"]}", "Invalid value for 's' at [0]: invalid UTF-8 in string"},
+		{"overlong encoding", s, "{\"s\": [\"\xc0\xaf\"]}", "Invalid value for 's' at [0]: invalid UTF-8 in string"},
+		{"encoded surrogate", s, "{\"s\": [\"\xed\xa0\x80\"]}", "Invalid value for 's' at [0]: invalid UTF-8 in string"},
+		{"lone high surrogate", s, `{"s": ["a\ud800b"]}`, "Invalid value for 's' at [0]: lone surrogate \\u escape in string"},
+		{"lone low surrogate", s, `{"s": ["\udc00"]}`, "Invalid value for 's' at [0]: lone surrogate \\u escape in string"},
+		{"high then normal escape", s, `{"s": ["\ud800\u0041"]}`, "Invalid value for 's' at [0]: lone surrogate \\u escape in string"},
+		{"rank 0", scalar, "{\"s\": \"\xff\"}", "Invalid value for 's': invalid UTF-8 in string"},
+		{"in a key", s, "{\"s\xff\": [\"a\"]}", "Invalid JSON body: invalid UTF-8 in string at offset 3"},
+	})
+}
+
 func TestDecodeDoesNotAliasBody(t *testing.T) {
 	body := []byte(`{"s": ["abc", "d\u00e9f"], "f": [1.5]}`)
 	out, err := DecodeRequest(body, []tensor.Spec{spec("s", tensor.String, -1), spec("f", tensor.Float32, -1)})

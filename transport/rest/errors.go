@@ -28,6 +28,7 @@ func WriteError(w http.ResponseWriter, status int, msg string) {
 func errorStatus(err error) (status int, detail string, ok bool) {
 	var (
 		client   *tensorjson.Error
+		input    *core.InputError
 		timeout  *core.TimeoutError
 		infer    *core.InferenceError
 		notReady *core.NotReadyError
@@ -35,6 +36,8 @@ func errorStatus(err error) (status int, detail string, ok bool) {
 	switch {
 	case errors.As(err, &client):
 		return http.StatusBadRequest, client.Message, true
+	case errors.As(err, &input):
+		return http.StatusBadRequest, input.Message, true
 	case errors.As(err, &notReady):
 		return http.StatusServiceUnavailable, notReady.Error(), true
 	case errors.As(err, &timeout):

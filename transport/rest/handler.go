@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"mime"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -195,19 +194,15 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 	body, err := transport.ReadBody(r, (*bufp)[:0], h.opts.MaxBodyBytes)
 	*bufp = body[:0]
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request body too large: the limit is %s", transport.FormatBytes(h.opts.MaxBodyBytes)))
-			return core.OutcomeBadRequest
-		}
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			WriteError(w, http.StatusRequestTimeout, "Request timeout: the body did not arrive in time")
-			return core.OutcomeBadRequest
-		}
-		WriteError(w, http.StatusBadRequest, "Could not read request body: "+err.Error())
+		// A refused body (over the limit, a compression bomb) does not
+		// leave its buffer in the pool: the pool would keep one such
+		// buffer per concurrent request for good.
+		*bufp = nil
+		status, msg := transport.BodyError(err, h.opts.MaxBodyBytes)
+		WriteError(w, status, msg)
 		return core.OutcomeBadRequest
 	}
+	body = transport.TrimBOM(body)
 	// The body is in: lift the server's read timeout, which would
 	// otherwise cancel the request's context during a long inference.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})

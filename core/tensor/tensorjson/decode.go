@@ -429,6 +429,10 @@ func (d *decoder) elem(depth int) *Error {
 		start := len(d.arena)
 		raw, out, end, se, ok := scanString(b, d.pos, d.arena)
 		if !ok {
+			d.arena = out[:start]
+			if se.unicode {
+				return d.valueErr(depth, se.reason)
+			}
 			return syntaxErr(se.off, se.reason)
 		}
 		if n := len(out) - start + len(raw); d.maxString > 0 && n > d.maxString {

@@ -35,8 +35,10 @@
 // or 2.0, is accepted). float32 and float64 values are bit-for-bit what
 // strconv.ParseFloat gives; float16 and bfloat16 values are rounded once,
 // correctly, from the decimal. A finite number too large for the type is
-// out of range; one too small becomes zero. Strings are fully unescaped;
-// invalid UTF-8 and lone surrogates become U+FFFD.
+// out of range; one too small becomes zero. Strings are fully unescaped
+// and must be valid Unicode: invalid UTF-8 or a lone surrogate escape in a
+// string element is "Invalid value for '<name>' at [1]: invalid UTF-8 in
+// string" (never silently replaced); in an object key it is malformed JSON.
 //
 // # Encoding
 //

@@ -9,13 +9,18 @@ import (
 type strErr struct {
 	off    int
 	reason string
+	// unicode is set when the literal is well-formed JSON but not valid
+	// Unicode (invalid UTF-8, a lone surrogate escape): a bad value rather
+	// than malformed JSON.
+	unicode bool
 }
 
 // scanString reads the JSON string whose opening quote is at b[i]. When the
 // literal holds no escapes, control characters or non-ASCII bytes it returns
 // raw = the bytes between the quotes (no copy). Otherwise it appends the
-// unescaped text to dst (invalid UTF-8 and lone surrogates become U+FFFD)
-// and returns it with raw == nil. end is the offset just past the closing
+// unescaped text to dst and returns it with raw == nil. Invalid UTF-8 and
+// lone surrogate escapes are errors (e.unicode set): nothing is silently
+// replaced. end is the offset just past the closing
 // quote. On error ok is false and e says why.
 func scanString(b []byte, i int, dst []byte) (raw, out []byte, end int, e strErr, ok bool) {
 	j := i + 1
@@ -32,14 +37,14 @@ func scanString(b []byte, i int, dst []byte) (raw, out []byte, end int, e strErr
 	out = append(dst, b[i+1:j]...)
 	for {
 		if j >= len(b) {
-			return nil, out, j, strErr{j, "unexpected end of input"}, false
+			return nil, out, j, strErr{off: j, reason: "unexpected end of input"}, false
 		}
 		c := b[j]
 		switch {
 		case c == '"':
 			return nil, out, j + 1, e, true
 		case c < 0x20:
-			return nil, out, j, strErr{j, "invalid character " + quoteChar(c) + " in string literal"}, false
+			return nil, out, j, strErr{off: j, reason: "invalid character " + quoteChar(c) + " in string literal"}, false
 		case c < 0x80 && c != '\\':
 			// Copy the run of plain ASCII in one go.
 			k := j + 1
@@ -51,14 +56,13 @@ func scanString(b []byte, i int, dst []byte) (raw, out []byte, end int, e strErr
 		case c >= 0x80:
 			r, size := utf8.DecodeRune(b[j:])
 			if r == utf8.RuneError && size == 1 {
-				out = append(out, "\uFFFD"...)
-			} else {
-				out = append(out, b[j:j+size]...)
+				return nil, out, j, strErr{off: j, reason: "invalid UTF-8 in string", unicode: true}, false
 			}
+			out = append(out, b[j:j+size]...)
 			j += size
 		default: // backslash
 			if j+1 >= len(b) {
-				return nil, out, j + 1, strErr{j + 1, "unexpected end of input"}, false
+				return nil, out, j + 1, strErr{off: j + 1, reason: "unexpected end of input"}, false
 			}
 			switch b[j+1] {
 			case '"', '\\', '/':
@@ -76,12 +80,13 @@ func scanString(b []byte, i int, dst []byte) (raw, out []byte, end int, e strErr
 			case 'u':
 				r, ok := hex4(b, j+2)
 				if !ok {
-					return nil, out, j, strErr{j, "invalid \\u escape in string literal"}, false
+					return nil, out, j, strErr{off: j, reason: "invalid \\u escape in string literal"}, false
 				}
 				j += 6
 				if utf16.IsSurrogate(r) {
 					// A high surrogate followed by an escaped low one is one
-					// character; anything else is a lone surrogate.
+					// character; anything else is a lone surrogate, which
+					// UTF-8 cannot hold.
 					if r < 0xdc00 && j+1 < len(b) && b[j] == '\\' && b[j+1] == 'u' {
 						if r2, ok := hex4(b, j+2); ok {
 							if c := utf16.DecodeRune(r, r2); c != utf8.RuneError {
@@ -91,12 +96,12 @@ func scanString(b []byte, i int, dst []byte) (raw, out []byte, end int, e strErr
 							}
 						}
 					}
-					r = utf8.RuneError
+					return nil, out, j - 6, strErr{off: j - 6, reason: "lone surrogate \\u escape in string", unicode: true}, false
 				}
 				out = utf8.AppendRune(out, r)
 				continue
 			default:
-				return nil, out, j, strErr{j, "invalid escape sequence in string literal"}, false
+				return nil, out, j, strErr{off: j, reason: "invalid escape sequence in string literal"}, false
 			}
 			j += 2
 		}
