@@ -10,11 +10,14 @@
 # /mnt/models mount point; then builds the image with every timestamp fixed
 # and exports it as an OCI archive.
 #
-# Usage: build/image.sh [--context-only] VERSION [ARCH...]
-#   VERSION         x.y.z (as for build/release.sh)
-#   ARCH            amd64, arm64 (default: both)
-#   --context-only  prepare the build context and stop (for docker/podman
-#                   builds elsewhere; see build/Containerfile)
+# Usage: build/image.sh [--context-only|--check-reproducible] VERSION [ARCH...]
+#   VERSION               x.y.z (as for build/release.sh)
+#   ARCH                  amd64, arm64 (default: both)
+#   --context-only        prepare the build context and stop (for
+#                         docker/podman builds elsewhere; see build/Containerfile)
+#   --check-reproducible  then stage the context again from the same release
+#                         archives, build again and fail unless the image ids
+#                         are the same
 # Environment: OUT (build/artifacts/image), STORE (buildah/podman storage,
 #   build/artifacts/containers: a private root, the system store is never
 #   touched), SOURCE_DATE_EPOCH (default: the last commit's time).
@@ -25,7 +28,11 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 context_only=false
-if [ "${1:-}" = --context-only ]; then context_only=true; shift; fi
+check=false
+case ${1:-} in
+  --context-only) context_only=true; shift ;;
+  --check-reproducible) check=true; shift ;;
+esac
 version=${1:-}
 if ! [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]+)?$ ]]; then
   echo "usage: build/image.sh [--context-only] VERSION [ARCH...]  (VERSION like 1.2.3, got '${version}')" >&2
@@ -61,7 +68,6 @@ stage_rootfs() {
   command -v readelf >/dev/null || die "readelf missing (binutils)"
   [ -f /etc/ssl/certs/ca-certificates.crt ] || die "/etc/ssl/certs/ca-certificates.crt missing: run ci/install-deps.sh"
 
-  OUT=$out/release bash build/release.sh "$version" "linux/$arch"
   archive=$out/release/svc-$version-linux-$arch.tar.gz
   [ -f "$archive" ] || die "no release archive at $archive"
 
@@ -128,13 +134,21 @@ normalize() {
   find "$1" -exec touch -h -d "@$epoch" {} +
 }
 
-rm -rf "$ctx"
-mkdir -p "$ctx/home"
+# stage_context: ctx with every architecture's root filesystem.
+stage_context() {
+  rm -rf "$ctx"
+  mkdir -p "$ctx/home"
+  for arch in "${arches[@]}"; do
+    stage_rootfs "$arch"
+  done
+  normalize "$ctx/home"
+  touch -h -d "@$epoch" "$ctx"
+}
+
 for arch in "${arches[@]}"; do
-  stage_rootfs "$arch"
+  OUT=$out/release bash build/release.sh "$version" "linux/$arch"
 done
-normalize "$ctx/home"
-touch -h -d "@$epoch" "$ctx"
+stage_context
 if $context_only; then
   echo "image: build context in $ctx (build with: podman build --platform linux/ARCH -f build/Containerfile $ctx)" >&2
   exit 0
@@ -144,13 +158,29 @@ command -v buildah >/dev/null || die "buildah missing: run ci/install-deps.sh"
 mkdir -p "$store"
 printf '{"default":[{"type":"insecureAcceptAnything"}]}\n' >"$store/policy.json"
 buildah=(buildah --root "$store/root" --runroot "$store/run" --storage-driver vfs)
+# build_image <arch> <iidfile> <tag>
+build_image() {
+  "${buildah[@]}" build --quiet --platform "linux/$1" --timestamp "$epoch" --build-arg "VERSION=$version" \
+    --signature-policy "$store/policy.json" --iidfile "$2" \
+    -f "$root/build/Containerfile" -t "$3" "$ctx" >/dev/null
+}
 for arch in "${arches[@]}"; do
   start=$(date +%s)
   name=svc-$version-linux-$arch
-  "${buildah[@]}" build --quiet --platform "linux/$arch" --timestamp "$epoch" --build-arg "VERSION=$version" \
-    --signature-policy "$store/policy.json" --iidfile "$out/svc-linux-$arch.iid" \
-    -f "$root/build/Containerfile" -t "localhost/svc:$tag-$arch" "$ctx" >/dev/null
+  build_image "$arch" "$out/svc-linux-$arch.iid" "localhost/svc:$tag-$arch"
   rm -f "$out/$name.oci.tar"
   "${buildah[@]}" push --quiet --signature-policy "$store/policy.json" "localhost/svc:$tag-$arch" "oci-archive:$out/$name.oci.tar:svc:$tag"
   echo "image: $out/$name.oci.tar ($(du -h "$out/$name.oci.tar" | cut -f1), image id $(cat "$out/svc-linux-$arch.iid"), $(($(date +%s) - start)) s)" >&2
 done
+
+if $check; then
+  stage_context
+  for arch in "${arches[@]}"; do
+    build_image "$arch" "$out/svc-linux-$arch.check.iid" "localhost/svc:$tag-$arch-check"
+    "${buildah[@]}" rmi "localhost/svc:$tag-$arch-check" >/dev/null 2>&1 || true
+    first=$(cat "$out/svc-linux-$arch.iid")
+    second=$(cat "$out/svc-linux-$arch.check.iid")
+    [ "$first" = "$second" ] || die "linux/$arch is not reproducible: image id $first, then $second from a context staged again"
+    echo "image: linux/$arch reproducible (image id $first twice)" >&2
+  done
+fi
