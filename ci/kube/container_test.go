@@ -27,14 +27,30 @@ import (
 // version is the image version the test builds (tag svc:0.0.0-test-amd64).
 const version = "0.0.0-test"
 
-// podman runs podman on the private store build/image.sh builds into.
+// store is the private container storage build/image.sh builds into.
+var store = filepath.Join(repoRoot, "build", "artifacts", "containers")
+
+// containersConf holds what podman needs on this kind of machine for every
+// command, 'kube play' included: runc, bounded ulimits, no systemd.
+const containersConf = `[containers]
+default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
+init_path = "/usr/bin/catatonit"
+
+[engine]
+runtime = "runc"
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+`
+
+// podman runs podman on the private store with containersConf.
 func podman(args ...string) *exec.Cmd {
-	store := filepath.Join(repoRoot, "build", "artifacts", "containers")
 	full := append([]string{
 		"--root", filepath.Join(store, "root"), "--runroot", filepath.Join(store, "run"),
 		"--storage-driver", "vfs", "--runtime", "runc", "--cgroup-manager", "cgroupfs", "--events-backend", "file",
 	}, args...)
-	return exec.Command("podman", full...)
+	cmd := exec.Command("podman", full...)
+	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+filepath.Join(store, "containers.conf"))
+	return cmd
 }
 
 func freePort(t *testing.T) int {
@@ -80,6 +96,9 @@ func buildImage(t *testing.T) string {
 		t.Fatalf("build/image.sh: %v\n%s", err, b)
 	}
 	t.Logf("build/image.sh:\n%s", lastLines(string(b), 4))
+	if err := os.WriteFile(filepath.Join(store, "containers.conf"), []byte(containersConf), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	archive := filepath.Join(out, "svc-"+version+"-linux-amd64.oci.tar")
 	if st, err := os.Stat(archive); err != nil || st.Size() == 0 {
 		t.Fatalf("no OCI archive at %s: %v", archive, err)
@@ -122,6 +141,8 @@ func TestImage(t *testing.T) {
 			t.Errorf("created = %q", parts[3])
 		}
 	})
+
+	t.Run("kube play", func(t *testing.T) { kubePlay(t, image) })
 
 	t.Run("serve and drain", func(t *testing.T) {
 		models := t.TempDir()
@@ -188,6 +209,91 @@ func TestImage(t *testing.T) {
 			t.Errorf("no request finished after SIGTERM:\n%s", logs)
 		}
 	})
+}
+
+// kubePlay runs the chart's Deployment and ConfigMap with 'podman kube
+// play' on the host network (svc on 127.0.0.1), the model in a podman volume
+// named as the chart's PersistentVolumeClaim.
+func kubePlay(t *testing.T, image string) {
+	port := freePort(t)
+	volume := fmt.Sprintf("svc-test-models-%d", os.Getpid())
+	if b, err := podman("volume", "create", volume).CombinedOutput(); err != nil {
+		t.Fatalf("podman volume create: %v\n%s", err, b)
+	}
+	t.Cleanup(func() { _ = podman("volume", "rm", "--force", volume).Run() })
+	b, err := podman("volume", "inspect", "--format", "{{.Mountpoint}}", volume).Output()
+	if err != nil {
+		t.Fatalf("podman volume inspect: %v", err)
+	}
+	copyFile(t, filepath.Join(repoRoot, "testdata", "models", "classifier.onnx"), filepath.Join(strings.TrimSpace(string(b)), "model.onnx"))
+
+	repo, tag, _ := strings.Cut(image, ":")
+	stream := run(t, helm(t), "template", "play", chartDir,
+		"--set", "model.pvc.claimName="+volume, "--set", "model.name=iris",
+		"--set", "server.host=127.0.0.1", "--set", "server.port="+strconv.Itoa(port),
+		"--set", "image.repository="+repo, "--set", "image.tag="+tag, "--set", "image.pullPolicy=Never")
+	var docs []string
+	for _, doc := range strings.Split(stream, "\n---") {
+		if strings.Contains(doc, "\nkind: Deployment") || strings.Contains(doc, "\nkind: ConfigMap") {
+			docs = append(docs, doc)
+		}
+	}
+	if len(docs) != 2 {
+		t.Fatalf("%d Deployment and ConfigMap documents, want 2:\n%s", len(docs), stream)
+	}
+	file := filepath.Join(t.TempDir(), "play.yaml")
+	if err := os.WriteFile(file, []byte(strings.Join(docs, "\n---")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := podman("kube", "play", "--network", "host", file).CombinedOutput(); err != nil {
+		t.Fatalf("podman kube play: %v\n%s", err, b)
+	}
+	down := func() []byte {
+		b, _ := podman("kube", "play", "--down", file).CombinedOutput()
+		return b
+	}
+	t.Cleanup(func() { down() })
+
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	deadline := time.Now().Add(120 * time.Second)
+	for {
+		resp, err := http.Get(url + "/v2/health/ready")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the played Deployment is not ready on %s: %v\n%s", url, err, podLogs())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	c := &container{url: url}
+	if got := c.get(t, "/v2/models/iris/ready"); got != `{"name":"iris","ready":true}` {
+		t.Errorf("/v2/models/iris/ready = %s", got)
+	}
+	status, body := c.post(t, "/predict", `{"input": [[5.1, 3.5, 1.4, 0.2]]}`)
+	if status != 200 || !strings.Contains(body, `"label":[0]`) {
+		t.Errorf("/predict = %d %s", status, body)
+	}
+	if b, err := podman("kube", "play", "--down", file).CombinedOutput(); err != nil {
+		t.Fatalf("podman kube play --down: %v\n%s", err, b)
+	}
+}
+
+// podLogs returns the logs of every container in the store, for failures.
+func podLogs() string {
+	names, err := podman("ps", "--all", "--format", "{{.Names}}").Output()
+	if err != nil {
+		return err.Error()
+	}
+	var out strings.Builder
+	for _, n := range strings.Fields(string(names)) {
+		b, _ := podman("logs", n).CombinedOutput()
+		fmt.Fprintf(&out, "== %s\n%s\n", n, b)
+	}
+	return out.String()
 }
 
 // container is a running 'podman run'.

@@ -4,7 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // TestKServe decodes build/kserve strictly and checks what KServe relies on:
@@ -74,4 +78,34 @@ func decodeFile(t *testing.T, name string) []object {
 		t.Fatal(err)
 	}
 	return decodeAll(t, string(b))
+}
+
+// TestStrictDecoding checks that the decoding the manifest tests rely on
+// fails on the mistakes it is there to catch.
+func TestStrictDecoding(t *testing.T) {
+	tests := []struct {
+		name, doc, want string
+	}{
+		{"misspelt Deployment field", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\nspec:\n  replica: 1\n", `unknown field "spec.replica"`},
+		{"misspelt ServingRuntime field", "apiVersion: serving.kserve.io/v1alpha1\nkind: ServingRuntime\nmetadata: {name: a}\nspec:\n  protocolVersion: [v2]\n", `unknown field "spec.protocolVersion"`},
+		{"misspelt InferenceService field", "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: a}\nspec:\n  predictor:\n    model:\n      modelFormat: {name: onnx}\n      storageURI: s3://m\n", `unknown field "spec.predictor.model.storageURI"`},
+		{"duplicate key", "apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec:\n  type: ClusterIP\n  type: NodePort\n", `key "type" already set`},
+		{"wrong type", "apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec:\n  ports: [{port: http}]\n", `cannot unmarshal string`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var tm metav1.TypeMeta
+			if err := yaml.Unmarshal([]byte(tt.doc), &tm); err != nil {
+				t.Fatal(err)
+			}
+			v, err := newObject(tm.APIVersion, tm.Kind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = decodeStrict([]byte(tt.doc), v)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one with %q", err, tt.want)
+			}
+		})
+	}
 }

@@ -33,6 +33,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/svc-dev/svc/core/config"
@@ -130,7 +131,7 @@ func decodeAll(t *testing.T, stream string) []object {
 		if err != nil {
 			t.Fatalf("%v\n%s", err, doc)
 		}
-		if err := yaml.UnmarshalStrict(doc, v); err != nil {
+		if err := decodeStrict(doc, v); err != nil {
 			t.Fatalf("%s does not decode strictly into %T: %v\n%s", tm.Kind, v, err, doc)
 		}
 		name := v.(metav1.Object).GetName()
@@ -140,6 +141,21 @@ func decodeAll(t *testing.T, stream string) []object {
 		objs = append(objs, object{kind: tm.Kind, name: name, value: v})
 	}
 	return objs
+}
+
+// decodeStrict decodes a YAML document as the API server does
+// (sigs.k8s.io/json: case-sensitive field names), failing on unknown and
+// duplicate fields.
+func decodeStrict(doc []byte, v any) error {
+	j, err := yaml.YAMLToJSONStrict(doc)
+	if err != nil {
+		return err
+	}
+	strict, err := kjson.UnmarshalStrict(j, v, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	if err != nil {
+		return err
+	}
+	return errors.Join(strict...)
 }
 
 func stripComments(doc []byte) []byte {
