@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the system packages the tests need when they are missing:
-# Chromium for the browser test; podman, buildah, runc, catatonit and the CA
-# certificates for the container image and its test (ci/kube). Runs apt-get only when something is missing
-# (CI runs as root; elsewhere use sudo).
+# Chromium for the browser test; podman, buildah, runc, catatonit, readelf
+# and the CA certificates for the container image and its test (ci/kube).
+# Runs apt-get only when something is missing (CI runs as root; elsewhere use
+# sudo).
 set -euo pipefail
 
 need=()

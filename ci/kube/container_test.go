@@ -22,6 +22,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
 )
 
 // version is the image version the test builds (tag svc:0.0.0-test-amd64).
@@ -232,27 +237,53 @@ func kubePlay(t *testing.T, image string) {
 		"--set", "model.pvc.claimName="+volume, "--set", "model.name=iris",
 		"--set", "server.host=127.0.0.1", "--set", "server.port="+strconv.Itoa(port),
 		"--set", "image.repository="+repo, "--set", "image.tag="+tag, "--set", "image.pullPolicy=Never")
-	var docs []string
-	for _, doc := range strings.Split(stream, "\n---") {
-		if strings.Contains(doc, "\nkind: Deployment") || strings.Contains(doc, "\nkind: ConfigMap") {
-			docs = append(docs, doc)
+	// podman publishes container ports, which the host network cannot have:
+	// the pod runs on the host network instead, without them, and its
+	// probes name the port by number.
+	var deploy *appsv1.Deployment
+	var configMap *corev1.ConfigMap
+	for _, o := range decodeAll(t, stream) {
+		switch v := o.value.(type) {
+		case *appsv1.Deployment:
+			deploy = v
+		case *corev1.ConfigMap:
+			configMap = v
 		}
 	}
-	if len(docs) != 2 {
-		t.Fatalf("%d Deployment and ConfigMap documents, want 2:\n%s", len(docs), stream)
+	if deploy == nil || configMap == nil {
+		t.Fatalf("no Deployment or ConfigMap in:\n%s", stream)
 	}
-	file := filepath.Join(t.TempDir(), "play.yaml")
-	if err := os.WriteFile(file, []byte(strings.Join(docs, "\n---")), 0o644); err != nil {
+	pod := &deploy.Spec.Template.Spec
+	pod.HostNetwork = true
+	main := &pod.Containers[0]
+	main.Ports = nil
+	for _, p := range []*corev1.Probe{main.StartupProbe, main.LivenessProbe, main.ReadinessProbe} {
+		p.HTTPGet.Port = intstr.FromInt(port)
+	}
+	var play []byte
+	for _, o := range []any{configMap, deploy} {
+		b, err := yaml.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		play = append(append(play, "---\n"...), b...)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "play.yaml")
+	if err := os.WriteFile(file, play, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := podman("kube", "play", "--network", "host", file).CombinedOutput(); err != nil {
+	// An empty working directory: kube play builds images from directories
+	// named like them.
+	kube := func(args ...string) ([]byte, error) {
+		cmd := podman(append([]string{"kube", "play"}, args...)...)
+		cmd.Dir = dir
+		return cmd.CombinedOutput()
+	}
+	if b, err := kube(file); err != nil {
 		t.Fatalf("podman kube play: %v\n%s", err, b)
 	}
-	down := func() []byte {
-		b, _ := podman("kube", "play", "--down", file).CombinedOutput()
-		return b
-	}
-	t.Cleanup(func() { down() })
+	t.Cleanup(func() { _, _ = kube("--down", file) })
 
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	deadline := time.Now().Add(120 * time.Second)
@@ -277,7 +308,7 @@ func kubePlay(t *testing.T, image string) {
 	if status != 200 || !strings.Contains(body, `"label":[0]`) {
 		t.Errorf("/predict = %d %s", status, body)
 	}
-	if b, err := podman("kube", "play", "--down", file).CombinedOutput(); err != nil {
+	if b, err := kube("--down", file); err != nil {
 		t.Fatalf("podman kube play --down: %v\n%s", err, b)
 	}
 }
