@@ -173,6 +173,9 @@ for arch in "${arches[@]}"; do
   echo "image: $out/$name.oci.tar ($(du -h "$out/$name.oci.tar" | cut -f1), image id $(cat "$out/svc-linux-$arch.iid"), $(($(date +%s) - start)) s)" >&2
 done
 
+# Earlier builds' images, untagged by these, would pile up in the store.
+"${buildah[@]}" rmi --prune >/dev/null 2>&1 || true
+
 if $check; then
   stage_context
   for arch in "${arches[@]}"; do
