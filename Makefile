@@ -13,6 +13,8 @@ LIBDIR := build/lib/$(PLATFORM)
 TOOLS := $(CURDIR)/build/tools
 STATICCHECK := $(TOOLS)/staticcheck
 STATICCHECK_VERSION := v0.8.2
+HELM := $(TOOLS)/helm
+HELM_VERSION := v3.22.0
 PORT ?= 8080
 
 export ONNXRUNTIME_TEST_LIB := $(CURDIR)/$(LIBDIR)
@@ -44,7 +46,7 @@ assets:
 	bash build/docs-assets.sh
 
 ## tools: staticcheck, the OpenAPI validator (npm) and the test-only system packages
-tools: $(STATICCHECK)
+tools: $(STATICCHECK) $(HELM)
 	bash ci/install-deps.sh
 	bash build/node-tools.sh
 
@@ -81,7 +83,7 @@ fuzz: lib
 	$(GO) test -run '^$$' -fuzz FuzzServer -fuzztime $(FUZZTIME) ./cmd/svc/fuzzhttp/
 
 ## test: vet, staticcheck and every test (unit and integration) with -race
-test: deps vet lint check-tags check-arm64 check-windows unit
+test: deps vet lint check-tags check-arm64 check-windows unit kube
 
 ## genmodels: regenerate the committed test models and the demo model
 genmodels:
@@ -125,3 +127,25 @@ check-windows: lib assets cross-deps
 
 $(ACTIONLINT):
 	GOBIN=$(TOOLS) $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+
+# ---------------------------------------------------------------------------
+# Container image, Helm chart, KServe runtime.
+# ---------------------------------------------------------------------------
+# IMAGE_VERSION: the image's version (x.y.z); make image IMAGE_VERSION=1.2.3
+IMAGE_VERSION ?= 0.0.0-dev
+
+.PHONY: image kube
+
+## image: OCI archives of the FROM scratch image for linux/amd64 and linux/arm64 in build/artifacts/image (buildah, no daemon)
+image: lib assets cross-deps
+	bash ci/install-deps.sh
+	bash build/image.sh $(IMAGE_VERSION)
+
+## kube: the container test (builds the amd64 image, runs it with podman) and the manifest tests (helm lint/template, strict decoding into the Kubernetes types), module ci/kube
+kube: lib assets $(HELM) $(STATICCHECK)
+	bash ci/install-deps.sh
+	cd ci/kube && $(GO) vet ./... && $(STATICCHECK) ./...
+	cd ci/kube && $(GO) test -count=1 -timeout 30m ./...
+
+$(HELM):
+	GOBIN=$(TOOLS) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)

@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # Installs the system packages the tests need when they are missing:
-# Chromium for the browser test. Runs apt-get only when something is missing
-# (CI runs as root; elsewhere use sudo).
+# Chromium for the browser test; podman, buildah, runc, catatonit, readelf
+# and the CA certificates for the container image and its test (ci/kube).
+# Runs apt-get only when something is missing (CI runs as root; elsewhere use
+# sudo).
 set -euo pipefail
 
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v node >/dev/null 2>&1 || need+=(nodejs)
 command -v npm >/dev/null 2>&1 || need+=(npm)
+for tool in podman buildah runc catatonit readelf; do
+  command -v "$tool" >/dev/null 2>&1 || case $tool in readelf) need+=(binutils) ;; *) need+=("$tool") ;; esac
+done
+[ -f /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

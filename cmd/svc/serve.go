@@ -51,17 +51,23 @@ func serveCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Value: config.DefaultFile, Usage: "configuration file"},
 			&cli.StringFlag{Name: "provider", Usage: "preferred execution provider: " + providers.NameList() + " (default: automatic)"},
 			&cli.StringFlag{Name: "access-log", Usage: "which requests get an access-log line: all, errors (status >= 400), sampled[:RATE] (errors and a RATE fraction of the rest, default 0.01) or off (default: serve.access_log, all)"},
+			&cli.StringFlag{Name: "name", Usage: "name to serve the model under in /health, /info and /v2/models/NAME (default: from MODEL_NAME)"},
 			&cli.BoolFlag{Name: "verbose", Usage: "verbose output"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() != 1 {
 				return usageErr("serve takes exactly one MODEL_NAME (got %d arguments); see 'svc serve --help'", cmd.Args().Len())
 			}
+			if cmd.IsSet("name") {
+				if err := checkServedName(cmd.String("name")); err != nil {
+					return usageErr("--name %v", err)
+				}
+			}
 			cfg, err := loadServeConfig(cmd)
 			if err != nil {
 				return err
 			}
-			return serve(ctx, cmd.Args().First(), cfg, cmd.Bool("verbose"), stdout, stderr)
+			return serve(ctx, cmd.Args().First(), cmd.String("name"), cfg, cmd.Bool("verbose"), stdout, stderr)
 		},
 	}
 }
@@ -102,8 +108,9 @@ func loadServeConfig(cmd *cli.Command) (config.Config, error) {
 
 // serve runs the server until SIGINT/SIGTERM, then drains and returns. With
 // --workers N it supervises N worker processes instead (or, where processes
-// cannot share a socket, runs N sessions in this process).
-func serve(ctx context.Context, modelName string, cfg config.Config, verbose bool, stdout, stderr io.Writer) error {
+// cannot share a socket, runs N sessions in this process). A non-empty
+// servedName (--name) replaces the model name derived from MODEL_NAME.
+func serve(ctx context.Context, modelName, servedName string, cfg config.Config, verbose bool, stdout, stderr io.Writer) error {
 	log, logOut, err := newLogger(stderr, verbose)
 	if err != nil {
 		return err
@@ -142,6 +149,9 @@ func serve(ctx context.Context, modelName string, cfg config.Config, verbose boo
 	// Resolve the model once, up front, so a missing model fails before
 	// anything is bound or started.
 	src, srcErr := core.ResolveSource(modelName, cfg, registry.Open(registry.DefaultRoot()))
+	if srcErr == nil && servedName != "" {
+		src.Name = servedName
+	}
 
 	worker, isWorker := supervisor.CurrentWorker()
 	if isWorker {
