@@ -21,6 +21,7 @@ type Env struct {
 // ONNX Runtime's own log goes to stderr: fatal messages only, or warnings
 // and worse when verbose (svc reports errors itself).
 func Load(s Search, verbose bool) (*Env, error) {
+	disableTelemetry()
 	level := ort.WithLogLevelFatal()
 	if verbose {
 		level = ort.WithLogLevelWarning()
@@ -50,6 +51,21 @@ func Load(s Search, verbose bool) (*Env, error) {
 		return &Env{libraryPath: c.Path, source: c.Source}, nil
 	}
 	return nil, notFound(s, tried)
+}
+
+// TelemetryEnv is the variable ONNX Runtime reads when it creates its
+// environment. Unless it is set, its Linux build then runs a shell command
+// (blkid; hostname) and writes /tmp/mat-debug-PID.log and a database under
+// ~/.cache: a server must not, and a host without /bin/sh (a FROM scratch
+// image) crashes on it. svc sets it to 1 unless the user set it.
+const TelemetryEnv = "ORT_DISABLE_TELEMETRY"
+
+// disableTelemetry sets TelemetryEnv before the library is loaded; with
+// cgo, os.Setenv reaches the C environment the library reads.
+func disableTelemetry() {
+	if _, set := os.LookupEnv(TelemetryEnv); !set {
+		_ = os.Setenv(TelemetryEnv, "1")
+	}
 }
 
 // LibraryPath is the path or name the library was loaded from.
