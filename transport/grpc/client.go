@@ -47,7 +47,8 @@ func NewClient(addr string, opts ...ClientOption) (*Client, error) {
 	}
 	conn, err := grpc.NewClient(addr,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(cfg.maxRecv)))
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(cfg.maxRecv)),
+		grpc.WithInitialWindowSize(windowBytes), grpc.WithInitialConnWindowSize(windowBytes))
 	if err != nil {
 		return nil, fmt.Errorf("grpc client for %s: %w", addr, err)
 	}

@@ -92,6 +92,10 @@ func checkKey(ctx context.Context, keys *access.Keys, method string) error {
 	return nil
 }
 
+// windowBytes is the HTTP/2 flow-control window of a stream and of a
+// connection, on both sides.
+const windowBytes = 8 << 20
+
 // NewServer builds the server of svc on ln.
 func NewServer(ln net.Listener, svc *Service, o ServerOptions) *Server {
 	log := o.Logger
@@ -116,6 +120,9 @@ func NewServer(ln net.Listener, svc *Service, o ServerOptions) *Server {
 	if o.MaxMessageBytes > 0 {
 		opts = append(opts, grpc.MaxRecvMsgSize(o.MaxMessageBytes))
 	}
+	// Tensors are large: flow-control windows of HTTP/2's default 64 KiB
+	// make a megabyte request take many round trips.
+	opts = append(opts, grpc.InitialWindowSize(windowBytes), grpc.InitialConnWindowSize(windowBytes))
 	s.srv = grpc.NewServer(opts...)
 	inference.RegisterGRPCInferenceServiceServer(s.srv, svc)
 	grpc_health_v1.RegisterHealthServer(s.srv, &health{svc: svc, stopping: s.stopping})

@@ -155,7 +155,7 @@ type fixture struct {
 
 // start serves a Service over a model that loads r (or stays loading when
 // r is nil) on a local port, and returns a client of it.
-func start(t *testing.T, r core.Runner, o Options, so ServerOptions, copts ...ClientOption) *fixture {
+func start(t testing.TB, r core.Runner, o Options, so ServerOptions, copts ...ClientOption) *fixture {
 	t.Helper()
 	m := core.NewModel("echo")
 	o.Model = m
