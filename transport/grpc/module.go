@@ -2,6 +2,7 @@ package grpcapi
 
 import (
 	"context"
+	"fmt"
 	"os"
 
 	"go.uber.org/fx"
@@ -69,10 +70,19 @@ func newServerFx(p serverParams) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	mode := p.Serve.AccessLog
+	if mode == "" { // a Serve not built from config.Default
+		mode = config.DefaultAccessLog
+	}
+	policy, err := config.ParseAccessLog(mode)
+	if err != nil {
+		return nil, fmt.Errorf("serve.access_log %w", err)
+	}
 	s := NewServer(ln, p.Service, ServerOptions{
 		MaxMessageBytes: int(min(int64(p.Limits.MaxBodyBytes), 1<<31-1)),
 		Grace:           p.Serve.ShutdownGrace.Std(),
 		Keys:            keys,
+		AccessLog:       policy,
 		Logger:          p.Log.Named("grpc"),
 	})
 	p.LC.Append(fx.Hook{

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
+	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/transport/access"
 	"github.com/svc-dev/svc/transport/grpc/inference"
 )
@@ -31,8 +32,11 @@ type ServerOptions struct {
 	Grace time.Duration
 	// Keys, when set, are required as "authorization: Bearer <key>"
 	// metadata by every call but the open ones (see openMethods).
-	Keys   *access.Keys
-	Logger *zap.Logger
+	Keys *access.Keys
+	// AccessLog says which calls get an "rpc" log line (serve.access_log;
+	// the zero value logs every call).
+	AccessLog config.AccessLog
+	Logger    *zap.Logger
 }
 
 // Server runs the gRPC server on a listener: the inference service, the
@@ -103,14 +107,15 @@ func NewServer(ln net.Listener, svc *Service, o ServerOptions) *Server {
 		log = zap.NewNop()
 	}
 	s := &Server{ln: ln, log: log, grace: o.Grace, done: make(chan error, 1), stopping: make(chan struct{})}
+	calls := newCallLog(log, o.AccessLog)
 	opts := []grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		grpc.ChainUnaryInterceptor(calls.unary, func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 			if err := checkKey(ctx, o.Keys, info.FullMethod); err != nil {
 				return nil, err
 			}
 			return h(ctx, req)
 		}),
-		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+		grpc.ChainStreamInterceptor(calls.stream, func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 			if err := checkKey(ss.Context(), o.Keys, info.FullMethod); err != nil {
 				return err
 			}
