@@ -242,6 +242,8 @@ func typedContents(spec *tensor.Spec, shape []int64, c *inference.InferTensorCon
 		return append([]float32{}, c.GetFp32Contents()...), nil
 	case tensor.Float64:
 		return append([]float64{}, c.GetFp64Contents()...), nil
+	case tensor.Float16, tensor.BFloat16: // only empty ones get here
+		return []uint16{}, nil
 	case tensor.String:
 		out := make([]string, n)
 		for i, b := range c.GetBytesContents() {
@@ -252,7 +254,7 @@ func typedContents(spec *tensor.Spec, shape []int64, c *inference.InferTensorCon
 		}
 		return out, nil
 	}
-	return []any{}, nil
+	return nil, invalid("Input '%s' has unsupported datatype %s", spec.Name, dtName)
 }
 
 // narrow converts the wider wire integers to the input's type, refusing
