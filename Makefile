@@ -15,11 +15,15 @@ STATICCHECK := $(TOOLS)/staticcheck
 STATICCHECK_VERSION := v0.8.2
 HELM := $(TOOLS)/helm
 HELM_VERSION := v3.22.0
+GRPCURL := $(TOOLS)/grpcurl
+GRPCURL_VERSION := v1.9.3
+export PROTOC_GEN_GO_VERSION := v1.36.12
+export PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 PORT ?= 8080
 
 export ONNXRUNTIME_TEST_LIB := $(CURDIR)/$(LIBDIR)
 
-.PHONY: all build lib vulkan models assets tools deps run test vet lint unit fuzz soak genmodels bench clean
+.PHONY: all build lib vulkan models assets tools deps run test vet lint unit fuzz soak genmodels bench clean proto
 
 all: build
 
@@ -45,13 +49,20 @@ models:
 assets:
 	bash build/docs-assets.sh
 
-## tools: staticcheck, the OpenAPI validator (npm) and the test-only system packages
-tools: $(STATICCHECK) $(HELM)
+## tools: staticcheck, helm, grpcurl, the OpenAPI validator (npm) and the test-only system packages
+tools: $(STATICCHECK) $(HELM) $(GRPCURL)
 	bash ci/install-deps.sh
 	bash build/node-tools.sh
 
 $(STATICCHECK):
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+$(GRPCURL):
+	GOBIN=$(TOOLS) $(GO) install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
+
+## proto: regenerate transport/grpc/inference from its .proto (protoc from Debian, Go plugins pinned above)
+proto:
+	bash build/proto.sh
 
 deps: lib models vulkan assets tools
 

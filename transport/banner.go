@@ -18,7 +18,9 @@ type Banner struct {
 	ProviderNote        string
 	Host                string
 	Port                int
-	Workers             int
+	// GRPCPort is the gRPC service's port (0: off).
+	GRPCPort int
+	Workers  int
 	// Endpoints is the table of routes (see Endpoints).
 	Endpoints []Endpoint
 }
@@ -31,6 +33,19 @@ func (b Banner) URL() string {
 		host = "localhost"
 	}
 	return "http://" + net.JoinHostPort(host, strconv.Itoa(b.Port))
+}
+
+// GRPCAddr is host:port of the gRPC service, with a wildcard host shown as
+// localhost; "" when gRPC is off.
+func (b Banner) GRPCAddr() string {
+	if b.GRPCPort == 0 {
+		return ""
+	}
+	host := b.Host
+	if host == "" || host == "0.0.0.0" || host == "::" || host == "[::]" {
+		host = "localhost"
+	}
+	return net.JoinHostPort(host, strconv.Itoa(b.GRPCPort))
 }
 
 // Write prints the banner: model, server configuration, endpoint table.
@@ -53,6 +68,9 @@ func (b Banner) Write(w io.Writer) error {
 	row("port", b.Port)
 	row("workers", b.Workers)
 	row("URL", b.URL())
+	if b.GRPCPort != 0 {
+		row("gRPC", b.GRPCAddr()+" (inference.GRPCInferenceService, grpc.health.v1, reflection)")
+	}
 	fmt.Fprintf(&sb, "\nEndpoints\n")
 	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
 	for _, e := range b.Endpoints {

@@ -14,11 +14,16 @@ var ErrPortInUse = errors.New("port already in use")
 
 // Listen binds host:port, turning "address in use" into a clear error.
 func Listen(host string, port int) (net.Listener, error) {
+	return listen(host, port, "--port")
+}
+
+// listen is Listen; flag names the option that chooses the port.
+func listen(host string, port int, flag string) (net.Listener, error) {
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
-			return nil, fmt.Errorf("%w: %s is taken by another process; stop it or choose another port with --port", ErrPortInUse, addr)
+			return nil, fmt.Errorf("%w: %s is taken by another process; stop it or choose another port with %s", ErrPortInUse, addr, flag)
 		}
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
@@ -26,14 +31,30 @@ func Listen(host string, port int) (net.Listener, error) {
 }
 
 // ListenerHTTP names the HTTP listener. Each server asks for its socket by
-// name; the gRPC server will ask for "grpc".
+// name.
 const ListenerHTTP = "http"
+
+// ListenerGRPC names the gRPC listener, bound when serve.grpc_port is set.
+const ListenerGRPC = "grpc"
 
 // Binding is an address a named listener binds.
 type Binding struct {
 	Name string
 	Host string
 	Port int
+	// Flag is the command-line option that chooses Port, for the message
+	// of a busy port ("--port" when empty).
+	Flag string
+}
+
+// ServeBindings are the listeners serve binds: "http", and "grpc" when
+// grpcPort is not 0.
+func ServeBindings(host string, port, grpcPort int) []Binding {
+	bs := []Binding{{Name: ListenerHTTP, Host: host, Port: port, Flag: "--port"}}
+	if grpcPort != 0 {
+		bs = append(bs, Binding{Name: ListenerGRPC, Host: host, Port: grpcPort, Flag: "--grpc-port"})
+	}
+	return bs
 }
 
 // Listeners is the set of bound sockets by name. A worker process inherits
@@ -55,7 +76,11 @@ func BindAll(bs []Binding) (*Listeners, error) {
 			_ = l.Close()
 			return nil, fmt.Errorf("listener %q bound twice", b.Name)
 		}
-		ln, err := Listen(b.Host, b.Port)
+		flag := b.Flag
+		if flag == "" {
+			flag = "--port"
+		}
+		ln, err := listen(b.Host, b.Port, flag)
 		if err != nil {
 			_ = l.Close()
 			return nil, err
@@ -63,6 +88,12 @@ func BindAll(bs []Binding) (*Listeners, error) {
 		l.byName[b.Name] = ln
 	}
 	return l, nil
+}
+
+// Has reports whether there is a listener called name.
+func (l *Listeners) Has(name string) bool {
+	_, ok := l.byName[name]
+	return ok
 }
 
 // Get returns the listener called name.

@@ -44,7 +44,7 @@ func newListenersFx(p listenersParams) (*Listeners, error) {
 	if p.Inherited != nil {
 		return p.Inherited.Listeners, nil
 	}
-	ls, err := BindAll([]Binding{{Name: ListenerHTTP, Host: p.Serve.Host, Port: p.Serve.Port}})
+	ls, err := BindAll(ServeBindings(p.Serve.Host, p.Serve.Port, p.Serve.GRPCPort))
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,7 @@ import (
 	_ "github.com/svc-dev/svc/providers/all"
 	"github.com/svc-dev/svc/transport"
 	"github.com/svc-dev/svc/transport/access"
+	grpcapi "github.com/svc-dev/svc/transport/grpc"
 	"github.com/svc-dev/svc/transport/metrics"
 	"github.com/svc-dev/svc/transport/oip"
 	"github.com/svc-dev/svc/transport/rest"
@@ -47,6 +48,7 @@ func serveCommand(stdout, stderr io.Writer) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "port", Aliases: []string{"p"}, Value: 8080, Usage: "port to serve on"},
 			&cli.StringFlag{Name: "host", Aliases: []string{"h"}, Value: "0.0.0.0", Usage: "address to bind; 127.0.0.1 accepts local connections only"},
+			&cli.IntFlag{Name: "grpc-port", Usage: "port of the Open Inference Protocol's gRPC service, on the same host; 0 = off (default: serve.grpc_port, 0; KServe uses 9000, Triton 8001)"},
 			&cli.IntFlag{Name: "workers", Value: 1, Usage: "number of worker processes, each with its own copy of the model"},
 			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Value: config.DefaultFile, Usage: "configuration file"},
 			&cli.StringFlag{Name: "provider", Usage: "preferred execution provider: " + providers.NameList() + " (default: automatic)"},
@@ -80,6 +82,9 @@ func loadServeConfig(cmd *cli.Command) (config.Config, error) {
 	}
 	if cmd.IsSet("port") {
 		cfg.Serve.Port = int(cmd.Int("port"))
+	}
+	if cmd.IsSet("grpc-port") {
+		cfg.Serve.GRPCPort = int(cmd.Int("grpc-port"))
 	}
 	if cmd.IsSet("host") {
 		cfg.Serve.Host = cmd.String("host")
@@ -208,6 +213,7 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 			onnxrt.MemoryLimit(cfg.Runtime.MemoryLimit),
 			providers.Requested(cfg.Serve.Provider),
 			oip.ServerVersion(version),
+			grpcapi.ServerVersion(version),
 		),
 		fx.Provide(cfg.Sections),
 	}
@@ -231,6 +237,7 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 
 	var (
 		server *transport.HTTPServer
+		grpcSv *grpcapi.Server
 		model  *core.Model
 		loader *core.Loader
 		choice providers.Choice
@@ -247,6 +254,7 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 		rest.Module,
 		metrics.Module,
 		oip.Module,
+		grpcapi.Module,
 		openapi.Module,
 		onnxrt.Module,
 		providers.Module(),
@@ -254,7 +262,7 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 		fx.Provide(hostFromEnv),
 		// The loader first: stop hooks run in reverse order of construction,
 		// so the servers drain before the sessions close.
-		fx.Populate(&loader, &model, &choice, &server),
+		fx.Populate(&loader, &model, &choice, &server, &grpcSv),
 		fx.StopTimeout(cfg.Serve.ShutdownGrace.Std()+5*time.Second),
 	)
 	app := fx.New(options...)
@@ -318,6 +326,9 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 		Host:     cfg.Serve.Host, Port: portOf(server.Addr()), Workers: cfg.Serve.Workers,
 		Endpoints: transport.Endpoints(server.Routes),
 	}
+	if grpcSv != nil {
+		banner.GRPCPort = portOf(grpcSv.Addr())
+	}
 	banner.ProviderNote = choice.Note(model.Provider())
 	if err := started(banner); err != nil {
 		log.Warn("report start-up", zap.Error(err))
@@ -339,15 +350,24 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 
 // superviseWorkers binds the ports once and runs the worker processes.
 func superviseWorkers(ctx context.Context, cfg config.Config, log *zap.Logger, flushLog func(), stdout, stderr io.Writer) error {
-	ln, err := transport.Listen(cfg.Serve.Host, cfg.Serve.Port)
+	lns, err := transport.BindAll(transport.ServeBindings(cfg.Serve.Host, cfg.Serve.Port, cfg.Serve.GRPCPort))
 	if err != nil {
 		return err
 	}
-	defer ln.Close()
-	tcp, ok := ln.(*net.TCPListener)
-	if !ok {
-		return errors.New("workers need a TCP listener")
+	defer lns.Close()
+	var named []supervisor.Named
+	for _, name := range []string{transport.ListenerHTTP, transport.ListenerGRPC} {
+		if !lns.Has(name) {
+			continue
+		}
+		ln, _ := lns.Get(name)
+		tcp, ok := ln.(*net.TCPListener)
+		if !ok {
+			return errors.New("workers need TCP listeners")
+		}
+		named = append(named, supervisor.Named{Name: name, Listener: tcp})
 	}
+	tcp := named[0].Listener
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find own executable: %w", err)
@@ -356,7 +376,7 @@ func superviseWorkers(ctx context.Context, cfg config.Config, log *zap.Logger, f
 	defer stop()
 	sup := supervisor.New(supervisor.Options{
 		Workers:   cfg.Serve.Workers,
-		Listeners: []supervisor.Named{{Name: transport.ListenerHTTP, Listener: tcp}},
+		Listeners: named,
 		Exe:       exe,
 		Args:      os.Args[1:],
 		Stdout:    io.Discard,
@@ -370,6 +390,9 @@ func superviseWorkers(ctx context.Context, cfg config.Config, log *zap.Logger, f
 			log.Warn("worker banner", zap.Error(err))
 		}
 		b.Host, b.Port, b.Workers = cfg.Serve.Host, tcp.Addr().(*net.TCPAddr).Port, cfg.Serve.Workers
+		if len(named) > 1 {
+			b.GRPCPort = named[1].Listener.Addr().(*net.TCPAddr).Port
+		}
 		log.Info("workers ready", zap.Int("workers", cfg.Serve.Workers), zap.Any("pids", sup.Pids()))
 		flushLog()
 		if err := b.Write(stdout); err != nil {

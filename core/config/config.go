@@ -56,8 +56,12 @@ type Model struct {
 
 // Serve holds HTTP serving settings.
 type Serve struct {
-	Host     string `yaml:"host"`
-	Port     int    `yaml:"port"`
+	Host string `yaml:"host"`
+	Port int    `yaml:"port"`
+	// GRPCPort is the port of the Open Inference Protocol's gRPC service,
+	// on the same host (0 = off; KServe's convention is 9000, Triton's
+	// 8001).
+	GRPCPort int    `yaml:"grpc_port"`
 	Workers  int    `yaml:"workers"`
 	Provider string `yaml:"provider"`
 	// ShutdownGrace bounds how long in-flight requests may finish on stop.
@@ -272,6 +276,10 @@ func (c *Config) check() (string, string) {
 	switch {
 	case c.Serve.Port < 0 || c.Serve.Port > 65535:
 		return "serve.port", fmt.Sprintf("%d is out of range 0-65535", c.Serve.Port)
+	case c.Serve.GRPCPort < 0 || c.Serve.GRPCPort > 65535:
+		return "serve.grpc_port", fmt.Sprintf("%d is out of range 0-65535 (0 = off)", c.Serve.GRPCPort)
+	case c.Serve.GRPCPort != 0 && c.Serve.GRPCPort == c.Serve.Port:
+		return "serve.grpc_port", fmt.Sprintf("%d is also serve.port; gRPC needs a port of its own", c.Serve.GRPCPort)
 	case c.Serve.Workers < 1:
 		return "serve.workers", fmt.Sprintf("must be at least 1, got %d", c.Serve.Workers)
 	case c.Runtime.IntraOpThreads < 0:

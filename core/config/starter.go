@@ -62,6 +62,7 @@ models:
 serve:
   host: 0.0.0.0          # 127.0.0.1 accepts local connections only
   port: 8080
+  grpc_port: 0           # Open Inference Protocol over gRPC; 0 = off (KServe uses 9000, Triton 8001)
   workers: 1             # worker processes, each with its own model copy
   provider: ""           # @PROVIDER_NAMES@; empty = automatic
   shutdown_grace: 30s    # how long in-flight requests may finish on stop

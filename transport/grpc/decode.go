@@ -1,0 +1,306 @@
+package grpcapi
+
+import (
+	"math"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/svc-dev/svc/core/tensor"
+	"github.com/svc-dev/svc/core/tensor/tensorjson"
+	"github.com/svc-dev/svc/transport/grpc/inference"
+)
+
+// inferRequest is a decoded inference request.
+type inferRequest struct {
+	// inputs has one tensor per model input, nil for one not sent.
+	inputs []*tensor.Tensor
+	// outputs are the requested outputs (indexes in the model's outputs),
+	// in the request's order; nil when the request names none.
+	outputs []int
+	// raw is whether outputs go in raw_output_contents.
+	raw bool
+}
+
+// ParamBinaryDataOutput is the request parameter that asks for every
+// output in raw_output_contents.
+const ParamBinaryDataOutput = "binary_data_output"
+
+// decodeRequest checks r against the model and decodes its tensors.
+func decodeRequest(r *inference.ModelInferRequest, v *view, maxElements int64, maxString int) (*inferRequest, error) {
+	req := &inferRequest{inputs: make([]*tensor.Tensor, len(v.specs))}
+	raw := r.GetRawInputContents()
+	if len(raw) > 0 && len(raw) != len(r.GetInputs()) {
+		return nil, invalid("raw_input_contents has %d entries and the request has %d inputs: send one entry per input, in the order of inputs", len(raw), len(r.GetInputs()))
+	}
+	req.raw = len(raw) > 0
+	if p, ok := r.GetParameters()[ParamBinaryDataOutput]; ok {
+		b, isBool := p.GetParameterChoice().(*inference.InferParameter_BoolParam)
+		if !isBool {
+			return nil, invalid("Invalid parameters.%s: expected a bool_param", ParamBinaryDataOutput)
+		}
+		req.raw = req.raw || b.BoolParam
+	}
+	// The typed contents' elements, against limits.max_elements.
+	if maxElements > 0 {
+		var total int64
+		for _, in := range r.GetInputs() {
+			total += contentsLen(in.GetContents())
+		}
+		if total > maxElements {
+			return nil, status.Errorf(codes.ResourceExhausted, "Too many elements: the request's typed contents hold %d values, over the limit of %d (send large tensors in raw_input_contents)", total, maxElements)
+		}
+	}
+	seen := make([]bool, len(v.specs))
+	for i, in := range r.GetInputs() {
+		k, count, err := checkInput(i, in, v, seen)
+		if err != nil {
+			return nil, err
+		}
+		spec := &v.specs[k]
+		t := &tensor.Tensor{DType: spec.DType, Shape: in.GetShape()}
+		if len(raw) > 0 {
+			if contentsLen(in.GetContents()) > 0 {
+				return nil, invalid("Input '%s' has contents, but the request sends raw_input_contents: send every input one way", spec.Name)
+			}
+			data, err := tensor.DecodeRaw(spec.DType, count, raw[i], maxString)
+			if err != nil {
+				return nil, invalid("Invalid raw_input_contents[%d] for input '%s' (shape %s of %s): %v", i, spec.Name, formatShape(in.GetShape()), Datatype(spec.DType), err)
+			}
+			t.Data = data
+		} else {
+			data, err := typedContents(spec, in.GetShape(), in.GetContents(), count, maxString)
+			if err != nil {
+				return nil, err
+			}
+			t.Data = data
+		}
+		req.inputs[k] = t
+	}
+	for i := range v.specs {
+		if v.specs[i].Required && req.inputs[i] == nil {
+			return nil, invalid("Missing required input: '%s'", v.specs[i].Name)
+		}
+	}
+	if err := requestedOutputs(r, v, req); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// checkInput resolves inputs[i] against the model: name, datatype, shape.
+// It returns the model input's index and the element count.
+func checkInput(i int, in *inference.ModelInferRequest_InferInputTensor, v *view, seen []bool) (int, int64, error) {
+	if in.GetName() == "" {
+		return 0, 0, invalid("Invalid inputs[%d]: name is missing", i)
+	}
+	k := v.inputIndex(in.GetName())
+	if k < 0 {
+		return 0, 0, invalid("Unknown input '%s'; the model's inputs are: %s", clip(in.GetName()), v.inputList)
+	}
+	spec := &v.specs[k]
+	if !spec.DType.Valid() {
+		return 0, 0, invalid("Input '%s' is not a tensor; the Open Inference Protocol carries tensors only", spec.Name)
+	}
+	if seen[k] {
+		return 0, 0, invalid("Duplicate input '%s'", spec.Name)
+	}
+	seen[k] = true
+	if _, ok := in.GetParameters()["shared_memory_region"]; ok {
+		return 0, 0, invalid("Input parameters.shared_memory_region: the shared-memory extension is not supported; send the data in the request")
+	}
+	if in.GetDatatype() == "" {
+		return 0, 0, invalid("Input '%s': datatype is missing (the model takes %s)", spec.Name, Datatype(spec.DType))
+	}
+	dt, ok := ParseDatatype(in.GetDatatype())
+	if !ok {
+		return 0, 0, invalid("Invalid datatype '%s' for input '%s': expected one of %s", clip(in.GetDatatype()), spec.Name, datatypeList)
+	}
+	if dt != spec.DType {
+		return 0, 0, invalid("Invalid datatype for input '%s': the model takes %s, got %s", spec.Name, Datatype(spec.DType), in.GetDatatype())
+	}
+	shape := in.GetShape()
+	if spec.Shape != nil {
+		if len(shape) != len(spec.Shape) {
+			return 0, 0, invalid("Invalid shape for '%s': expected rank %d %s, got rank %d %s",
+				spec.Name, len(spec.Shape), formatShape(spec.Shape), len(shape), formatShape(shape))
+		}
+		for j, want := range spec.Shape {
+			if want >= 0 && shape[j] != want {
+				return 0, 0, invalid("Invalid shape for '%s': expected %s, got %s", spec.Name, formatShape(spec.Shape), formatShape(shape))
+			}
+		}
+	}
+	count, cerr := tensorjson.ElementCount(spec.Name, shape)
+	if cerr != nil {
+		return 0, 0, invalid("%s", cerr.Message)
+	}
+	return k, count, nil
+}
+
+// contentsField is one field of InferTensorContents and its length.
+type contentsField struct {
+	name string
+	n    int
+}
+
+func contentsFields(c *inference.InferTensorContents) []contentsField {
+	return []contentsField{
+		{"bool_contents", len(c.GetBoolContents())},
+		{"int_contents", len(c.GetIntContents())},
+		{"int64_contents", len(c.GetInt64Contents())},
+		{"uint_contents", len(c.GetUintContents())},
+		{"uint64_contents", len(c.GetUint64Contents())},
+		{"fp32_contents", len(c.GetFp32Contents())},
+		{"fp64_contents", len(c.GetFp64Contents())},
+		{"bytes_contents", len(c.GetBytesContents())},
+	}
+}
+
+func contentsLen(c *inference.InferTensorContents) int64 {
+	var n int64
+	for _, f := range contentsFields(c) {
+		n += int64(f.n)
+	}
+	return n
+}
+
+// contentsFieldOf names the field of InferTensorContents that holds
+// elements of type dt; "" for FP16 and BF16, which have none.
+func contentsFieldOf(dt tensor.DType) string {
+	switch dt {
+	case tensor.Bool:
+		return "bool_contents"
+	case tensor.Int8, tensor.Int16, tensor.Int32:
+		return "int_contents"
+	case tensor.Int64:
+		return "int64_contents"
+	case tensor.Uint8, tensor.Uint16, tensor.Uint32:
+		return "uint_contents"
+	case tensor.Uint64:
+		return "uint64_contents"
+	case tensor.Float32:
+		return "fp32_contents"
+	case tensor.Float64:
+		return "fp64_contents"
+	case tensor.String:
+		return "bytes_contents"
+	}
+	return ""
+}
+
+// typedContents decodes an input's typed contents: exactly count elements
+// in the field of its datatype, and nothing in the others.
+func typedContents(spec *tensor.Spec, shape []int64, c *inference.InferTensorContents, count int64, maxString int) (any, error) {
+	dtName := Datatype(spec.DType)
+	field := contentsFieldOf(spec.DType)
+	var used []string
+	got := 0
+	for _, f := range contentsFields(c) {
+		if f.n == 0 {
+			continue
+		}
+		if f.name == field {
+			got = f.n
+			continue
+		}
+		used = append(used, f.name)
+	}
+	switch {
+	case field == "" && (len(used) > 0 || count > 0):
+		return nil, invalid("Input '%s' is %s, which has no typed contents field: send it in raw_input_contents", spec.Name, dtName)
+	case len(used) > 0:
+		return nil, invalid("Input '%s' is %s: its elements go in contents.%s, got %s", spec.Name, dtName, field, strings.Join(used, ", "))
+	case int64(got) != count:
+		if got == 0 {
+			return nil, invalid("Input '%s' has no data: send its %d elements in contents.%s or raw_input_contents", spec.Name, count, field)
+		}
+		return nil, invalid("Input '%s': shape %s takes %d elements, contents.%s has %d", spec.Name, formatShape(shape), count, field, got)
+	}
+	n := int(count)
+	switch spec.DType {
+	case tensor.Bool:
+		return append([]bool{}, c.GetBoolContents()...), nil
+	case tensor.Int8:
+		return narrow[int32, int8](spec, c.GetIntContents(), math.MinInt8, math.MaxInt8)
+	case tensor.Int16:
+		return narrow[int32, int16](spec, c.GetIntContents(), math.MinInt16, math.MaxInt16)
+	case tensor.Int32:
+		return append([]int32{}, c.GetIntContents()...), nil
+	case tensor.Int64:
+		return append([]int64{}, c.GetInt64Contents()...), nil
+	case tensor.Uint8:
+		return narrow[uint32, uint8](spec, c.GetUintContents(), 0, math.MaxUint8)
+	case tensor.Uint16:
+		return narrow[uint32, uint16](spec, c.GetUintContents(), 0, math.MaxUint16)
+	case tensor.Uint32:
+		return append([]uint32{}, c.GetUintContents()...), nil
+	case tensor.Uint64:
+		return append([]uint64{}, c.GetUint64Contents()...), nil
+	case tensor.Float32:
+		return append([]float32{}, c.GetFp32Contents()...), nil
+	case tensor.Float64:
+		return append([]float64{}, c.GetFp64Contents()...), nil
+	case tensor.Float16, tensor.BFloat16: // only empty ones get here
+		return []uint16{}, nil
+	case tensor.String:
+		out := make([]string, n)
+		for i, b := range c.GetBytesContents() {
+			if maxString > 0 && len(b) > maxString {
+				return nil, invalid("Input '%s': BYTES element %d is %d bytes long, over the limit of %d", spec.Name, i, len(b), maxString)
+			}
+			out[i] = string(b)
+		}
+		return out, nil
+	}
+	return nil, invalid("Input '%s' has unsupported datatype %s", spec.Name, dtName)
+}
+
+// narrow converts the wider wire integers to the input's type, refusing
+// values out of its range.
+func narrow[W int32 | uint32, N int8 | int16 | uint8 | uint16](spec *tensor.Spec, in []W, lo, hi int64) (any, error) {
+	out := make([]N, len(in))
+	for i, v := range in {
+		if int64(v) < lo || int64(v) > hi {
+			return nil, invalid("Input '%s': element %d is %d, out of the range of %s (%d to %d)", spec.Name, i, v, Datatype(spec.DType), lo, hi)
+		}
+		out[i] = N(v)
+	}
+	return out, nil
+}
+
+// requestedOutputs resolves the request's outputs.
+func requestedOutputs(r *inference.ModelInferRequest, v *view, req *inferRequest) error {
+	if len(r.GetOutputs()) == 0 {
+		return nil
+	}
+	req.outputs = make([]int, 0, len(r.GetOutputs()))
+	for i, o := range r.GetOutputs() {
+		if o.GetName() == "" {
+			return invalid("Invalid outputs[%d]: name is missing", i)
+		}
+		for key := range o.GetParameters() {
+			switch key {
+			case "classification":
+				return invalid("Output parameters.classification: the classification extension is not supported")
+			case "shared_memory_region":
+				return invalid("Output parameters.shared_memory_region: the shared-memory extension is not supported")
+			}
+		}
+		k := v.outputIndex(o.GetName())
+		if k < 0 {
+			return invalid("Unknown output '%s'; the model's outputs are: %s", clip(o.GetName()), v.outputList)
+		}
+		if !v.outputs[k].isTensor {
+			return invalid("Output '%s' is a %s, not a tensor; the Open Inference Protocol carries tensors only", o.GetName(), v.outputs[k].kind)
+		}
+		for _, prev := range req.outputs {
+			if prev == k {
+				return invalid("Duplicate output '%s'", o.GetName())
+			}
+		}
+		req.outputs = append(req.outputs, k)
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+package grpcapi
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/transport"
+	"github.com/svc-dev/svc/transport/access"
+)
+
+// Module serves the Open Inference Protocol v2 over gRPC on the "grpc"
+// listener, when there is one (serve.grpc_port or --grpc-port): it
+// prepares the model metadata once the model has loaded, serves on start
+// and drains on stop. Without the listener it provides a nil *Server.
+var Module = fx.Module("grpc",
+	fx.Provide(
+		newServiceFx,
+		newServerFx,
+		core.AsPreparer(func(s *Service) core.Preparer { return s.Prepare }),
+	),
+)
+
+// ServerVersion is the svc version the server metadata reports.
+type ServerVersion string
+
+type serviceParams struct {
+	fx.In
+	Model   *core.Model
+	Limits  config.Limits
+	Log     *zap.Logger
+	Version ServerVersion `optional:"true"`
+}
+
+func newServiceFx(p serviceParams) (*Service, error) {
+	return NewService(Options{
+		Model:          p.Model,
+		Version:        string(p.Version),
+		MaxElements:    p.Limits.Elements(),
+		MaxStringBytes: int(p.Limits.MaxStringLength),
+		Logger:         p.Log.Named("grpc"),
+	})
+}
+
+type serverParams struct {
+	fx.In
+	LC        fx.Lifecycle
+	Listeners *transport.Listeners
+	Service   *Service
+	Serve     config.Serve
+	Limits    config.Limits
+	Access    config.Access
+	Log       *zap.Logger
+}
+
+func newServerFx(p serverParams) (*Server, error) {
+	if !p.Listeners.Has(transport.ListenerGRPC) {
+		return nil, nil
+	}
+	ln, err := p.Listeners.Get(transport.ListenerGRPC)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := access.LoadKeys(p.Access, os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	mode := p.Serve.AccessLog
+	if mode == "" { // a Serve not built from config.Default
+		mode = config.DefaultAccessLog
+	}
+	policy, err := config.ParseAccessLog(mode)
+	if err != nil {
+		return nil, fmt.Errorf("serve.access_log %w", err)
+	}
+	s := NewServer(ln, p.Service, ServerOptions{
+		MaxMessageBytes: int(min(int64(p.Limits.MaxBodyBytes), 1<<31-1)),
+		Grace:           p.Serve.ShutdownGrace.Std(),
+		Keys:            keys,
+		AccessLog:       policy,
+		Logger:          p.Log.Named("grpc"),
+	})
+	p.LC.Append(fx.Hook{
+		OnStart: func(context.Context) error { s.Start(); return nil },
+		OnStop:  func(ctx context.Context) error { return s.Stop(ctx) },
+	})
+	return s, nil
+}
