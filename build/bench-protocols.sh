@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The protocol rows of make bench: svc bench on PaddleOCR cls and det
 # through each API (v1 /predict JSON, Open Inference Protocol v2 with JSON
-# tensors, v2 with binary tensors), each run measuring in-process ONNX
+# tensors, v2 with binary tensors, v2 over gRPC with raw tensors), each run measuring in-process ONNX
 # Runtime (raw) on the same inputs right after, so that the report can show
 # served ÷ raw per protocol. build/bench.sh runs it; it also runs alone
 # (then cmd/benchreport reports what it wrote):
@@ -12,7 +12,7 @@
 # $OUT/commands.txt. Knobs: SVC (build/bin/svc), OUT
 # (build/artifacts/bench), PROTO_LEVELS (1,4,16), PROTO_DURATION (4s),
 # PROTO_WARMUP (1s), PROTO_MODELS (cls det), PROTOCOLS (v1 v2-json
-# v2-binary), CLS_SHAPE (x=1,3,48,192), DET_SHAPE (x=1,3,224,256). A short
+# v2-binary grpc), CLS_SHAPE (x=1,3,48,192), DET_SHAPE (x=1,3,224,256). A short
 # look: PROTO_DURATION=1s PROTO_WARMUP=300ms PROTO_LEVELS=1,4.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +23,7 @@ PROTO_LEVELS=${PROTO_LEVELS:-1,4,16}
 PROTO_DURATION=${PROTO_DURATION:-4s}
 PROTO_WARMUP=${PROTO_WARMUP:-1s}
 PROTO_MODELS=${PROTO_MODELS:-cls det}
-PROTOCOLS=${PROTOCOLS:-v1 v2-json v2-binary}
+PROTOCOLS=${PROTOCOLS:-v1 v2-json v2-binary grpc}
 CLS_SHAPE=${CLS_SHAPE:-x=1,3,48,192}
 DET_SHAPE=${DET_SHAPE:-x=1,3,224,256}
 

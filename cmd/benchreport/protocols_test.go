@@ -32,8 +32,13 @@ func TestProtocolTargets(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := ProtocolTargets(tt.give)
-			if len(got) != 2 || got[0].Key != "binary-cls" || got[1].Key != "binary-det" {
+			if len(got) != 4 || got[0].Key != "binary-cls" || got[1].Key != "binary-det" || got[2].Key != "grpc-cls" || got[3].Key != "grpc-det" {
 				t.Fatalf("targets = %+v", got)
+			}
+			for _, g := range got[2:] {
+				if g.result() != "not checked" {
+					t.Errorf("%s without runs: %s", g.Key, g.result())
+				}
 			}
 			if got[0].result() != tt.want || got[0].Measured != tt.measured {
 				t.Errorf("cls: %s %q, want %s %q", got[0].result(), got[0].Measured, tt.want, tt.measured)

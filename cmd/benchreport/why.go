@@ -95,8 +95,8 @@ func writeWhy(w io.Writer, targets []Target, d Data) {
 			whyBatchGain(w, d)
 		case "batch-p50":
 			whyBatchP50(w, d)
-		case "binary-cls", "binary-det":
-			whyBinary(w, d, strings.TrimPrefix(t.Key, "binary-"))
+		case "binary-cls", "binary-det", "grpc-cls", "grpc-det":
+			whyBinary(w, d, t.Key[strings.IndexByte(t.Key, '-')+1:])
 		default:
 			fmt.Fprintln(w, "No profile applies to this target; the figures are in the section below.")
 			fmt.Fprintln(w)

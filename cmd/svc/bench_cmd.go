@@ -23,7 +23,9 @@ concurrent clients sends a request, waits for the answer, sends the next) at
 each concurrency level, and reports requests, throughput and p50/p90/p99/max
 latency and errors per level. --protocol v2-json or v2-binary sends the same
 inputs to the Open Inference Protocol's POST /v2/models/{name}/infer instead,
-as JSON tensors or as binary tensors (inputs and outputs).
+as JSON tensors or as binary tensors (inputs and outputs); --protocol grpc
+calls the gRPC ModelInfer with raw tensors (a server svc bench starts gets
+--grpc-port on a free port; with --url, give --grpc-address HOST:PORT).
 
 The server is either started by svc bench (MODEL_NAME: svc serve of this
 binary on 127.0.0.1 and a free port, stopped at the end; serve flags go after
@@ -58,7 +60,8 @@ func benchCommand(stdout, stderr io.Writer) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "url", Usage: "base URL of a running svc server, e.g. http://127.0.0.1:8080 (instead of MODEL_NAME)"},
 			&cli.BoolFlag{Name: "allow-remote", Usage: "allow a --url host that is not a loopback address"},
-			&cli.StringFlag{Name: "protocol", Value: string(bench.ProtocolV1), Usage: "API the requests go through: v1 (POST /predict, JSON), v2-json (Open Inference Protocol v2, JSON tensors) or v2-binary (v2 with binary tensors in and out)"},
+			&cli.StringFlag{Name: "protocol", Value: string(bench.ProtocolV1), Usage: "API the requests go through: v1 (POST /predict, JSON), v2-json (Open Inference Protocol v2, JSON tensors), v2-binary (v2 with binary tensors in and out) or grpc (v2 over gRPC, raw tensors)"},
+			&cli.StringFlag{Name: "grpc-address", Usage: "gRPC address `HOST:PORT` of the --url server (svc serve --grpc-port), for --protocol grpc"},
 			&cli.StringFlag{Name: "concurrency", Value: "1,2,4,8", Usage: "concurrency levels, comma-separated (each 1-1024)"},
 			&cli.DurationFlag{Name: "duration", Value: 5 * time.Second, Usage: "measured time per level (at most 10m)"},
 			&cli.IntFlag{Name: "requests", Usage: "measured requests per level (at most 10000000); with --duration unset, the level ends only at this count"},
@@ -99,6 +102,7 @@ func benchCommand(stdout, stderr io.Writer) *cli.Command {
 func benchOptions(cmd *cli.Command, stderr io.Writer) (bench.Options, error) {
 	o := bench.Options{
 		URL:         cmd.String("url"),
+		GRPCAddr:    cmd.String("grpc-address"),
 		AllowRemote: cmd.Bool("allow-remote"),
 		Requests:    int64(cmd.Int("requests")),
 		Warmup:      cmd.Duration("warmup"),

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -219,6 +220,48 @@ func TestBenchProtocols(t *testing.T) {
 	}
 }
 
+// TestBenchGRPC: --protocol grpc loads ModelInfer, both on a server svc
+// bench starts (it adds --grpc-port) and on a running one (--url with
+// --grpc-address); every call the server logs succeeded.
+func TestBenchGRPC(t *testing.T) {
+	const title = "served: gRPC inference.GRPCInferenceService/ModelInfer, raw tensors (grpc)"
+	code, stdout, stderr := runSvc(t, nil, "bench", model("classifier.onnx"), "--protocol", "grpc",
+		"--concurrency", "1,2", "--requests", "20", "--warmup", "0s", "--json")
+	if code != 0 {
+		t.Fatalf("started server: exit %d\nstderr:\n%s", code, stderr)
+	}
+	r := decodeBench(t, stdout)
+	checkLevels(t, "served", r.Served, 20, 1, 2)
+	checkLevels(t, "raw", r.Raw, 20, 1, 2)
+	if len(r.RawCodec) != 0 {
+		t.Fatalf("raw_codec ran for gRPC: %v", r.RawCodec)
+	}
+
+	port := freePort(t)
+	s := startServer(t, model("classifier.onnx"), "--grpc-port", port)
+	code, stdout, stderr = runSvc(t, nil, "bench", "--url", s.URL, "--grpc-address", "127.0.0.1:"+port,
+		"--protocol", "grpc", "--concurrency", "2", "--requests", "25", "--warmup", "0s", "--no-raw")
+	if code != 0 || !strings.Contains(stdout, title) {
+		t.Fatalf("--url: exit %d; table lacks %q:\n%s\n%s", code, title, stdout, stderr)
+	}
+	calls := 0
+	sc := bufio.NewScanner(strings.NewReader(s.stderr.String()))
+	for sc.Scan() {
+		var m map[string]any
+		if json.Unmarshal(sc.Bytes(), &m) != nil || m["msg"] != "rpc" || m["grpc_method"] != "/inference.GRPCInferenceService/ModelInfer" {
+			continue
+		}
+		if m["code"] != "OK" {
+			t.Fatalf("a ModelInfer call failed: %v", m)
+		}
+		calls++
+	}
+	// The probe (8 bodies) and 25 measured calls.
+	if calls < 25 {
+		t.Fatalf("the server logged %d ModelInfer calls, want at least 25", calls)
+	}
+}
+
 func TestBenchShapesAndServeFlags(t *testing.T) {
 	cls := thirdParty(t, "paddleocr-cls")
 	code, stdout, stderr := runSvc(t, nil, "bench", cls, "--shape", "x=1,3,48,192",
@@ -255,7 +298,12 @@ func TestBenchRefusals(t *testing.T) {
 		{"missing model", []string{"no-such-model.onnx", "--requests", "5"}, 1, "svc serve exited"},
 		{"shape of an unknown input", []string{model("classifier.onnx"), "--shape", "x=1,4", "--requests", "5"}, 1, `--shape names "x", but the model's inputs are: 'input'`},
 		{"no server", []string{"--url", "http://127.0.0.1:1", "--requests", "5"}, 1, "GET /info"},
-		{"unknown protocol", []string{model("classifier.onnx"), "--protocol", "grpc"}, 2, `--protocol "grpc": want one of v1, v2-json, v2-binary`},
+		{"unknown protocol", []string{model("classifier.onnx"), "--protocol", "grpc-web"}, 2, `--protocol "grpc-web": want one of v1, v2-json, v2-binary, grpc`},
+		{"grpc with url lacks address", []string{"--url", "http://127.0.0.1:1", "--protocol", "grpc"}, 2, "--protocol grpc with --url needs the server's gRPC address: --grpc-address HOST:PORT"},
+		{"grpc address not loopback", []string{"--url", "http://127.0.0.1:1", "--protocol", "grpc", "--grpc-address", "10.1.2.3:9000"}, 2, `--grpc-address 10.1.2.3:9000: "10.1.2.3" is`},
+		{"grpc address malformed", []string{"--url", "http://127.0.0.1:1", "--protocol", "grpc", "--grpc-address", "nowhere"}, 2, `invalid --grpc-address "nowhere": want HOST:PORT`},
+		{"grpc address without grpc", []string{"--url", "http://127.0.0.1:1", "--grpc-address", "127.0.0.1:9000"}, 2, "--grpc-address applies to --protocol grpc with --url only"},
+		{"input file with grpc", []string{model("classifier.onnx"), "--protocol", "grpc", "--input", "body.json"}, 2, "--input is a /predict body: it applies to --protocol v1 only"},
 		{"input file with v2", []string{model("classifier.onnx"), "--protocol", "v2-binary", "--input", "body.json"}, 2, "--input is a /predict body: it applies to --protocol v1 only"},
 	}
 	for _, tt := range tests {

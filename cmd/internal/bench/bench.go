@@ -15,12 +15,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/svc-dev/svc/core/config"
 )
@@ -60,6 +63,9 @@ type Options struct {
 	AllowRemote bool
 	// Protocol is the API the requests go through ("": ProtocolV1).
 	Protocol Protocol
+	// GRPCAddr is the gRPC address (HOST:PORT) of the server at URL, for
+	// ProtocolGRPC; a server svc bench starts gets a free port itself.
+	GRPCAddr string
 
 	// Concurrency lists the levels, run in this order.
 	Concurrency []int
@@ -128,7 +134,22 @@ func (o *Options) Validate() error {
 	if _, err := ParseProtocol(string(o.Protocol)); err != nil {
 		return err
 	}
-	if o.Protocol.v2() && o.InputFile != "" {
+	if o.Protocol == ProtocolGRPC && o.URL != "" {
+		if o.GRPCAddr == "" {
+			return fmt.Errorf("--protocol %s with --url needs the server's gRPC address: --grpc-address HOST:PORT (svc serve --grpc-port)", ProtocolGRPC)
+		}
+		host, _, err := net.SplitHostPort(o.GRPCAddr)
+		if err != nil {
+			return fmt.Errorf("invalid --grpc-address %q: want HOST:PORT", o.GRPCAddr)
+		}
+		if !o.AllowRemote && !IsLoopback(host) {
+			return fmt.Errorf("--grpc-address %s: %q is %w; svc bench loads only servers on this machine unless --allow-remote is given", o.GRPCAddr, host, ErrRemote)
+		}
+	}
+	if o.GRPCAddr != "" && (o.Protocol != ProtocolGRPC || o.URL == "") {
+		return fmt.Errorf("--grpc-address applies to --protocol %s with --url only", ProtocolGRPC)
+	}
+	if !o.Protocol.v1() && o.InputFile != "" {
 		return fmt.Errorf("--input is a /predict body: it applies to --protocol %s only; %s requests are generated from --shape and --batch", ProtocolV1, o.Protocol)
 	}
 	for _, c := range o.Concurrency {
@@ -195,10 +216,20 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		srv  *Server
 		base string
 	)
+	grpcAddr := o.GRPCAddr
 	if o.Model != "" {
 		o.progress("starting svc serve %s on 127.0.0.1 …", o.Model)
+		args := o.ServeArgs
+		if o.Protocol == ProtocolGRPC {
+			port, err := freePort()
+			if err != nil {
+				return nil, err
+			}
+			args = append(slices.Clip(args), "--grpc-port", strconv.Itoa(port))
+			grpcAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		}
 		var err error
-		srv, err = StartServer(ctx, o.Exe, o.Model, o.ServeArgs)
+		srv, err = StartServer(ctx, o.Exe, o.Model, args)
 		if err != nil {
 			return nil, err
 		}
@@ -227,6 +258,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	reqs.grpcAddr = grpcAddr
 	bodies := reqs.v1
 	if err := probeAll(ctx, o.Protocol, base, client, reqs); err != nil {
 		return nil, err
@@ -322,6 +354,13 @@ func (o *Options) requests(info Info, r *Report) (*requests, error) {
 			total += len(b.body)
 		}
 	}
+	if o.Protocol == ProtocolGRPC {
+		reqs.grpc = encodeGRPC(info.Name, plan, tensors)
+		total = 0
+		for _, req := range reqs.grpc {
+			total += proto.Size(req)
+		}
+	}
 	r.Settings.Bodies, r.Settings.BodyBytes = n, total/n
 	return reqs, nil
 }
@@ -375,7 +414,7 @@ func (o *Options) runRaw(ctx context.Context, info Info, bodies [][]byte, r *Rep
 		o.progressLevel(l)
 		r.Raw = append(r.Raw, l)
 	}
-	if o.Protocol != ProtocolV1 {
+	if !o.Protocol.v1() {
 		// raw+codec is /predict's JSON codec: it says nothing of another
 		// protocol's cost.
 		return nil
@@ -410,7 +449,7 @@ func (o *Options) notes(r *Report) []string {
 			out = append(out, fmt.Sprintf("input %s: dynamic dimension(s) %s set to 1; give the sizes you serve with --shape %s=D0,D1,…", in.Name, strings.Join(axes, ", "), in.Name))
 		}
 	}
-	if o.Protocol != ProtocolV1 && len(r.Raw) > 0 {
+	if !o.Protocol.v1() && len(r.Raw) > 0 {
 		out = append(out, fmt.Sprintf("the requests went through --protocol %s; raw+codec (the /predict JSON codec) did not run", o.Protocol))
 	}
 	if len(r.Raw) > 0 {
@@ -437,3 +476,14 @@ func (o *Options) progressLevel(l Level) {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// freePort is a TCP port on 127.0.0.1 that was free a moment ago, for the
+// gRPC listener of a server svc bench starts.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port for gRPC: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

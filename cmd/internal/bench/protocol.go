@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/svc-dev/svc/core/tensor"
+	grpcapi "github.com/svc-dev/svc/transport/grpc"
+	"github.com/svc-dev/svc/transport/grpc/inference"
 	"github.com/svc-dev/svc/transport/oip"
 	"github.com/svc-dev/svc/transport/rest"
 )
 
 // Protocol is the API svc bench sends its requests through. Each has a
-// loader (newLoader); a gRPC client would be one more value and one more
-// loader.
+// loader (newLoader).
 type Protocol string
 
 // Protocols.
@@ -31,10 +32,16 @@ const (
 	// (the binary tensor extension) and asks for every output as binary
 	// data.
 	ProtocolV2Binary Protocol = "v2-binary"
+	// ProtocolGRPC calls the Open Inference Protocol's gRPC ModelInfer
+	// with every input in raw_input_contents (so the outputs come back
+	// raw), one HTTP/2 connection per load-generator worker.
+	ProtocolGRPC Protocol = "grpc"
 )
 
 // Protocols lists the protocols svc bench speaks.
-func Protocols() []Protocol { return []Protocol{ProtocolV1, ProtocolV2JSON, ProtocolV2Binary} }
+func Protocols() []Protocol {
+	return []Protocol{ProtocolV1, ProtocolV2JSON, ProtocolV2Binary, ProtocolGRPC}
+}
 
 // ParseProtocol parses a --protocol value ("" is ProtocolV1).
 func ParseProtocol(s string) (Protocol, error) {
@@ -52,8 +59,11 @@ func ParseProtocol(s string) (Protocol, error) {
 	return p, nil
 }
 
-// v2 reports whether p is a v2 protocol.
+// v2 reports whether p is a v2 protocol over HTTP.
 func (p Protocol) v2() bool { return p == ProtocolV2JSON || p == ProtocolV2Binary }
+
+// v1 reports whether p posts /predict bodies.
+func (p Protocol) v1() bool { return p == ProtocolV1 || p == "" }
 
 // requests are the pre-encoded requests of a run: the v1 bodies (always:
 // the in-process modes decode them) and, for a v2 protocol, the same
@@ -62,6 +72,24 @@ type requests struct {
 	model string
 	v1    [][]byte
 	v2    []v2Body
+	// grpc holds the same inputs as gRPC requests, for ProtocolGRPC;
+	// grpcAddr is the server's gRPC address (host:port).
+	grpc     []*inference.ModelInferRequest
+	grpcAddr string
+}
+
+// encodeGRPC builds each set of input tensors (named after plan) as a
+// ModelInferRequest with raw contents.
+func encodeGRPC(model string, plan []Planned, tensors [][]*tensor.Tensor) []*inference.ModelInferRequest {
+	out := make([]*inference.ModelInferRequest, len(tensors))
+	for i, ts := range tensors {
+		in := make([]grpcapi.Input, len(ts))
+		for j, t := range ts {
+			in[j] = grpcapi.Input{Name: plan[j].Name, Tensor: t}
+		}
+		out[i] = grpcapi.RawRequest(model, in...)
+	}
+	return out
 }
 
 // v2Body is an encoded v2 inference request.
@@ -101,6 +129,9 @@ type loader interface {
 // newLoader returns the loader of p for workers load-generator workers,
 // each with its own connection.
 func newLoader(p Protocol, base string, workers int, timeout time.Duration, reqs *requests) (loader, error) {
+	if p == ProtocolGRPC {
+		return newGRPCLoader(workers, reqs)
+	}
 	clients := make([]*http.Client, workers)
 	for i := range clients {
 		clients[i] = newClient(timeout)
@@ -163,16 +194,69 @@ func inferOp(base, model string, bodies []v2Body, clients []*http.Client) Op {
 	}
 }
 
+// grpcLoader is a loader over one gRPC connection per worker.
+type grpcLoader struct {
+	clients []*grpcapi.Client
+	send    Op
+}
+
+// newGRPCLoader connects workers clients to reqs.grpcAddr; each worker
+// rotates through the requests.
+func newGRPCLoader(workers int, reqs *requests) (*grpcLoader, error) {
+	if len(reqs.grpc) == 0 || reqs.grpcAddr == "" {
+		return nil, errors.New("no gRPC requests or address")
+	}
+	l := &grpcLoader{clients: make([]*grpcapi.Client, 0, workers)}
+	for range workers {
+		c, err := grpcapi.NewClient(reqs.grpcAddr)
+		if err != nil {
+			l.close()
+			return nil, err
+		}
+		l.clients = append(l.clients, c)
+	}
+	l.send = func(ctx context.Context, w int, seq int64) (int, error) {
+		req := reqs.grpc[(int64(w)+seq)%int64(len(reqs.grpc))]
+		resp, err := l.clients[w].Infer(ctx, req)
+		if err != nil {
+			return 0, fmt.Errorf("ModelInfer: %s", clip(err.Error(), 300))
+		}
+		if len(resp.GetOutputs()) == 0 {
+			return 0, errors.New("ModelInfer: an answer without outputs")
+		}
+		return http.StatusOK, nil
+	}
+	return l, nil
+}
+
+func (l *grpcLoader) op() Op { return l.send }
+
+func (l *grpcLoader) close() {
+	for _, c := range l.clients {
+		_ = c.Close()
+	}
+}
+
 // probeAll sends every request once through p on client and fails on any
 // answer but 200, with a hint on how to fix the input.
 func probeAll(ctx context.Context, p Protocol, base string, client *http.Client, reqs *requests) error {
-	ld, err := loaderWith(p, base, []*http.Client{client}, reqs)
+	var ld loader
+	var err error
+	if p == ProtocolGRPC {
+		ld, err = newGRPCLoader(1, reqs)
+	} else {
+		ld, err = loaderWith(p, base, []*http.Client{client}, reqs)
+	}
 	if err != nil {
 		return err
 	}
+	defer ld.close()
 	n := len(reqs.v1)
-	if p.v2() {
+	switch {
+	case p.v2():
 		n = len(reqs.v2)
+	case p == ProtocolGRPC:
+		n = len(reqs.grpc)
 	}
 	op := ld.op()
 	for seq := range int64(n) {
@@ -185,8 +269,11 @@ func probeAll(ctx context.Context, p Protocol, base string, client *http.Client,
 			hint = "; set the input shapes with --shape NAME=D0,D1,… and --batch, or give a request body with --input FILE.json"
 		}
 		what := "POST " + rest.PathPredict
-		if p.v2() {
+		switch {
+		case p.v2():
 			what = "POST " + oip.InferPath(reqs.model, "")
+		case p == ProtocolGRPC:
+			what = "gRPC ModelInfer at " + reqs.grpcAddr
 		}
 		return fmt.Errorf("the server does not accept the request body: %s: %w%s", what, err, hint)
 	}

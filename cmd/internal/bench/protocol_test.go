@@ -2,7 +2,10 @@ package bench
 
 import (
 	"bytes"
+	"slices"
 	"testing"
+
+	"github.com/svc-dev/svc/core/tensor"
 
 	"github.com/svc-dev/svc/transport/oip"
 )
@@ -17,7 +20,8 @@ func TestParseProtocol(t *testing.T) {
 		{"v1", ProtocolV1, false},
 		{"V2-Binary", ProtocolV2Binary, false},
 		{" v2-json ", ProtocolV2JSON, false},
-		{"grpc", "", true},
+		{"grpc", ProtocolGRPC, false},
+		{"grpc-web", "", true},
 		{"v2", "", true},
 	}
 	for _, tt := range tests {
@@ -73,5 +77,36 @@ func TestEncodeV2(t *testing.T) {
 	// The same values as the /predict bodies of the same seed.
 	if !bytes.Equal(EncodeBodies(plan, tensors)[0], Generate(plan, 3, 7)[0]) {
 		t.Error("GenerateTensors and Generate disagree")
+	}
+}
+
+// TestEncodeGRPC: the gRPC requests carry the generated tensors as raw
+// little-endian contents, one per input, named and shaped by the plan.
+func TestEncodeGRPC(t *testing.T) {
+	plan, err := PlanInputs([]Input{{Name: "x", Type: "float32", Shape: []int64{-1, 3}, Required: true}, {Name: "ids", Type: "int64", Shape: []int64{2}, Required: true}}, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tensors := GenerateTensors(plan, 3, 7)
+	reqs := encodeGRPC("m", plan, tensors)
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(reqs))
+	}
+	for i, req := range reqs {
+		if req.GetModelName() != "m" || len(req.GetInputs()) != 2 || len(req.GetRawInputContents()) != 2 {
+			t.Fatalf("request %d = %v", i, req)
+		}
+		for j, in := range req.GetInputs() {
+			want := tensors[i][j]
+			if in.GetName() != plan[j].Name || !slices.Equal(in.GetShape(), want.Shape) {
+				t.Errorf("request %d input %d: %s %v, want %s %v", i, j, in.GetName(), in.GetShape(), plan[j].Name, want.Shape)
+			}
+			if got := req.GetRawInputContents()[j]; !bytes.Equal(got, tensor.AppendRaw(nil, want)) {
+				t.Errorf("request %d input %d: raw contents differ from the tensor's", i, j)
+			}
+		}
+	}
+	if in := reqs[0].GetInputs(); in[0].GetDatatype() != "FP32" || in[1].GetDatatype() != "INT64" {
+		t.Errorf("datatypes %s %s, want FP32 INT64", in[0].GetDatatype(), in[1].GetDatatype())
 	}
 }

@@ -81,7 +81,7 @@ type Settings struct {
 	Bodies    int `json:"bodies"`
 	BodyBytes int `json:"body_bytes"`
 	// Protocol is the API the served requests went through (v1, v2-json,
-	// v2-binary); "" in reports from before it was recorded means v1.
+	// v2-binary, grpc); "" in reports from before it was recorded means v1.
 	Protocol string `json:"protocol,omitempty"`
 }
 
@@ -169,6 +169,8 @@ func (r *Report) servedTitle() string {
 		return "served: HTTP POST /v2/models/{name}/infer, JSON tensors (v2-json)"
 	case ProtocolV2Binary:
 		return "served: HTTP POST /v2/models/{name}/infer, binary tensors (v2-binary)"
+	case ProtocolGRPC:
+		return "served: gRPC inference.GRPCInferenceService/ModelInfer, raw tensors (grpc)"
 	}
 	return titleServed
 }
