@@ -17,7 +17,7 @@ PORT ?= 8080
 
 export ONNXRUNTIME_TEST_LIB := $(CURDIR)/$(LIBDIR)
 
-.PHONY: all build lib vulkan models assets tools deps run test vet lint unit fuzz genmodels bench clean
+.PHONY: all build lib lib-cuda vulkan models assets tools deps run test vet lint unit fuzz genmodels bench clean
 
 all: build
 
@@ -30,6 +30,10 @@ build: lib assets
 ## lib: fetch ONNX Runtime 1.29.0 (npm onnxruntime-node) into build/lib
 lib:
 	bash build/fetch-onnxruntime.sh
+
+## lib-cuda: fetch ONNX Runtime 1.29.0's CUDA/TensorRT provider libraries (npm, CUDA 13) beside a copy of the core in build/lib/linux-amd64-cuda
+lib-cuda: lib
+	bash build/fetch-gpu-providers.sh
 
 ## vulkan: fetch a software Vulkan driver (SwiftShader, npm) into build/vulkan for the WebGPU tests
 vulkan:
@@ -51,7 +55,7 @@ tools: $(STATICCHECK)
 $(STATICCHECK):
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-deps: lib models vulkan assets tools
+deps: lib lib-cuda models vulkan assets tools
 
 ## run: serve the demo model on port 8080
 run: build

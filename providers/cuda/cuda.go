@@ -32,7 +32,7 @@ func (*Provider) Platform() string { return "NVIDIA GPU (CUDA)" }
 
 // Description says what the provider is.
 func (*Provider) Description() string {
-	return "ONNX Runtime CUDA execution provider for NVIDIA GPUs (CUDA 12, cuDNN 9)"
+	return "ONNX Runtime CUDA execution provider for NVIDIA GPUs (CUDA 13, cuDNN 9)"
 }
 
 // Priority is the one declared in known.go: CUDA comes before every other

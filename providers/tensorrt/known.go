@@ -21,7 +21,7 @@ var _ = providers.Declare(providers.Known{
 	ORTName:      "TensorrtExecutionProvider",
 	Priority:     60,
 	Order:        6,
-	Needs:        "an NVIDIA GPU, CUDA 12, cuDNN 9, TensorRT 10, and libonnxruntime_providers_{shared,cuda,tensorrt}.so beside libonnxruntime",
+	Needs:        "an NVIDIA GPU, CUDA 13, cuDNN 9, TensorRT 10, and libonnxruntime_providers_{shared,cuda,tensorrt}.so beside libonnxruntime",
 	UsesDeviceID: true,
 	NewSettings:  func() any { return &Settings{} },
 	Starter: `fp16: false
