@@ -61,11 +61,12 @@ func TestUsable(t *testing.T) {
 			name: "cuDNN missing", offers: offered,
 			machine: func() *providertest.Machine {
 				m := providertest.WithLibraries(dir, "shared", "cuda")
-				m.LoadErr["libonnxruntime_providers_cuda.so"] = errors.New("libcudnn.so.9: cannot open shared object file")
+				m.Absent["libcudnn.so.9"] = true
 				m.Devices = 1
 				return m
 			},
-			want: []string{"cannot load: libcudnn.so.9"},
+			want:      []string{"libcudnn.so.9 not found (cuDNN 9 for CUDA 13: install cuDNN 9 or pip install nvidia-cudnn-cu13)"},
+			wantExact: true,
 		},
 		{
 			name: "no CUDA runtime", offers: offered,
@@ -125,8 +126,8 @@ func TestUsable(t *testing.T) {
 				if err != nil {
 					t.Fatalf("not usable: %v", err)
 				}
-				if len(m.Loaded) != 1 || len(m.Loaded[0]) != 2 || !strings.HasSuffix(m.Loaded[0][0], "libonnxruntime_providers_shared.so") {
-					t.Errorf("loaded %v, want the shared library, then the CUDA one", m.Loaded)
+				if len(m.Loaded) != 0 {
+					t.Errorf("loaded %v: the provider libraries must never be loaded outside ONNX Runtime", m.Loaded)
 				}
 				return
 			}

@@ -28,8 +28,8 @@ const Driver = "libcuda.so.1"
 // the provider libraries (e.g. "shared", "cuda") sit beside it, are of its
 // exact version, and every library they need resolves (their DT_NEEDED
 // entries, recursively, plus dlopened, the libraries ONNX Runtime opens by
-// name at run time, e.g. cuDNN), they load, and the NVIDIA driver sees at
-// least one device. Otherwise it says every reason on one line, naming
+// name at run time, e.g. cuDNN), and the NVIDIA driver sees at least one
+// device. Otherwise it says every reason on one line, naming
 // each missing library and what it is part of.
 func Check(h providers.Host, ortName string, libs []string, dlopened ...string) error {
 	var errs []error
@@ -61,10 +61,11 @@ func Check(h providers.Host, ortName string, libs []string, dlopened ...string) 
 			names = append(names, u.Name)
 			driverMissing = driverMissing || u.Name == Driver
 		}
+		// The provider libraries themselves are never loaded here: their
+		// initialisers call into ONNX Runtime (Provider_GetHost), which
+		// crashes outside ONNX Runtime's own loading.
 		if len(names) > 0 {
 			errs = append(errs, Diagnose(names))
-		} else if err := h.LoadBeside(files...); err != nil {
-			errs = append(errs, err)
 		}
 	}
 	if !driverMissing {
