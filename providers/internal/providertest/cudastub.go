@@ -23,14 +23,24 @@ import (
 // sonames built.
 func StubCUDA(t testing.TB, dir, providerLib string, driver bool) []string {
 	t.Helper()
+	built, err := BuildStubCUDA(dir, providerLib, driver)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return built
+}
+
+// BuildStubCUDA is StubCUDA for code without a testing.TB (the stubcuda
+// command).
+func BuildStubCUDA(dir, providerLib string, driver bool) ([]string, error) {
 	f, err := elf.Open(providerLib)
 	if err != nil {
-		t.Fatalf("stub CUDA: %v", err)
+		return nil, fmt.Errorf("stub CUDA: %w", err)
 	}
 	imports, err := f.ImportedSymbols()
 	f.Close()
 	if err != nil {
-		t.Fatalf("stub CUDA: symbols of %s: %v", providerLib, err)
+		return nil, fmt.Errorf("stub CUDA: symbols of %s: %w", providerLib, err)
 	}
 	bySoname := map[string][]string{}
 	for _, s := range imports {
@@ -53,20 +63,30 @@ func StubCUDA(t testing.TB, dir, providerLib string, driver bool) []string {
 			src.WriteString(stubFunc(so, name) + "\n")
 		}
 		src.WriteString("int svc_stub_marker(void) { return 0; }\n")
-		script := filepath.Join(t.TempDir(), "version.map")
 		node := so
 		if len(syms) == 0 {
 			node = "SVC_STUB"
 		}
 		body := fmt.Sprintf("%s {\n  global: svc_stub_marker; %s\n  local: *;\n};\n", node, joinSyms(syms))
-		if err := os.WriteFile(script, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
+		tmp, err := os.MkdirTemp("", "svc-stub-")
+		if err != nil {
+			return nil, err
 		}
-		BuildLib(t, dir, Lib{Soname: so, Source: src.String(), Flags: []string{"-Wl,--version-script=" + script}})
+		script := filepath.Join(tmp, "version.map")
+		if err := os.WriteFile(script, []byte(body), 0o644); err != nil {
+			os.RemoveAll(tmp)
+			return nil, err
+		}
+		// -Xlinker: the path may hold commas, which -Wl would split at.
+		_, err = CompileLib(dir, Lib{Soname: so, Source: src.String(), Flags: []string{"-Xlinker", "--version-script", "-Xlinker", script}})
+		os.RemoveAll(tmp)
+		if err != nil {
+			return nil, err
+		}
 		built = append(built, so)
 	}
 	sort.Strings(built)
-	return built
+	return built, nil
 }
 
 func joinSyms(syms []string) string {

@@ -1,6 +1,7 @@
 package providertest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,12 +24,26 @@ type Lib struct {
 // BuildLib compiles l into dir/<soname> and returns its path.
 func BuildLib(t testing.TB, dir string, l Lib) string {
 	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	p, err := CompileLib(dir, l)
+	if err != nil {
 		t.Fatal(err)
 	}
-	src := filepath.Join(t.TempDir(), "lib.c")
+	return p
+}
+
+// CompileLib is BuildLib for code without a testing.TB.
+func CompileLib(dir string, l Lib) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp("", "svc-lib-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	src := filepath.Join(tmp, "lib.c")
 	if err := os.WriteFile(src, []byte(l.Source+"\n"), 0o644); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	out := filepath.Join(dir, l.Soname)
 	args := []string{"-shared", "-fPIC", "-o", out, src, "-Wl,-soname," + l.Soname, "-Wl,--no-as-needed"}
@@ -39,9 +54,9 @@ func BuildLib(t testing.TB, dir string, l Lib) string {
 		cc = "cc"
 	}
 	if b, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, b)
+		return "", fmt.Errorf("%s %s: %w\n%s", cc, strings.Join(args, " "), err, b)
 	}
-	return out
+	return out, nil
 }
 
 // CUDALibDir returns build/lib/<os>-<arch>-cuda of the module: the core
