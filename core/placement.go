@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/providers"
 )
 
 // NodeCount is how many graph nodes one execution provider ran.
@@ -20,22 +23,18 @@ type NodeCount struct {
 // Placement is where a session's nodes ran, most nodes first.
 type Placement []NodeCount
 
-// String is "WebGpuExecutionProvider 175, CPUExecutionProvider 18".
+// String is "WebGpuExecutionProvider 175, CPUExecutionProvider 18", or
+// "all on CPUExecutionProvider".
 func (p Placement) String() string {
 	parts := make([]string, len(p))
 	for i, c := range p {
+		if c.Nodes == AllNodes {
+			parts[i] = "all on " + c.Provider
+			continue
+		}
 		parts[i] = fmt.Sprintf("%s %d", c.Provider, c.Nodes)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// Total is the number of nodes over all providers.
-func (p Placement) Total() int {
-	n := 0
-	for _, c := range p {
-		n += c.Nodes
-	}
-	return n
 }
 
 // Of is the number of nodes provider ran.
@@ -103,4 +102,41 @@ func ProfilePlacement(prefix string) (Placement, error) {
 		return out[i].Provider < out[j].Provider
 	})
 	return out, nil
+}
+
+// AllNodes in a NodeCount means every node of the model: the CPU provider
+// runs them all, so no profiling is needed to know.
+const AllNodes = -1
+
+// ProbePlacement finds out where ONNX Runtime places the model's nodes on
+// provider p. On the CPU provider every node runs there: it says so without
+// running anything. On any other provider it creates one extra session
+// with ONNX Runtime's profiler on, runs it once on zero-filled inputs (the
+// warm-up's), destroys it and counts the nodes each provider ran in the
+// profile. That costs one session creation and one run; the compiled
+// kernels (WebGPU's shaders, for one) stay cached in the process, so the
+// served sessions' warm-up that follows is the cheaper for it.
+func ProbePlacement(file string, rt config.Runtime, p providers.Provider, o providers.Options) (Placement, error) {
+	if p.Name() == providers.FallbackName {
+		return Placement{{Provider: p.ORTName(), Nodes: AllNodes}}, nil
+	}
+	dir, err := os.MkdirTemp("", "svc-placement-")
+	if err != nil {
+		return nil, fmt.Errorf("placement: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	rt.Profile = filepath.Join(dir, "probe")
+	rt.Timeout = 0
+	pred, err := NewPredictor(Options{Name: "placement", File: file, Runtime: rt, Provider: p, ProviderOptions: o}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("placement: %w", err)
+	}
+	if err := WarmUp(pred); err != nil {
+		_ = pred.Close()
+		return nil, fmt.Errorf("placement: %w", err)
+	}
+	if err := pred.Close(); err != nil {
+		return nil, fmt.Errorf("placement: %w", err)
+	}
+	return ProfilePlacement(rt.Profile)
 }

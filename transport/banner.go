@@ -16,9 +16,13 @@ type Banner struct {
 	Inputs, Outputs     int
 	Provider            string
 	ProviderNote        string
-	Host                string
-	Port                int
-	Workers             int
+	// Nodes says where the model's nodes run, by provider (e.g.
+	// "WebGpuExecutionProvider 175, CPUExecutionProvider 18"; "" = not
+	// shown).
+	Nodes   string
+	Host    string
+	Port    int
+	Workers int
 	// Endpoints is the table of routes (see Endpoints).
 	Endpoints []Endpoint
 }
@@ -48,6 +52,9 @@ func (b Banner) Write(w io.Writer) error {
 	row("inputs", b.Inputs)
 	row("outputs", b.Outputs)
 	row("provider", provider)
+	if b.Nodes != "" {
+		row("nodes", b.Nodes)
+	}
 	sb.WriteString("\nServer\n")
 	row("host", b.Host)
 	row("port", b.Port)

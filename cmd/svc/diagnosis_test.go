@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -36,6 +37,9 @@ func stubCUDA(t *testing.T, driver bool) string {
 	}
 	return dir
 }
+
+// nodesLine is the banner's node placement.
+var nodesLine = regexp.MustCompile(`(?m)^\s+nodes\s+(.*)$`)
 
 const (
 	diagCUBLAS = "libcublasLt.so.13 and libcublas.so.13 not found (CUDA 13 cuBLAS: install CUDA 13 or pip install nvidia-cublas)"
@@ -113,6 +117,9 @@ func TestProvidersDiagnosis(t *testing.T) {
 func TestServeCUDADiagnosisFallsBack(t *testing.T) {
 	env := []string{"ONNXRUNTIME_LIB=" + filepath.Join(cudaLibDir(t), "libonnxruntime.so.1"), "LD_LIBRARY_PATH="}
 	s := startServerBin(t, cudaBin(t), env, model("classifier.onnx"), "--provider", "cuda")
+	if m := nodesLine.FindStringSubmatch(s.stdout.String()); m == nil || m[1] != "all on CPUExecutionProvider" {
+		t.Errorf("banner nodes line %q, want all on the CPU", m)
+	}
 	warns := warnings(s)
 	if len(warns) != 1 {
 		t.Fatalf("want one warning, got %d\n%s", len(warns), s.stderr)
