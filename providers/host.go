@@ -42,12 +42,14 @@ type Probe interface {
 	// CUDADevices is the number of CUDA devices the NVIDIA driver sees; the
 	// error says why there is no driver or no device.
 	CUDADevices() (int, error)
-	// Unresolved lists the libraries the dynamic loader would not find:
-	// the DT_NEEDED entries of the libraries at paths, recursively, and the
-	// bare names (libraries loaded at run time by name), searching dirs
-	// first (they are preloaded), then as the loader does. Without a way to
-	// tell on this OS it returns nil.
-	Unresolved(paths, names, dirs []string) []sysprobe.Unresolved
+	// Resolve resolves, the way the dynamic loader would, the DT_NEEDED
+	// entries of the libraries at paths, recursively, and the bare names
+	// (libraries loaded at run time by name), searching dirs first: it
+	// lists what is missing and what must be preloaded from dirs. Without
+	// a way to tell on this OS it returns nothing.
+	Resolve(paths, names, dirs []string) sysprobe.Resolution
+	// Preload loads files in order, globally, for the rest of the process.
+	Preload(files ...string) error
 	// Versions lists the ONNX Runtime version strings ("1.29.0") embedded
 	// in the library at path.
 	Versions(path string) ([]string, error)

@@ -86,6 +86,32 @@ type Result struct {
 	// Missing lists the names not found, in the order they were met
 	// (breadth-first from the library).
 	Missing []Missing
+	// deps maps each visited file to the files its needs resolved to.
+	deps map[string][]string
+	root string
+}
+
+// LoadOrder lists the resolved files, the library itself excluded, so
+// that each comes after every file it needs: the order to dlopen them in
+// when they are not on the loader's own path.
+func (r Result) LoadOrder() []string {
+	var out []string
+	done := map[string]bool{}
+	var visit func(p string)
+	visit = func(p string) {
+		if done[p] {
+			return
+		}
+		done[p] = true
+		for _, d := range r.deps[p] {
+			visit(d)
+		}
+		if p != r.root {
+			out = append(out, p)
+		}
+	}
+	visit(r.root)
+	return out
 }
 
 // MissingNames lists the missing names.
@@ -115,7 +141,7 @@ func (s Search) Resolve(path string) (Result, error) {
 	}
 	class, machine := f.Class, f.Machine
 	f.Close()
-	res := Result{Found: map[string]string{}}
+	res := Result{Found: map[string]string{}, deps: map[string][]string{}, root: path}
 	missing := map[string]bool{}
 	seen := map[string]bool{path: true}
 	queue := []object{{path: path}}
@@ -134,7 +160,11 @@ func (s Search) Resolve(path string) (Result, error) {
 			inherited = append(expand(rpath, origin), o.rpath...)
 		}
 		for _, name := range needed {
-			if _, ok := res.Found[name]; ok || missing[name] {
+			if p, ok := res.Found[name]; ok {
+				res.deps[o.path] = append(res.deps[o.path], p)
+				continue
+			}
+			if missing[name] {
 				continue
 			}
 			p, ok := s.find(name, inherited, expand(runpath, origin), class, machine)
@@ -144,6 +174,7 @@ func (s Search) Resolve(path string) (Result, error) {
 				continue
 			}
 			res.Found[name] = p
+			res.deps[o.path] = append(res.deps[o.path], p)
 			if !seen[p] {
 				seen[p] = true
 				queue = append(queue, object{path: p, rpath: inherited})

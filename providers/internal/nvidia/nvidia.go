@@ -57,15 +57,20 @@ func Check(h providers.Host, ortName string, libs []string, dlopened ...string) 
 			paths[i] = h.LibraryFile(f)
 		}
 		var names []string
-		for _, u := range m.Unresolved(paths, dlopened, h.SearchDirs) {
+		res := m.Resolve(paths, dlopened, append(append([]string(nil), h.SearchDirs...), LibraryDirs(DefaultEnv())...))
+		for _, u := range res.Missing {
 			names = append(names, u.Name)
 			driverMissing = driverMissing || u.Name == Driver
 		}
 		// The provider libraries themselves are never loaded here: their
 		// initialisers call into ONNX Runtime (Provider_GetHost), which
-		// crashes outside ONNX Runtime's own loading.
+		// crashes outside ONNX Runtime's own loading. What they need from
+		// the extra directories is preloaded, so that ONNX Runtime's own
+		// loading finds it.
 		if len(names) > 0 {
 			errs = append(errs, Diagnose(names))
+		} else if err := m.Preload(res.Preload...); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if !driverMissing {

@@ -31,6 +31,9 @@ type Machine struct {
 	Absent map[string]bool
 	// Embedded lists the version strings in a library, by base name.
 	Embedded map[string][]string
+	// PreloadFrom is what Resolve says to preload; Preloaded records what
+	// was.
+	PreloadFrom, Preloaded []string
 }
 
 var _ providers.Probe = (*Machine)(nil)
@@ -49,20 +52,28 @@ func (m *Machine) Load(libs ...string) error {
 	return nil
 }
 
-// Unresolved reports Needs for the paths and Absent for the names.
-func (m *Machine) Unresolved(paths, names, _ []string) []sysprobe.Unresolved {
-	var out []sysprobe.Unresolved
+// Resolve reports Needs for the paths and Absent for the names as
+// missing, and PreloadFrom as what to preload.
+func (m *Machine) Resolve(paths, names, _ []string) sysprobe.Resolution {
+	var out sysprobe.Resolution
 	for _, p := range paths {
 		for _, n := range m.Needs[filepath.Base(p)] {
-			out = append(out, sysprobe.Unresolved{Name: n, NeededBy: p})
+			out.Missing = append(out.Missing, sysprobe.Unresolved{Name: n, NeededBy: p})
 		}
 	}
 	for _, n := range names {
 		if m.Absent[n] {
-			out = append(out, sysprobe.Unresolved{Name: n})
+			out.Missing = append(out.Missing, sysprobe.Unresolved{Name: n})
 		}
 	}
+	out.Preload = m.PreloadFrom
 	return out
+}
+
+// Preload records the call.
+func (m *Machine) Preload(files ...string) error {
+	m.Preloaded = append(m.Preloaded, files...)
+	return nil
 }
 
 // Versions returns Embedded for the library.

@@ -54,25 +54,43 @@ type Unresolved struct {
 	NeededBy string
 }
 
-// Unresolved resolves the DT_NEEDED entries of the libraries at paths,
-// recursively, and the bare names, the way the dynamic loader would, with
-// dirs searched first; it lists what is not found, each name once. On
-// other systems than Linux it cannot tell and returns nil.
-func (Probe) Unresolved(paths, names, dirs []string) []Unresolved {
-	if runtime.GOOS != "linux" {
-		return nil
-	}
-	return Resolve(ldpath.System(dirs), paths, names)
+// Resolution is what resolving libraries the way the loader would found.
+type Resolution struct {
+	// Missing lists what the loader would not find, each name once.
+	Missing []Unresolved
+	// Preload lists the files found in the extra directories, each after
+	// the files it needs: what must be loaded (RTLD_GLOBAL) before the
+	// libraries, since the loader itself does not search there.
+	Preload []string
 }
 
-// Resolve is Unresolved with a given loader search.
-func Resolve(s ldpath.Search, paths, names []string) []Unresolved {
-	var out []Unresolved
-	seen := map[string]bool{}
+// Resolve resolves the DT_NEEDED entries of the libraries at paths,
+// recursively, and the bare names (with what they need), the way the
+// dynamic loader would, with dirs searched first. On other systems than
+// Linux it cannot tell and returns nothing.
+func (Probe) Resolve(paths, names, dirs []string) Resolution {
+	if runtime.GOOS != "linux" {
+		return Resolution{}
+	}
+	return ResolveWith(ldpath.System(dirs), paths, names)
+}
+
+// ResolveWith is Resolve with a given loader search.
+func ResolveWith(s ldpath.Search, paths, names []string) Resolution {
+	var out Resolution
+	seen, queued := map[string]bool{}, map[string]bool{}
 	add := func(u Unresolved) {
 		if !seen[u.Name] {
 			seen[u.Name] = true
-			out = append(out, u)
+			out.Missing = append(out.Missing, u)
+		}
+	}
+	preload := func(res ldpath.Result, self string) {
+		for _, f := range append(res.LoadOrder(), self) {
+			if f != "" && !queued[f] && within(f, s.Preloaded) {
+				queued[f] = true
+				out.Preload = append(out.Preload, f)
+			}
 		}
 	}
 	for _, p := range paths {
@@ -84,13 +102,33 @@ func Resolve(s ldpath.Search, paths, names []string) []Unresolved {
 		for _, m := range res.Missing {
 			add(Unresolved{Name: m.Name, NeededBy: m.NeededBy})
 		}
+		preload(res, "")
 	}
 	for _, n := range names {
-		if _, ok := s.Find(n); !ok {
+		f, ok := s.Find(n)
+		if !ok {
 			add(Unresolved{Name: n})
+			continue
+		}
+		if res, err := s.Resolve(f); err == nil {
+			for _, m := range res.Missing {
+				add(Unresolved{Name: m.Name, NeededBy: m.NeededBy})
+			}
+			preload(res, f)
 		}
 	}
 	return out
+}
+
+// within reports whether file is directly in one of dirs.
+func within(file string, dirs []string) bool {
+	d := filepath.Dir(file)
+	for _, x := range dirs {
+		if filepath.Clean(x) == d {
+			return true
+		}
+	}
+	return false
 }
 
 // versionRE matches an ONNX Runtime version string: ORT_VERSION, which
