@@ -92,9 +92,13 @@ func (l *Loader) load() (Loaded, error) {
 	if l.p.Runtime.WarmUp {
 		t0 := time.Now()
 		pl, err := ProbePlacement(l.p.Source.File, l.p.Runtime, pool.Provider(), ProviderOptions(config.Config{Runtime: l.p.Runtime, Providers: l.p.Providers}))
-		if err != nil {
+		switch {
+		case err != nil:
 			l.p.Log.Warn("cannot tell where ONNX Runtime placed the nodes", zap.Error(err))
-		} else {
+		case pl == nil:
+			l.p.Log.Info("node placement not probed: a second session would compile the model again; svc providers --check MODEL reports it",
+				zap.String("provider", pool.Provider().ORTName()))
+		default:
 			loaded.Placement = pl
 			l.p.Log.Info("node placement", zap.String("provider", pool.Provider().ORTName()), zap.String("nodes", pl.String()), zap.Duration("took", time.Since(t0)))
 		}

@@ -110,7 +110,8 @@ const AllNodes = -1
 
 // ProbePlacement finds out where ONNX Runtime places the model's nodes on
 // provider p. On the CPU provider every node runs there: it says so without
-// running anything. On any other provider it creates one extra session
+// running anything. Providers with CostlySessions are not probed: nil, no
+// error. On any other provider it creates one extra session
 // with ONNX Runtime's profiler on, runs it once on zero-filled inputs (the
 // warm-up's), destroys it and counts the nodes each provider ran in the
 // profile. That costs one session creation and one run; the compiled
@@ -119,6 +120,9 @@ const AllNodes = -1
 func ProbePlacement(file string, rt config.Runtime, p providers.Provider, o providers.Options) (Placement, error) {
 	if p.Name() == providers.FallbackName {
 		return Placement{{Provider: p.ORTName(), Nodes: AllNodes}}, nil
+	}
+	if k, ok := providers.Info(p.Name()); ok && k.CostlySessions {
+		return nil, nil
 	}
 	dir, err := os.MkdirTemp("", "svc-placement-")
 	if err != nil {
