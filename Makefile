@@ -23,7 +23,7 @@ PORT ?= 8080
 
 export ONNXRUNTIME_TEST_LIB := $(CURDIR)/$(LIBDIR)
 
-.PHONY: all build lib vulkan models assets tools deps run test vet lint unit fuzz soak genmodels bench clean proto
+.PHONY: all build lib lib-cuda vulkan models assets tools deps run test vet lint unit fuzz soak genmodels bench clean proto
 
 all: build
 
@@ -36,6 +36,10 @@ build: lib assets
 ## lib: fetch ONNX Runtime 1.29.0 (npm onnxruntime-node) into build/lib
 lib:
 	bash build/fetch-onnxruntime.sh
+
+## lib-cuda: fetch ONNX Runtime 1.29.0's CUDA/TensorRT provider libraries (npm, CUDA 13) beside a copy of the core in build/lib/linux-amd64-cuda
+lib-cuda: lib
+	bash build/fetch-gpu-providers.sh
 
 ## vulkan: fetch a software Vulkan driver (SwiftShader, npm) into build/vulkan for the WebGPU tests
 vulkan:
@@ -64,7 +68,7 @@ $(GRPCURL):
 proto:
 	bash build/proto.sh
 
-deps: lib models vulkan assets tools
+deps: lib lib-cuda models vulkan assets tools
 
 ## run: serve the demo model on port 8080
 run: build
@@ -77,7 +81,7 @@ lint: $(STATICCHECK)
 	$(STATICCHECK) ./...
 
 unit:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 	$(GO) test -count=1 -run 'Allocations' ./transport/rest/ ./core/tensor/tensorjson/
 	$(GO) test -run '^$$' -fuzz FuzzServer -fuzztime 20s ./cmd/svc/fuzzhttp/
 

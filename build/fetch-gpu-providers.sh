@@ -1,69 +1,78 @@
 #!/usr/bin/env bash
 # Fetches ONNX Runtime 1.29.0's CUDA and TensorRT provider libraries for
-# linux/x64 from the NuGet package Microsoft.ML.OnnxRuntime.Gpu.Linux 1.29.0
-# (the npm package onnxruntime-node ships the core library only, and fetches
-# the same three files from there at install time) and puts them beside the
-# npm library (from 'make lib') in build/lib/linux-amd64-cuda/:
+# linux/x64 (built for CUDA 13, cuDNN 9, TensorRT 10) from the npm package
+# com.github.asus4.onnxruntime.linux-x64-gpu@0.4.9 (Plugins/Linux/x64/) and
+# puts them beside a copy of the core library from 'make lib' in
+# build/lib/linux-amd64-cuda/:
 #   libonnxruntime.so.1, libonnxruntime.so -> libonnxruntime.so.1,
 #   libonnxruntime_providers_shared.so, libonnxruntime_providers_cuda.so,
 #   libonnxruntime_providers_tensorrt.so
-# build/release.sh's linux/amd64:cuda target packs that directory.
+# ONNX Runtime loads provider libraries from the directory of the core
+# library, so they must sit together; build/release.sh's linux/amd64:cuda
+# archive packs that directory, and the tests serve from it.
 #
-# The download is checked against SHA256 below when it is set; until it is,
-# against the SHA-512 that NuGet's catalog records for the package, and the
-# script prints the SHA-256 to pin. Used by ci/workflows/release.yml (this
-# development machine cannot reach NuGet).
+# The tarball and each extracted file are checked against the sha256 sums
+# below. The provider libraries must be the core's exact version (a core of
+# another version crashes in them): the script checks that the CUDA and
+# TensorRT libraries embed the core's version string ("1.29.0"), as svc does
+# again at run time before it lets ONNX Runtime load them.
 set -euo pipefail
 
 VERSION=1.29.0
-ID=microsoft.ml.onnxruntime.gpu.linux
-SHA256=${NUGET_GPU_SHA256:-}
+PKG=com.github.asus4.onnxruntime.linux-x64-gpu
+PKG_VERSION=0.4.9
+SHA256=2b459e0c17f340c92970c10ed86de4f37a3009f93c14053e6ad4334cbb6be412
+declare -A FILE_SHA256=(
+  [libonnxruntime_providers_shared.so]=c6a12593396095f5670160e284c35d1700b7708cf3037b7042e2a5200ccae772
+  [libonnxruntime_providers_cuda.so]=56cf3254b118ad837ccc4ed8f6d1b23504bbf7ef91b34cbc0b289cb7f10b3037
+  [libonnxruntime_providers_tensorrt.so]=ef6071798a339038ad66c428fb1a809cf8e499bffc3b6870e4e8bc4f4c6a6320
+)
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=$root/build/cache
 dest=$root/build/lib/linux-amd64-cuda
-stamp=$dest/.gpu-providers-$VERSION
+stamp=$dest/.gpu-providers-$VERSION-$PKG_VERSION
 if [ -f "$stamp" ]; then
   exit 0
 fi
-[ -f "$root/build/lib/linux-amd64/libonnxruntime.so.1" ] || bash "$root/build/fetch-onnxruntime.sh"
+core=$root/build/lib/linux-amd64/libonnxruntime.so.1
+[ -f "$core" ] || bash "$root/build/fetch-onnxruntime.sh"
 
 mkdir -p "$cache" "$dest"
-pkg=$cache/$ID.$VERSION.nupkg
-url=https://api.nuget.org/v3-flatcontainer/$ID/$VERSION/$ID.$VERSION.nupkg
-if [ ! -f "$pkg" ]; then
-  echo "fetching $ID $VERSION from NuGet" >&2
-  curl -fsSL --retry 3 -o "$pkg.part" "$url"
-  mv "$pkg.part" "$pkg"
+tgz=$cache/$PKG-$PKG_VERSION.tgz
+if [ ! -f "$tgz" ] || ! echo "$SHA256  $tgz" | sha256sum -c --status; then
+  echo "fetching $PKG@$PKG_VERSION from npm (179 MB)" >&2
+  rm -f "$tgz"
+  (cd "$cache" && npm pack --silent "$PKG@$PKG_VERSION" >/dev/null)
 fi
-
-if [ -n "$SHA256" ]; then
-  if ! echo "$SHA256  $pkg" | sha256sum -c --status; then
-    echo "$pkg: sha256 mismatch (want $SHA256); refusing to use it" >&2
-    rm -f "$pkg"
-    exit 1
-  fi
-else
-  # NuGet's catalog entry for the version records the package's SHA-512.
-  leaf=$(curl -fsSL --retry 3 "https://api.nuget.org/v3/registration5-semver1/$ID/$VERSION.json")
-  catalog=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["catalogEntry"])' <<<"$leaf")
-  want=$(curl -fsSL --retry 3 "$catalog" | python3 -c 'import json,sys; e=json.load(sys.stdin); assert e["packageHashAlgorithm"].upper()=="SHA512"; print(e["packageHash"])')
-  got=$(openssl dgst -sha512 -binary "$pkg" | base64 -w0)
-  if [ "$got" != "$want" ]; then
-    echo "$pkg: SHA-512 $got does not match NuGet's catalog ($want); refusing to use it" >&2
-    rm -f "$pkg"
-    exit 1
-  fi
-  echo "::warning::$ID $VERSION matched NuGet's catalog hash; pin it: SHA256=$(sha256sum "$pkg" | cut -d' ' -f1) in build/fetch-gpu-providers.sh" >&2
+if ! echo "$SHA256  $tgz" | sha256sum -c --status; then
+  echo "$(basename "$tgz"): sha256 mismatch (want $SHA256); refusing to use it" >&2
+  rm -f "$tgz"
+  exit 1
 fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-files=(libonnxruntime_providers_shared.so libonnxruntime_providers_cuda.so libonnxruntime_providers_tensorrt.so)
 members=()
-for f in "${files[@]}"; do members+=("runtimes/linux-x64/native/$f"); done
-unzip -q -o "$pkg" "${members[@]}" -d "$tmp"
-for f in "${files[@]}"; do cp "$tmp/runtimes/linux-x64/native/$f" "$dest/"; done
-cp "$root/build/lib/linux-amd64/libonnxruntime.so.1" "$dest/"
+for f in "${!FILE_SHA256[@]}"; do members+=("package/Plugins/Linux/x64/$f"); done
+tar xzf "$tgz" -C "$tmp" "${members[@]}"
+for f in "${!FILE_SHA256[@]}"; do
+  got=$tmp/package/Plugins/Linux/x64/$f
+  if ! echo "${FILE_SHA256[$f]}  $got" | sha256sum -c --status; then
+    echo "$f in $PKG@$PKG_VERSION: sha256 mismatch (want ${FILE_SHA256[$f]}); refusing to use it" >&2
+    exit 1
+  fi
+done
+# The same version as the core: ONNX Runtime compiles its version string
+# into the CUDA and TensorRT provider libraries.
+for f in libonnxruntime_providers_cuda.so libonnxruntime_providers_tensorrt.so; do
+  if ! grep -qaF -x -z "$VERSION" "$tmp/package/Plugins/Linux/x64/$f"; then
+    echo "$f in $PKG@$PKG_VERSION is not ONNX Runtime $VERSION; refusing to use it" >&2
+    exit 1
+  fi
+done
+for f in "${!FILE_SHA256[@]}"; do cp "$tmp/package/Plugins/Linux/x64/$f" "$dest/"; done
+cp "$core" "$dest/"
 ln -sf libonnxruntime.so.1 "$dest/libonnxruntime.so"
+if [ -f "$root/build/lib/LICENSE.onnxruntime" ]; then cp "$root/build/lib/LICENSE.onnxruntime" "$dest/"; fi
 touch "$stamp"
 echo "ONNX Runtime $VERSION CUDA/TensorRT provider libraries in $dest" >&2

@@ -16,7 +16,7 @@
 #              linux/amd64:cuda   gcc, -tags "cuda tensorrt", with the
 #                                 provider libraries from
 #                                 build/lib/linux-amd64-cuda (see
-#                                 build/fetch-gpu-providers.sh)
+#                                 make lib-cuda)
 # Environment: OUT (default build/artifacts/release/VERSION), GO (go),
 #   SOURCE_DATE_EPOCH (archive timestamps; default: the last commit's time).
 #
@@ -79,7 +79,7 @@ build_target() {
     $GO build -trimpath -tags "$tags" -ldflags "-s -w -X main.version=$version" -o "$dir/svc$exe" ./cmd/svc
 
   for f in "${libs[@]}"; do
-    [ -f "$libsrc/$f" ] || die "$libsrc/$f missing (make lib${variant:+; build/fetch-gpu-providers.sh})"
+    [ -f "$libsrc/$f" ] || die "$libsrc/$f missing (make lib${variant:+ lib-cuda})"
     cp "$libsrc/$f" "$dir/lib/"
   done
   case $goos in

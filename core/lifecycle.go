@@ -59,6 +59,9 @@ func (e *NotReadyError) Is(target error) bool { return target == ErrNotReady }
 type Loaded struct {
 	Runner   Runner
 	Provider providers.Provider
+	// Placement is where ONNX Runtime put the model's nodes (nil =
+	// unknown).
+	Placement Placement
 	// Close releases the sessions.
 	Close func() error
 }
@@ -127,6 +130,15 @@ func (m *Model) Runner() (Runner, error) {
 func (m *Model) Provider() providers.Provider {
 	if l := m.loaded.Load(); l != nil {
 		return l.Provider
+	}
+	return nil
+}
+
+// Placement is where ONNX Runtime put the model's nodes, by provider (nil
+// until loaded, or when unknown).
+func (m *Model) Placement() Placement {
+	if l := m.loaded.Load(); l != nil {
+		return l.Placement
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"time"
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
@@ -87,7 +88,22 @@ func (l *Loader) load() (Loaded, error) {
 	if err != nil {
 		return Loaded{}, err
 	}
-	return Loaded{Runner: newRunner(pool, l.p), Provider: pool.Provider(), Close: pool.Close}, nil
+	loaded := Loaded{Runner: newRunner(pool, l.p), Provider: pool.Provider(), Close: pool.Close}
+	if l.p.Runtime.WarmUp {
+		t0 := time.Now()
+		pl, err := ProbePlacement(l.p.Source.File, l.p.Runtime, pool.Provider(), ProviderOptions(config.Config{Runtime: l.p.Runtime, Providers: l.p.Providers}))
+		switch {
+		case err != nil:
+			l.p.Log.Warn("cannot tell where ONNX Runtime placed the nodes", zap.Error(err))
+		case pl == nil:
+			l.p.Log.Info("node placement not probed: a second session would compile the model again; svc providers --check MODEL reports it",
+				zap.String("provider", pool.Provider().ORTName()))
+		default:
+			loaded.Placement = pl
+			l.p.Log.Info("node placement", zap.String("provider", pool.Provider().ORTName()), zap.String("nodes", pl.String()), zap.Duration("took", time.Since(t0)))
+		}
+	}
+	return loaded, nil
 }
 
 func newPool(p loaderParams) (*Pool, error) {

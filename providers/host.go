@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 
+	ort "github.com/yalue/onnxruntime_go"
+
 	"github.com/svc-dev/svc/providers/internal/sysprobe"
 )
 
@@ -18,6 +20,13 @@ type Host struct {
 	// ONNX Runtime looks for provider libraries such as
 	// libonnxruntime_providers_cuda.so ("" = unknown).
 	LibraryDir string
+	// LibraryVersion is the loaded ONNX Runtime library's version, e.g.
+	// "1.29.0" ("" = unknown). Provider libraries must be of this version.
+	LibraryVersion string
+	// SearchDirs are extra directories holding libraries that provider
+	// libraries need (e.g. CUDA from Python wheels), preloaded before the
+	// provider library loads; dependency checks search them first.
+	SearchDirs []string
 	// Probe loads libraries and looks for devices (nil = this machine).
 	Probe Probe
 }
@@ -33,6 +42,17 @@ type Probe interface {
 	// CUDADevices is the number of CUDA devices the NVIDIA driver sees; the
 	// error says why there is no driver or no device.
 	CUDADevices() (int, error)
+	// Resolve resolves, the way the dynamic loader would, the DT_NEEDED
+	// entries of the libraries at paths, recursively, and the bare names
+	// (libraries loaded at run time by name), searching dirs first: it
+	// lists what is missing and what must be preloaded from dirs. Without
+	// a way to tell on this OS it returns nothing.
+	Resolve(paths, names, dirs []string) sysprobe.Resolution
+	// Preload loads files in order, globally, for the rest of the process.
+	Preload(files ...string) error
+	// Versions lists the ONNX Runtime version strings ("1.29.0") embedded
+	// in the library at path.
+	Versions(path string) ([]string, error)
 }
 
 var _ Probe = sysprobe.Probe{}
@@ -41,6 +61,9 @@ var _ Probe = sysprobe.Probe{}
 // path or bare name it was loaded from, and its GetAvailableProviders.
 func NewHost(libraryPath string, libraryProviders []string) Host {
 	h := Host{LibraryProviders: libraryProviders, Probe: sysprobe.Probe{}}
+	if ort.IsInitialized() {
+		h.LibraryVersion = ort.GetVersion()
+	}
 	switch {
 	case libraryPath == "":
 	case strings.ContainsAny(libraryPath, `/\`):
@@ -118,6 +141,16 @@ func (e *MissingLibraryError) Error() string {
 		return fmt.Sprintf("%s: cannot tell where the ONNX Runtime library was loaded from", e.File)
 	}
 	return fmt.Sprintf("%s is not beside the ONNX Runtime library in %s", e.File, e.Dir)
+}
+
+// LibraryFile is the path of a library file beside the ONNX Runtime
+// library ("" when the library's directory is unknown).
+func (h Host) LibraryFile(file string) string {
+	dir := h.libraryDir()
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, file)
 }
 
 // LoadBeside checks that each file is in the library's directory and that

@@ -42,6 +42,10 @@ type Known struct {
 	Explicit bool
 	// UsesDeviceID is true when providers.device_id selects its device.
 	UsesDeviceID bool
+	// CostlySessions is true when creating a session compiles the whole
+	// model for the device (TensorRT builds its engines), so svc does not
+	// create an extra session at start-up to report the node placement.
+	CostlySessions bool
 	// NewSettings returns a new pointer to a struct holding the provider's
 	// own settings section (providers.<Name> in the configuration file)
 	// with its defaults; the configuration decodes that section into it,

@@ -16,8 +16,12 @@ type Banner struct {
 	Inputs, Outputs     int
 	Provider            string
 	ProviderNote        string
-	Host                string
-	Port                int
+	// Nodes says where the model's nodes run, by provider (e.g.
+	// "WebGpuExecutionProvider 175, CPUExecutionProvider 18"; "" = not
+	// shown).
+	Nodes string
+	Host  string
+	Port  int
 	// GRPCPort is the gRPC service's port (0: off).
 	GRPCPort int
 	Workers  int
@@ -63,6 +67,9 @@ func (b Banner) Write(w io.Writer) error {
 	row("inputs", b.Inputs)
 	row("outputs", b.Outputs)
 	row("provider", provider)
+	if b.Nodes != "" {
+		row("nodes", b.Nodes)
+	}
 	sb.WriteString("\nServer\n")
 	row("host", b.Host)
 	row("port", b.Port)

@@ -57,3 +57,16 @@ func TestBannerURL(t *testing.T) {
 		}
 	}
 }
+
+// The node placement, when known, follows the provider line.
+func TestBannerNodes(t *testing.T) {
+	var sb strings.Builder
+	b := Banner{Provider: "WebGpuExecutionProvider", Nodes: "WebGpuExecutionProvider 175, CPUExecutionProvider 18"}
+	if err := b.Write(&sb); err != nil {
+		t.Fatal(err)
+	}
+	want := "  provider  WebGpuExecutionProvider\n  nodes     WebGpuExecutionProvider 175, CPUExecutionProvider 18\n\nServer\n"
+	if !strings.Contains(sb.String(), want) {
+		t.Errorf("banner:\n%s\nwant it to hold:\n%s", sb.String(), want)
+	}
+}

@@ -4,13 +4,17 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/core/onnxrt"
+	"github.com/svc-dev/svc/core/providercheck"
+	"github.com/svc-dev/svc/core/registry"
 	"github.com/svc-dev/svc/providers"
 	_ "github.com/svc-dev/svc/providers/all"
 )
@@ -23,9 +27,14 @@ func providersCommand(stdout io.Writer) *cli.Command {
 		Name:  "providers",
 		Usage: "list the execution providers: compiled in, offered by ONNX Runtime, usable here",
 		Description: "Loads the ONNX Runtime library the way 'svc serve' does and checks every provider\n" +
-			"as 'svc serve --provider NAME' would, without loading a model.",
+			"as 'svc serve --provider NAME' would, without loading a model.\n\n" +
+			"With --check MODEL it also loads the model on every usable provider, runs it on generated\n" +
+			"inputs (dynamic dimensions 1), compares the outputs with the CPU's, reports where ONNX\n" +
+			"Runtime placed the nodes and times the runs against the CPU, in one table.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Value: config.DefaultFile, Usage: "configuration file (for runtime.library)"},
+			&cli.StringFlag{Name: "check", Usage: "self-check: run `MODEL` (a name as 'svc serve' takes it, or an .onnx file) on every usable provider and compare with the CPU"},
+			&cli.IntFlag{Name: "runs", Value: 5, Usage: "with --check: timed runs per provider after the first"},
 			// For scripts (ci/check-tags.sh): the build tags, from the
 			// providers' own declarations.
 			&cli.BoolFlag{Name: "tags", Hidden: true, Usage: "print each provider build tag and the GOOS it builds for (any = every OS), one per line"},
@@ -66,9 +75,30 @@ func providersCommand(stdout io.Writer) *cli.Command {
 			if c, err := set.Select("", host); err == nil {
 				fmt.Fprintf(stdout, "automatic choice: %s (%s)\n", c.Provider.Name(), c.Provider.ORTName())
 			}
+			if name := cmd.String("check"); name != "" {
+				return checkProviders(stdout, name, cfg, set, host, int(cmd.Int("runs")))
+			}
 			return nil
 		},
 	}
+}
+
+// checkProviders runs 'svc providers --check MODEL'.
+func checkProviders(stdout io.Writer, name string, cfg config.Config, set providers.Set, host providers.Host, runs int) error {
+	src, err := core.ResolveSource(name, cfg, registry.Open(registry.DefaultRoot()))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\ncheck of %s (%s), %d timed runs per provider after the first:\n", src.Name, src.File, runs)
+	rt := cfg.Runtime
+	rt.IntraOpThreads, _ = core.CPUPlan(runtime.NumCPU(), rt.IntraOpThreads) // as 'svc serve' runs one process
+	rows, err := providercheck.Run(set, host, providercheck.Options{
+		File: src.File, Runtime: rt, ProviderOptions: core.ProviderOptions(cfg), Runs: runs,
+	})
+	if err != nil {
+		return fmt.Errorf("check %s: %w", src.Name, err)
+	}
+	return providercheck.Write(stdout, rows)
 }
 
 // writeTags prints "name goos" for every provider that has a build tag

@@ -330,6 +330,7 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 		banner.GRPCPort = portOf(grpcSv.Addr())
 	}
 	banner.ProviderNote = choice.Note(model.Provider())
+	banner.Nodes = model.Placement().String()
 	if err := started(banner); err != nil {
 		log.Warn("report start-up", zap.Error(err))
 	}

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -256,6 +257,15 @@ func TestWebGPURunsPaddleOCR(t *testing.T) {
 			}
 			if gpuNodes == 0 || gpuNodes < 3*cpuNodes {
 				t.Errorf("nodes on WebGPU %d, on CPU %d: want most on WebGPU", gpuNodes, cpuNodes)
+			}
+			// The banner's placement (from svc's own profiled probe at
+			// start-up) is what the served session's profile shows.
+			wantNodes := fmt.Sprintf("WebGpuExecutionProvider %d", gpuNodes)
+			if cpuNodes > 0 {
+				wantNodes += fmt.Sprintf(", CPUExecutionProvider %d", cpuNodes)
+			}
+			if m := nodesLine.FindStringSubmatch(s.stdout.String()); m == nil || m[1] != wantNodes {
+				t.Errorf("banner nodes line %q, want %q", m, wantNodes)
 			}
 			var cpuOps []string
 			for n := range p.nodes["CPUExecutionProvider"] {

@@ -32,17 +32,18 @@ func (*Provider) Platform() string { return "NVIDIA GPU (CUDA)" }
 
 // Description says what the provider is.
 func (*Provider) Description() string {
-	return "ONNX Runtime CUDA execution provider for NVIDIA GPUs (CUDA 12, cuDNN 9)"
+	return "ONNX Runtime CUDA execution provider for NVIDIA GPUs (CUDA 13, cuDNN 9)"
 }
 
 // Priority is the one declared in known.go: CUDA comes before every other
 // accelerator but one.
 func (*Provider) Priority() int { return 50 }
 
-// Usable checks the library offers CUDA, the provider libraries load beside
-// it, and the driver sees a device.
+// Usable checks the library offers CUDA, the provider libraries sit beside
+// it with its version, everything they need (and cuDNN, which the CUDA
+// provider opens at run time) resolves, and the driver sees a device.
 func (*Provider) Usable(h providers.Host) error {
-	return nvidia.Check(h, "CUDAExecutionProvider", "shared", "cuda")
+	return nvidia.Check(h, "CUDAExecutionProvider", []string{"shared", "cuda"}, "libcudnn.so.9")
 }
 
 // Configure appends the CUDA provider with the device and memory cap.

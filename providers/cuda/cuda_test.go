@@ -26,7 +26,10 @@ func TestUsable(t *testing.T) {
 		name    string
 		offers  []string
 		machine func() *providertest.Machine
+		version string   // the core library's version ("" = unknown: no check)
 		want    []string // substrings of the error; none = usable
+		// wantExact: want[0] is the whole error
+		wantExact bool
 	}{
 		{
 			name: "everything there", offers: offered,
@@ -52,17 +55,53 @@ func TestUsable(t *testing.T) {
 				m.Devices = 1
 				return m
 			},
-			want: []string{"libonnxruntime_providers_shared.so is not beside the ONNX Runtime library in /opt/ort/lib", "Microsoft.ML.OnnxRuntime.Gpu.Linux 1.29.0"},
+			want: []string{"libonnxruntime_providers_shared.so is not beside the ONNX Runtime library in /opt/ort/lib", "make lib-cuda"},
 		},
 		{
 			name: "cuDNN missing", offers: offered,
 			machine: func() *providertest.Machine {
 				m := providertest.WithLibraries(dir, "shared", "cuda")
-				m.LoadErr["libonnxruntime_providers_cuda.so"] = errors.New("libcudnn.so.9: cannot open shared object file")
+				m.Absent["libcudnn.so.9"] = true
 				m.Devices = 1
 				return m
 			},
-			want: []string{"cannot load: libcudnn.so.9"},
+			want:      []string{"libcudnn.so.9 not found (cuDNN 9 for CUDA 13: install cuDNN 9 or pip install nvidia-cudnn-cu13)"},
+			wantExact: true,
+		},
+		{
+			name: "no CUDA runtime", offers: offered,
+			machine: func() *providertest.Machine {
+				m := providertest.WithLibraries(dir, "shared", "cuda")
+				m.Needs["libonnxruntime_providers_cuda.so"] = []string{"libcublasLt.so.13", "libcublas.so.13", "libcurand.so.10", "libcudart.so.13", "libcuda.so.1"}
+				m.Absent["libcudnn.so.9"] = true
+				m.DriverErr = errors.New("no NVIDIA driver: libcuda.so.1: cannot open shared object file")
+				return m
+			},
+			want: []string{"libcublasLt.so.13 and libcublas.so.13 not found (CUDA 13 cuBLAS: install CUDA 13 or pip install nvidia-cublas); " +
+				"libcurand.so.10 not found (CUDA 13 cuRAND: install CUDA 13 or pip install nvidia-curand); " +
+				"libcudart.so.13 not found (CUDA 13 runtime: install CUDA 13 or pip install nvidia-cuda-runtime); " +
+				"libcuda.so.1 not found (NVIDIA driver); " +
+				"libcudnn.so.9 not found (cuDNN 9 for CUDA 13: install cuDNN 9 or pip install nvidia-cudnn-cu13)"},
+			wantExact: true,
+		},
+		{
+			name: "provider libraries of another ONNX Runtime version", offers: offered, version: "1.29.0",
+			machine: func() *providertest.Machine {
+				m := providertest.WithLibraries(dir, "shared", "cuda")
+				m.Embedded["libonnxruntime_providers_cuda.so"] = []string{"1.3.9", "1.24.1"}
+				m.Devices = 1
+				return m
+			},
+			want: []string{"libonnxruntime_providers_cuda.so is not ONNX Runtime 1.29.0 (it has version 1.24.1): provider libraries must be the core library's exact version; refusing to load it"},
+		},
+		{
+			name: "provider libraries of the core's version", offers: offered, version: "1.29.0",
+			machine: func() *providertest.Machine {
+				m := providertest.WithLibraries(dir, "shared", "cuda")
+				m.Embedded["libonnxruntime_providers_cuda.so"] = []string{"1.3.9", "1.29.0"}
+				m.Devices = 1
+				return m
+			},
 		},
 		{
 			name: "no driver, no libraries", offers: offered,
@@ -82,18 +121,21 @@ func TestUsable(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := tt.machine()
-			err := cuda.New().Usable(providers.Host{LibraryProviders: tt.offers, LibraryDir: dir, Probe: m})
+			err := cuda.New().Usable(providers.Host{LibraryProviders: tt.offers, LibraryDir: dir, LibraryVersion: tt.version, Probe: m})
 			if len(tt.want) == 0 {
 				if err != nil {
 					t.Fatalf("not usable: %v", err)
 				}
-				if len(m.Loaded) != 1 || len(m.Loaded[0]) != 2 || !strings.HasSuffix(m.Loaded[0][0], "libonnxruntime_providers_shared.so") {
-					t.Errorf("loaded %v, want the shared library, then the CUDA one", m.Loaded)
+				if len(m.Loaded) != 0 {
+					t.Errorf("loaded %v: the provider libraries must never be loaded outside ONNX Runtime", m.Loaded)
 				}
 				return
 			}
 			if err == nil {
 				t.Fatal("usable, want an error")
+			}
+			if tt.wantExact && err.Error() != tt.want[0] {
+				t.Errorf("error\n%s\nwant\n%s", err, tt.want[0])
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(err.Error(), w) {

@@ -3,9 +3,11 @@
 // ./cmd/svc); without the tag the package holds only its metadata
 // (known.go), so every build knows the provider by name.
 //
-// At run time it needs an NVIDIA driver with a device, CUDA 12 and cuDNN 9,
+// At run time it needs an NVIDIA driver with a device, CUDA 13 and cuDNN 9,
 // and libonnxruntime_providers_shared.so and libonnxruntime_providers_cuda.so
-// beside libonnxruntime (from NuGet Microsoft.ML.OnnxRuntime.Gpu.Linux
-// 1.29.0). Options: providers.device_id picks the GPU, runtime.memory_limit
+// of the core library's exact version beside libonnxruntime ('make
+// lib-cuda': npm com.github.asus4.onnxruntime.linux-x64-gpu@0.4.9). When it
+// cannot run, Usable names each missing library and what it is part of
+// (providers/internal/nvidia). Options: providers.device_id picks the GPU, runtime.memory_limit
 // caps its arena (gpu_mem_limit).
 package cuda

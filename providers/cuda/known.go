@@ -10,6 +10,6 @@ var _ = providers.Declare(providers.Known{
 	ORTName:      "CUDAExecutionProvider",
 	Priority:     50,
 	Order:        1,
-	Needs:        "an NVIDIA GPU, CUDA 12, cuDNN 9, and libonnxruntime_providers_{shared,cuda}.so beside libonnxruntime",
+	Needs:        "an NVIDIA GPU, CUDA 13, cuDNN 9, and libonnxruntime_providers_{shared,cuda}.so beside libonnxruntime",
 	UsesDeviceID: true,
 })

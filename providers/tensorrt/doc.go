@@ -5,10 +5,11 @@
 // and settings (known.go), so every build knows the provider by name.
 //
 // At run time it needs what cuda needs (an NVIDIA driver with a device,
-// CUDA 12, cuDNN 9, libonnxruntime_providers_shared.so and
+// CUDA 13, cuDNN 9, libonnxruntime_providers_shared.so and
 // libonnxruntime_providers_cuda.so) plus TensorRT 10 and
-// libonnxruntime_providers_tensorrt.so beside libonnxruntime (NuGet
-// Microsoft.ML.OnnxRuntime.Gpu.Linux 1.29.0).
+// libonnxruntime_providers_tensorrt.so beside libonnxruntime, of the core
+// library's exact version ('make lib-cuda': npm
+// com.github.asus4.onnxruntime.linux-x64-gpu@0.4.9).
 //
 // Options: providers.device_id, runtime.memory_limit (the CUDA arena's
 // gpu_mem_limit), providers.tensorrt.fp16 and .int8 (reduced-precision

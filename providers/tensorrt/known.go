@@ -21,9 +21,11 @@ var _ = providers.Declare(providers.Known{
 	ORTName:      "TensorrtExecutionProvider",
 	Priority:     60,
 	Order:        6,
-	Needs:        "an NVIDIA GPU, CUDA 12, cuDNN 9, TensorRT 10, and libonnxruntime_providers_{shared,cuda,tensorrt}.so beside libonnxruntime",
+	Needs:        "an NVIDIA GPU, CUDA 13, cuDNN 9, TensorRT 10, and libonnxruntime_providers_{shared,cuda,tensorrt}.so beside libonnxruntime",
 	UsesDeviceID: true,
-	NewSettings:  func() any { return &Settings{} },
+	// An extra session would build the TensorRT engines a second time.
+	CostlySessions: true,
+	NewSettings:    func() any { return &Settings{} },
 	Starter: `fp16: false
 int8: false
 engine_cache: ""     # directory for built TensorRT engines; empty = off

@@ -43,7 +43,7 @@ func (*Provider) Priority() int { return 60 }
 // Usable checks the library offers TensorRT, the provider libraries
 // (TensorRT and the CUDA one behind it) load, and the driver sees a device.
 func (*Provider) Usable(h providers.Host) error {
-	return nvidia.Check(h, "TensorrtExecutionProvider", "shared", "cuda", "tensorrt")
+	return nvidia.Check(h, "TensorrtExecutionProvider", []string{"shared", "cuda", "tensorrt"})
 }
 
 // settings is the providers.tensorrt section in o.

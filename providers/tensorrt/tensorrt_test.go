@@ -30,8 +30,8 @@ func TestUsable(t *testing.T) {
 	if err := tensorrt.New().Usable(providers.Host{LibraryProviders: offered, LibraryDir: dir, Probe: ok}); err != nil {
 		t.Fatalf("not usable with everything there: %v", err)
 	}
-	if len(ok.Loaded) != 1 || len(ok.Loaded[0]) != 3 || !strings.HasSuffix(ok.Loaded[0][2], "libonnxruntime_providers_tensorrt.so") {
-		t.Errorf("loaded %v, want shared, cuda, tensorrt in that order", ok.Loaded)
+	if len(ok.Loaded) != 0 {
+		t.Errorf("loaded %v: the provider libraries must never be loaded outside ONNX Runtime", ok.Loaded)
 	}
 
 	// The CUDA libraries alone are not enough.
@@ -45,9 +45,9 @@ func TestUsable(t *testing.T) {
 	// TensorRT itself missing from the system.
 	noTRT := providertest.WithLibraries(dir, "shared", "cuda", "tensorrt")
 	noTRT.Devices = 1
-	noTRT.LoadErr["libonnxruntime_providers_tensorrt.so"] = errors.New("libnvinfer.so.10: cannot open shared object file")
+	noTRT.Needs["libonnxruntime_providers_tensorrt.so"] = []string{"libnvinfer.so.10", "libnvonnxparser.so.10"}
 	err = tensorrt.New().Usable(providers.Host{LibraryProviders: offered, LibraryDir: dir, Probe: noTRT})
-	if err == nil || !strings.Contains(err.Error(), "libnvinfer.so.10") {
+	if err == nil || err.Error() != "libnvinfer.so.10 and libnvonnxparser.so.10 not found (TensorRT 10: install TensorRT 10 for CUDA 13)" {
 		t.Errorf("without TensorRT: %v", err)
 	}
 }

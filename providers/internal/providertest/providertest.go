@@ -10,6 +10,7 @@ import (
 
 	"github.com/svc-dev/svc/core/onnxrt/onnxrttest"
 	"github.com/svc-dev/svc/providers"
+	"github.com/svc-dev/svc/providers/internal/sysprobe"
 )
 
 // Machine is a providers.Probe whose files, libraries and CUDA devices the
@@ -24,6 +25,15 @@ type Machine struct {
 	DriverErr error
 	// Loaded records each Load call.
 	Loaded [][]string
+	// Needs lists, by a library's base name, the libraries it needs that
+	// the loader would not find; Absent names libraries not found by name.
+	Needs  map[string][]string
+	Absent map[string]bool
+	// Embedded lists the version strings in a library, by base name.
+	Embedded map[string][]string
+	// PreloadFrom is what Resolve says to preload; Preloaded records what
+	// was.
+	PreloadFrom, Preloaded []string
 }
 
 var _ providers.Probe = (*Machine)(nil)
@@ -42,13 +52,42 @@ func (m *Machine) Load(libs ...string) error {
 	return nil
 }
 
+// Resolve reports Needs for the paths and Absent for the names as
+// missing, and PreloadFrom as what to preload.
+func (m *Machine) Resolve(paths, names, _ []string) sysprobe.Resolution {
+	var out sysprobe.Resolution
+	for _, p := range paths {
+		for _, n := range m.Needs[filepath.Base(p)] {
+			out.Missing = append(out.Missing, sysprobe.Unresolved{Name: n, NeededBy: p})
+		}
+	}
+	for _, n := range names {
+		if m.Absent[n] {
+			out.Missing = append(out.Missing, sysprobe.Unresolved{Name: n})
+		}
+	}
+	out.Preload = m.PreloadFrom
+	return out
+}
+
+// Preload records the call.
+func (m *Machine) Preload(files ...string) error {
+	m.Preloaded = append(m.Preloaded, files...)
+	return nil
+}
+
+// Versions returns Embedded for the library.
+func (m *Machine) Versions(path string) ([]string, error) {
+	return m.Embedded[filepath.Base(path)], nil
+}
+
 // CUDADevices returns Devices and DriverErr.
 func (m *Machine) CUDADevices() (int, error) { return m.Devices, m.DriverErr }
 
 // WithLibraries returns a machine where each provider library (short names
 // such as "shared", "cuda") sits in dir.
 func WithLibraries(dir string, libs ...string) *Machine {
-	m := &Machine{Files: map[string]bool{}, LoadErr: map[string]error{}}
+	m := &Machine{Files: map[string]bool{}, LoadErr: map[string]error{}, Needs: map[string][]string{}, Absent: map[string]bool{}, Embedded: map[string][]string{}}
 	for _, l := range libs {
 		m.Files[filepath.Join(dir, providers.ProviderLibrary(l))] = true
 	}

@@ -10,6 +10,9 @@ var errNoCgo = errors.New("built without cgo: cannot load shared libraries")
 // Load cannot load anything without cgo.
 func (Probe) Load(...string) error { return errNoCgo }
 
+// Preload cannot load anything without cgo.
+func (Probe) Preload(...string) error { return errNoCgo }
+
 // Locate cannot ask the loader without cgo.
 func Locate(string, string) (string, error) { return "", errNoCgo }
 

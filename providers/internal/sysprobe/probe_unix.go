@@ -44,6 +44,16 @@ static char *svc_locate(const char *lib, const char *sym) {
 	return out;
 }
 
+// svc_preload opens path with RTLD_NOW | RTLD_GLOBAL and keeps it loaded
+// for the life of the process, so that libraries loaded later find its
+// soname and symbols. It returns NULL or the loader's message (freed by
+// the caller).
+static char *svc_preload(const char *path) {
+	if (dlopen(path, RTLD_NOW | RTLD_GLOBAL)) return NULL;
+	const char *e = dlerror();
+	return strdup(e ? e : "dlopen failed");
+}
+
 typedef int (*svc_cu_init)(unsigned int);
 typedef int (*svc_cu_count)(int *);
 
@@ -100,6 +110,23 @@ func (Probe) Load(libs ...string) error {
 	if msg := C.svc_load(arr, C.int(len(cs)), &failed); msg != nil {
 		defer C.free(unsafe.Pointer(msg))
 		return errors.New(C.GoString(msg))
+	}
+	return nil
+}
+
+// Preload loads the files in order, each with RTLD_GLOBAL, and keeps them
+// loaded for the life of the process: a library loaded later (a provider
+// library) then finds them by soname even outside the loader's path. It
+// stops at the first that does not load.
+func (Probe) Preload(files ...string) error {
+	for _, f := range files {
+		cf := C.CString(f)
+		msg := C.svc_preload(cf)
+		C.free(unsafe.Pointer(cf))
+		if msg != nil {
+			defer C.free(unsafe.Pointer(msg))
+			return fmt.Errorf("preload %s: %s", f, C.GoString(msg))
+		}
 	}
 	return nil
 }

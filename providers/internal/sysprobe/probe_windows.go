@@ -26,6 +26,16 @@ func (Probe) Load(libs ...string) error {
 	return nil
 }
 
+// Preload loads the files in order and keeps them loaded.
+func (Probe) Preload(files ...string) error {
+	for _, f := range files {
+		if _, err := syscall.LoadLibrary(f); err != nil {
+			return fmt.Errorf("preload %s: %w", f, err)
+		}
+	}
+	return nil
+}
+
 // Locate returns the file the system loader resolves lib to.
 func Locate(lib, _ string) (string, error) {
 	h, err := syscall.LoadLibrary(lib)
