@@ -152,12 +152,12 @@ IMAGE_VERSION ?= 0.0.0-dev
 .PHONY: image kube
 
 ## image: OCI archives of the FROM scratch image for linux/amd64 and linux/arm64 in build/artifacts/image (buildah, no daemon)
-image: lib assets cross-deps
+image: lib lib-cuda assets cross-deps
 	bash ci/install-deps.sh
 	bash build/image.sh $(IMAGE_VERSION)
 
 ## kube: the container test (builds the amd64 image, runs it with podman) and the manifest tests (helm lint/template, strict decoding into the Kubernetes types), module ci/kube
-kube: lib assets $(HELM) $(STATICCHECK)
+kube: lib lib-cuda assets $(HELM) $(STATICCHECK)
 	bash ci/install-deps.sh
 	cd ci/kube && $(GO) vet ./... && $(STATICCHECK) ./...
 	cd ci/kube && $(GO) test -count=1 -timeout 30m ./...

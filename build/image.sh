@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the svc container images (build/Containerfile, FROM scratch) for
-# linux/amd64 and linux/arm64 with buildah: no daemon, no registry, no base
+# linux/amd64 and linux/arm64, and the CUDA variant for linux/amd64, with
+# buildah: no daemon, no registry, no base
 # image. For each architecture it builds the release archive
 # (build/release.sh), unpacks it into a root filesystem with the dynamic
 # loader and exactly the shared libraries svc and ONNX Runtime need (found by
@@ -12,7 +13,13 @@
 #
 # Usage: build/image.sh [--context-only|--check-reproducible] VERSION [ARCH...]
 #   VERSION               x.y.z (as for build/release.sh)
-#   ARCH                  amd64, arm64 (default: both)
+#   ARCH                  amd64, arm64, amd64-cuda (default: all three).
+#                         amd64-cuda is the linux/amd64:cuda release build
+#                         (-tags "cuda tensorrt", ONNX Runtime's CUDA and
+#                         TensorRT provider libraries from make lib-cuda);
+#                         the NVIDIA driver and the CUDA 13, cuDNN 9 and
+#                         TensorRT 10 libraries are the host's (NVIDIA
+#                         Container Toolkit) or mounted (SVC_CUDA_LIBRARY_PATH)
 #   --context-only        prepare the build context and stop (for
 #                         docker/podman builds elsewhere; see build/Containerfile)
 #   --check-reproducible  then stage the context again from the same release
@@ -40,7 +47,7 @@ if ! [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]+)?$ ]]; then
 fi
 shift
 arches=("$@")
-[ ${#arches[@]} -gt 0 ] || arches=(amd64 arm64)
+[ ${#arches[@]} -gt 0 ] || arches=(amd64 arm64 amd64-cuda)
 out=${OUT:-$root/build/artifacts/image}
 store=${STORE:-$root/build/artifacts/containers}
 epoch=${SOURCE_DATE_EPOCH:-$(git -C "$root" log -1 --format=%ct 2>/dev/null || echo 0)}
@@ -55,7 +62,7 @@ die() { echo "image: $*" >&2; exit 1; }
 stage_rootfs() {
   local arch=$1 triplet libdirs docs archive rootfs interp
   case $arch in
-    amd64)
+    amd64|amd64-cuda)
       triplet=x86_64-linux-gnu
       libdirs=(/lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu)
       docs=(/usr/share/doc/libc6 /usr/share/doc/libstdc++6 /usr/share/doc/libgcc-s1) ;;
@@ -63,7 +70,7 @@ stage_rootfs() {
       triplet=aarch64-linux-gnu
       libdirs=(/usr/aarch64-linux-gnu/lib)
       docs=(/usr/share/doc/libc6-arm64-cross /usr/share/doc/libstdc++6-arm64-cross /usr/share/doc/libgcc-s1-arm64-cross) ;;
-    *) die "unknown architecture $arch (amd64, arm64)" ;;
+    *) die "unknown architecture $arch (amd64, arm64, amd64-cuda)" ;;
   esac
   command -v readelf >/dev/null || die "readelf missing (binutils)"
   [ -f /etc/ssl/certs/ca-certificates.crt ] || die "/etc/ssl/certs/ca-certificates.crt missing: run ci/install-deps.sh"
@@ -146,7 +153,9 @@ stage_context() {
 }
 
 for arch in "${arches[@]}"; do
-  OUT=$out/release bash build/release.sh "$version" "linux/$arch"
+  target=linux/$arch
+  [ "$arch" = amd64-cuda ] && target=linux/amd64:cuda
+  OUT=$out/release bash build/release.sh "$version" "$target"
 done
 stage_context
 if $context_only; then
@@ -158,9 +167,15 @@ command -v buildah >/dev/null || die "buildah missing: run ci/install-deps.sh"
 mkdir -p "$store"
 printf '{"default":[{"type":"insecureAcceptAnything"}]}\n' >"$store/policy.json"
 buildah=(buildah --root "$store/root" --runroot "$store/run" --storage-driver vfs)
-# build_image <arch> <iidfile> <tag>
+# build_image <arch> <iidfile> <tag>: <arch> is amd64, arm64 or amd64-cuda
+# (the platform, then the variant: the root filesystem rootfs-<arch> and,
+# for CUDA, the NVIDIA Container Toolkit's variables).
 build_image() {
-  "${buildah[@]}" build --quiet --platform "linux/$1" --timestamp "$epoch" --build-arg "VERSION=$version" \
+  local platform=${1%%-*} variant=${1#*-} gpu=()
+  [ "$variant" = "$1" ] && variant=
+  [ "$variant" = cuda ] && gpu=(--build-arg NVIDIA_DEVICES=all)
+  "${buildah[@]}" build --quiet --platform "linux/$platform" --timestamp "$epoch" --build-arg "VERSION=$version" \
+    --build-arg "VARIANT=${variant:+-$variant}" "${gpu[@]}" \
     --signature-policy "$store/policy.json" --iidfile "$2" \
     -f "$root/build/Containerfile" -t "$3" "$ctx" >/dev/null
 }

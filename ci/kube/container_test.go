@@ -481,3 +481,65 @@ func copyFile(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestCUDAImage builds the CUDA variant (the linux/amd64:cuda release build
+// with ONNX Runtime's CUDA and TensorRT provider libraries) and runs
+// 'svc providers' in it. No machine here has an NVIDIA GPU, driver or CUDA
+// libraries, so what it proves is the image's contents and the path a user
+// without the NVIDIA Container Toolkit sees: both providers compiled in and
+// offered by the library, not usable, the missing libraries named; the CPU
+// still serves.
+func TestCUDAImage(t *testing.T) {
+	for _, tool := range []string{"podman", "buildah", "runc"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s missing: run ci/install-deps.sh (make tools)", tool)
+		}
+	}
+	out := filepath.Join(repoRoot, "build", "artifacts", "image-test")
+	cmd := exec.Command("bash", filepath.Join(repoRoot, "build", "image.sh"), version, "amd64-cuda")
+	cmd.Env = append(os.Environ(), "OUT="+out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build/image.sh amd64-cuda: %v\n%s", err, b)
+	}
+	if err := os.WriteFile(filepath.Join(store, "containers.conf"), []byte(containersConf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(filepath.Join(out, "svc-"+version+"-linux-amd64-cuda.oci.tar")); err != nil || st.Size() == 0 {
+		t.Fatalf("no OCI archive of the CUDA image: %v", err)
+	}
+	image := "localhost/svc:" + version + "-amd64-cuda"
+
+	b, err := podman("image", "inspect", "--format", "{{.Architecture}}|{{json .Config.Env}}", image).CombinedOutput()
+	if err != nil {
+		t.Fatalf("podman image inspect: %v\n%s", err, b)
+	}
+	for _, want := range []string{"amd64|", `"NVIDIA_VISIBLE_DEVICES=all"`, `"NVIDIA_DRIVER_CAPABILITIES=compute,utility"`, `"ORT_DISABLE_TELEMETRY=1"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("image config %s lacks %s", b, want)
+		}
+	}
+
+	b, err = podman("run", "--rm", "--network=host", image, "providers").CombinedOutput()
+	if err != nil {
+		t.Fatalf("svc providers in the CUDA image: %v\n%s", err, b)
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 1 {
+			rows[f[0]] = line
+		}
+	}
+	for _, tt := range []struct{ provider, prefix, why string }{
+		{"cuda", "CUDAExecutionProvider yes yes no", "libcuda.so.1 not found (NVIDIA driver)"},
+		{"tensorrt", "TensorrtExecutionProvider yes yes no", "libnvinfer.so.10"},
+		{"cpu", "CPUExecutionProvider yes yes yes", ""},
+	} {
+		row := rows[tt.provider]
+		if !strings.HasPrefix(strings.Join(strings.Fields(row), " "), tt.provider+" "+tt.prefix) || !strings.Contains(row, tt.why) {
+			t.Errorf("%s: row %q, want %q … %q\nwhole output:\n%s", tt.provider, row, tt.prefix, tt.why, b)
+		}
+	}
+	if !strings.Contains(string(b), "ONNX Runtime 1.29.0 (/opt/svc/lib/libonnxruntime.so") {
+		t.Errorf("the output does not name the image's ONNX Runtime 1.29.0:\n%s", b)
+	}
+}
