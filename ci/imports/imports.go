@@ -84,7 +84,7 @@ type Config struct {
 // DefaultConfig returns svc's configuration of the rules.
 func DefaultConfig() Config {
 	return Config{
-		Plumbing:     []string{"supervisor", "metrics", "access"},
+		Plumbing:     []string{"supervisor", "metrics", "access", "datatype"},
 		TestHelpers:  []string{"providers/internal/providertest", "core/registry/hubtest"},
 		BenchTooling: []string{"cmd/internal/bench", "cmd/benchreport", "cmd/rawbatch"},
 		Mains:        []string{"cmd/benchreport", "cmd/rawbatch"},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/core/tensor/tensorjson"
+	"github.com/svc-dev/svc/transport"
 	"github.com/svc-dev/svc/transport/grpc/inference"
 )
 
@@ -66,7 +67,7 @@ func decodeRequest(r *inference.ModelInferRequest, v *view, maxElements int64, m
 			}
 			data, err := tensor.DecodeRaw(spec.DType, count, raw[i], maxString)
 			if err != nil {
-				return nil, invalid("Invalid raw_input_contents[%d] for input '%s' (shape %s of %s): %v", i, spec.Name, formatShape(in.GetShape()), Datatype(spec.DType), err)
+				return nil, invalid("Invalid raw_input_contents[%d] for input '%s' (shape %s of %s): %v", i, spec.Name, transport.FormatShape(in.GetShape()), Datatype(spec.DType), err)
 			}
 			t.Data = data
 		} else {
@@ -97,7 +98,7 @@ func checkInput(i int, in *inference.ModelInferRequest_InferInputTensor, v *view
 	}
 	k := v.inputIndex(in.GetName())
 	if k < 0 {
-		return 0, 0, invalid("Unknown input '%s'; the model's inputs are: %s", clip(in.GetName()), v.inputList)
+		return 0, 0, invalid("Unknown input '%s'; the model's inputs are: %s", transport.Quote(in.GetName()), v.inputList)
 	}
 	spec := &v.specs[k]
 	if !spec.DType.Valid() {
@@ -115,7 +116,7 @@ func checkInput(i int, in *inference.ModelInferRequest_InferInputTensor, v *view
 	}
 	dt, ok := ParseDatatype(in.GetDatatype())
 	if !ok {
-		return 0, 0, invalid("Invalid datatype '%s' for input '%s': expected one of %s", clip(in.GetDatatype()), spec.Name, datatypeList)
+		return 0, 0, invalid("Invalid datatype '%s' for input '%s': expected one of %s", transport.Quote(in.GetDatatype()), spec.Name, datatypeList)
 	}
 	if dt != spec.DType {
 		return 0, 0, invalid("Invalid datatype for input '%s': the model takes %s, got %s", spec.Name, Datatype(spec.DType), in.GetDatatype())
@@ -124,11 +125,11 @@ func checkInput(i int, in *inference.ModelInferRequest_InferInputTensor, v *view
 	if spec.Shape != nil {
 		if len(shape) != len(spec.Shape) {
 			return 0, 0, invalid("Invalid shape for '%s': expected rank %d %s, got rank %d %s",
-				spec.Name, len(spec.Shape), formatShape(spec.Shape), len(shape), formatShape(shape))
+				spec.Name, len(spec.Shape), transport.FormatShape(spec.Shape), len(shape), transport.FormatShape(shape))
 		}
 		for j, want := range spec.Shape {
 			if want >= 0 && shape[j] != want {
-				return 0, 0, invalid("Invalid shape for '%s': expected %s, got %s", spec.Name, formatShape(spec.Shape), formatShape(shape))
+				return 0, 0, invalid("Invalid shape for '%s': expected %s, got %s", spec.Name, transport.FormatShape(spec.Shape), transport.FormatShape(shape))
 			}
 		}
 	}
@@ -216,7 +217,7 @@ func typedContents(spec *tensor.Spec, shape []int64, c *inference.InferTensorCon
 		if got == 0 {
 			return nil, invalid("Input '%s' has no data: send its %d elements in contents.%s or raw_input_contents", spec.Name, count, field)
 		}
-		return nil, invalid("Input '%s': shape %s takes %d elements, contents.%s has %d", spec.Name, formatShape(shape), count, field, got)
+		return nil, invalid("Input '%s': shape %s takes %d elements, contents.%s has %d", spec.Name, transport.FormatShape(shape), count, field, got)
 	}
 	n := int(count)
 	switch spec.DType {
@@ -290,7 +291,7 @@ func requestedOutputs(r *inference.ModelInferRequest, v *view, req *inferRequest
 		}
 		k := v.outputIndex(o.GetName())
 		if k < 0 {
-			return invalid("Unknown output '%s'; the model's outputs are: %s", clip(o.GetName()), v.outputList)
+			return invalid("Unknown output '%s'; the model's outputs are: %s", transport.Quote(o.GetName()), v.outputList)
 		}
 		if !v.outputs[k].isTensor {
 			return invalid("Output '%s' is a %s, not a tensor; the Open Inference Protocol carries tensors only", o.GetName(), v.outputs[k].kind)

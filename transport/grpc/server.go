@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/transport"
 	"github.com/svc-dev/svc/transport/access"
 	"github.com/svc-dev/svc/transport/grpc/inference"
 )
@@ -206,7 +207,7 @@ const watchEvery = 100 * time.Millisecond
 
 func (h *health) status(service string) (grpc_health_v1.HealthCheckResponse_ServingStatus, error) {
 	if service != "" && service != ServiceName {
-		return 0, status.Errorf(codes.NotFound, "Unknown service '%s'; this server has '' and '%s'", clip(service), ServiceName)
+		return 0, status.Errorf(codes.NotFound, "Unknown service '%s'; this server has '' and '%s'", transport.Quote(service), ServiceName)
 	}
 	select {
 	case <-h.stopping:

@@ -37,6 +37,7 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/tensor"
+	"github.com/svc-dev/svc/transport"
 	"github.com/svc-dev/svc/transport/grpc/inference"
 )
 
@@ -181,7 +182,7 @@ func (s *Service) model(name, version string) (*view, error) {
 		return nil, invalid("model_name is missing; this server serves '%s'", want)
 	}
 	if name != want {
-		return nil, notFound("Unknown model '%s'; this server serves '%s'", clip(name), want)
+		return nil, notFound("Unknown model '%s'; this server serves '%s'", transport.Quote(name), want)
 	}
 	if _, err := s.opts.Model.Runner(); err != nil {
 		return nil, err
@@ -191,7 +192,7 @@ func (s *Service) model(name, version string) (*view, error) {
 		return nil, &core.NotReadyError{Model: want, State: core.StateLoading}
 	}
 	if version != "" && version != v.version {
-		return nil, notFound("Unknown version '%s' of model '%s'; it has version '%s'", clip(version), want, v.version)
+		return nil, notFound("Unknown version '%s' of model '%s'; it has version '%s'", transport.Quote(version), want, v.version)
 	}
 	return v, nil
 }
@@ -223,10 +224,10 @@ func (s *Service) ModelReady(_ context.Context, r *inference.ModelReadyRequest) 
 		return nil, invalid("name is missing; this server serves '%s'", want)
 	}
 	if r.GetName() != want {
-		return nil, notFound("Unknown model '%s'; this server serves '%s'", clip(r.GetName()), want)
+		return nil, notFound("Unknown model '%s'; this server serves '%s'", transport.Quote(r.GetName()), want)
 	}
 	if v := s.view.Load(); v != nil && r.GetVersion() != "" && r.GetVersion() != v.version {
-		return nil, notFound("Unknown version '%s' of model '%s'; it has version '%s'", clip(r.GetVersion()), want, v.version)
+		return nil, notFound("Unknown version '%s' of model '%s'; it has version '%s'", transport.Quote(r.GetVersion()), want, v.version)
 	}
 	return &inference.ModelReadyResponse{Ready: s.ready()}, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/tensor/tensorjson"
@@ -78,28 +77,4 @@ func elementCount(name string, shape []int64) (int64, error) {
 		return 0, badRequest("%s", err.Message)
 	}
 	return n, nil
-}
-
-func formatShape(s []int64) string {
-	b := []byte{'['}
-	for i, d := range s {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = strconv.AppendInt(b, d, 10)
-	}
-	return string(append(b, ']'))
-}
-
-// clip shortens client-supplied text quoted in a message.
-func clip(s string) string {
-	const max = 64
-	if len(s) <= max {
-		return s
-	}
-	i := max
-	for i > 0 && s[i]&0xc0 == 0x80 {
-		i--
-	}
-	return s[:i] + "..."
 }

@@ -320,7 +320,7 @@ func (h *Handler) model(r *http.Request) (*view, error) {
 		name = h.opts.Model.Name()
 	}
 	if name != h.opts.Model.Name() {
-		return nil, notFound("Unknown model '%s'; this server serves '%s'", clip(name), h.opts.Model.Name())
+		return nil, notFound("Unknown model '%s'; this server serves '%s'", transport.Quote(name), h.opts.Model.Name())
 	}
 	if _, err := h.opts.Model.Runner(); err != nil {
 		return nil, err
@@ -330,7 +330,7 @@ func (h *Handler) model(r *http.Request) (*view, error) {
 		return nil, &Error{Status: http.StatusServiceUnavailable, Message: "Model is not ready"}
 	}
 	if ver, ok := vars["version"]; ok && ver != v.version {
-		return nil, notFound("Unknown version '%s' of model '%s'; it has version '%s'", clip(ver), h.opts.Model.Name(), v.version)
+		return nil, notFound("Unknown version '%s' of model '%s'; it has version '%s'", transport.Quote(ver), h.opts.Model.Name(), v.version)
 	}
 	return v, nil
 }
@@ -385,7 +385,7 @@ func (h *Handler) infer(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request) error {
 	if ct := r.Header.Get("Content-Type"); !acceptedContentType(ct) {
 		return &Error{Status: http.StatusUnsupportedMediaType, Message: fmt.Sprintf(
-			"Unsupported Content-Type '%s': send application/json, or application/octet-stream with the %s header", clip(ct), HeaderInferenceHeaderLength)}
+			"Unsupported Content-Type '%s': send application/json, or application/octet-stream with the %s header", transport.Quote(ct), HeaderInferenceHeaderLength)}
 	}
 	v, err := h.model(r)
 	if err != nil {
@@ -411,7 +411,7 @@ func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request) error {
 	if hl, ok := r.Header[HeaderInferenceHeaderLength]; ok {
 		n, perr := strconv.ParseInt(strings.TrimSpace(hl[0]), 10, 64)
 		if perr != nil || n < 0 {
-			return badRequest("Invalid %s '%s': expected a non-negative integer", HeaderInferenceHeaderLength, clip(hl[0]))
+			return badRequest("Invalid %s '%s': expected a non-negative integer", HeaderInferenceHeaderLength, transport.Quote(hl[0]))
 		}
 		if n > int64(len(body)) {
 			return badRequest("%s is %d, past the end of the %d-byte body", HeaderInferenceHeaderLength, n, len(body))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/core/tensor/tensorjson"
+	"github.com/svc-dev/svc/transport"
 )
 
 // inferRequest is a parsed inference request.
@@ -256,7 +257,7 @@ func (p *parser) size(what string) (int64, error) {
 	}
 	n, perr := strconv.ParseInt(string(raw), 10, 64)
 	if perr != nil || n < 0 {
-		return 0, badRequest("Invalid %s: expected a non-negative integer, got %s", what, clip(string(raw)))
+		return 0, badRequest("Invalid %s: expected a non-negative integer, got %s", what, transport.Quote(string(raw)))
 	}
 	return n, nil
 }
@@ -307,7 +308,7 @@ func (p *parser) requestParameters() error {
 // inputName names inputs[i] in messages.
 func inputName(in *requestInput) string {
 	if in.hasName {
-		return "input '" + clip(in.name) + "'"
+		return "input '" + transport.Quote(in.name) + "'"
 	}
 	return "inputs[" + strconv.Itoa(in.pos) + "]"
 }
@@ -410,7 +411,7 @@ func (p *parser) check(in *requestInput) error {
 	}
 	k := p.m.inputIndex(in.name)
 	if k < 0 {
-		return badRequest("Unknown input '%s'; the model's inputs are: %s", clip(in.name), p.m.inputList)
+		return badRequest("Unknown input '%s'; the model's inputs are: %s", transport.Quote(in.name), p.m.inputList)
 	}
 	spec := &p.m.specs[k]
 	if !spec.DType.Valid() {
@@ -424,7 +425,7 @@ func (p *parser) check(in *requestInput) error {
 	}
 	dt, ok := ParseDatatype(in.datatype)
 	if !ok {
-		return badRequest("Invalid datatype '%s' for input '%s': expected one of %s", clip(in.datatype), spec.Name, datatypeList)
+		return badRequest("Invalid datatype '%s' for input '%s': expected one of %s", transport.Quote(in.datatype), spec.Name, datatypeList)
 	}
 	if dt != spec.DType {
 		return badRequest("Invalid datatype for input '%s': the model takes %s, got %s", spec.Name, Datatype(spec.DType), in.datatype)
@@ -452,11 +453,11 @@ func checkShape(s *tensor.Spec, got []int64) error {
 	}
 	if len(got) != len(s.Shape) {
 		return badRequest("Invalid shape for '%s': expected rank %d %s, got rank %d %s",
-			s.Name, len(s.Shape), formatShape(s.Shape), len(got), formatShape(got))
+			s.Name, len(s.Shape), transport.FormatShape(s.Shape), len(got), transport.FormatShape(got))
 	}
 	for i, want := range s.Shape {
 		if want >= 0 && got[i] != want {
-			return badRequest("Invalid shape for '%s': expected %s, got %s", s.Name, formatShape(s.Shape), formatShape(got))
+			return badRequest("Invalid shape for '%s': expected %s, got %s", s.Name, transport.FormatShape(s.Shape), transport.FormatShape(got))
 		}
 	}
 	return nil
@@ -509,7 +510,7 @@ func (p *parser) output(i int) error {
 	}
 	k := p.m.outputIndex(name)
 	if k < 0 {
-		return badRequest("Unknown output '%s'; the model's outputs are: %s", clip(name), p.m.outputList)
+		return badRequest("Unknown output '%s'; the model's outputs are: %s", transport.Quote(name), p.m.outputList)
 	}
 	if !p.m.outputs[k].isTensor {
 		return badRequest("Output '%s' is a %s, not a tensor; the Open Inference Protocol carries tensors only", name, p.m.outputs[k].kind)

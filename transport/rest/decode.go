@@ -7,6 +7,7 @@ import (
 
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/core/tensor/tensorjson"
+	"github.com/svc-dev/svc/transport"
 )
 
 // DecodeRequest parses a whole /predict body in one pass: a JSON object
@@ -49,7 +50,7 @@ func decodeObject(d tensorjson.Decoder, specs []tensor.Spec) ([]*tensor.Tensor, 
 			return unknownInput(string(key), specs)
 		}
 		if out[k] != nil {
-			return &tensorjson.Error{Input: specs[k].Name, Message: "Duplicate input '" + clip(string(key)) + "'"}
+			return &tensorjson.Error{Input: specs[k].Name, Message: "Duplicate input '" + transport.Quote(string(key)) + "'"}
 		}
 		t, err := d.Value(&specs[k])
 		if err != nil {
@@ -72,23 +73,10 @@ func decodeObject(d tensorjson.Decoder, specs []tensor.Spec) ([]*tensor.Tensor, 
 	return out, nil
 }
 
-// clip shortens client-supplied text quoted in an error message.
-func clip(s string) string {
-	const max = 64
-	if len(s) <= max {
-		return s
-	}
-	i := max
-	for i > 0 && s[i]&0xc0 == 0x80 { // do not cut a UTF-8 sequence
-		i--
-	}
-	return s[:i] + "..."
-}
-
 func unknownInput(key string, specs []tensor.Spec) *tensorjson.Error {
 	var sb strings.Builder
 	sb.WriteString("Unknown input '")
-	sb.WriteString(clip(key))
+	sb.WriteString(transport.Quote(key))
 	if len(specs) == 0 {
 		sb.WriteString("'; the model has no inputs")
 	} else {

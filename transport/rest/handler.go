@@ -207,7 +207,7 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 	// otherwise cancel the request's context during a long inference.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	if input, over := tensorjson.ValuesOver(body, h.opts.MaxElements); over {
-		WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Too many elements: input '%s' takes the request past the limit of %d values", clip(input), h.opts.MaxElements))
+		WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Too many elements: input '%s' takes the request past the limit of %d values", transport.Quote(input), h.opts.MaxElements))
 		return core.OutcomeBadRequest
 	}
 	if h.opts.Validator != nil {
