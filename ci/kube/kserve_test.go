@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	kservev1alpha1 "github.com/kserve/kserve/pkg/apis/serving/v1alpha1"
+	kservev1beta1 "github.com/kserve/kserve/pkg/apis/serving/v1beta1"
+	"github.com/kserve/kserve/pkg/constants"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -26,10 +29,12 @@ func TestKServe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			objs := decodeFile(t, tt.file)
-			sr := find[*ServingRuntime](t, objs, tt.kind)
-			spec := sr.Spec
-			if !slices.Equal(spec.ProtocolVersions, tt.protocols) {
+			spec := runtimeSpec(t, decodeFile(t, tt.file), tt.kind)
+			var protocols []string
+			for _, p := range spec.ProtocolVersions {
+				protocols = append(protocols, string(p))
+			}
+			if !slices.Equal(protocols, tt.protocols) {
 				t.Errorf("protocolVersions %v, want %v", spec.ProtocolVersions, tt.protocols)
 			}
 			if len(spec.SupportedModelFormats) != 1 || spec.SupportedModelFormats[0].Name != "onnx" {
@@ -58,17 +63,27 @@ func TestKServe(t *testing.T) {
 		})
 	}
 	t.Run("inferenceservice.yaml", func(t *testing.T) {
-		isvc := find[*InferenceService](t, decodeFile(t, "inferenceservice.yaml"), "InferenceService")
+		isvc := find[*kservev1beta1.InferenceService](t, decodeFile(t, "inferenceservice.yaml"), "InferenceService")
 		m := isvc.Spec.Predictor.Model
 		if m == nil || m.ModelFormat.Name != "onnx" || m.Runtime == nil || *m.Runtime != "svc-onnx" ||
-			m.ProtocolVersion == nil || *m.ProtocolVersion != "v2" || m.StorageURI == nil {
+			m.ProtocolVersion == nil || *m.ProtocolVersion != constants.ProtocolV2 || m.StorageURI == nil {
 			t.Fatalf("predictor model %+v", m)
 		}
-		runtime := find[*ServingRuntime](t, decodeFile(t, "servingruntime.yaml"), "ServingRuntime")
+		runtime := find[*kservev1alpha1.ServingRuntime](t, decodeFile(t, "servingruntime.yaml"), "ServingRuntime")
 		if runtime.Name != *m.Runtime {
 			t.Errorf("the InferenceService names runtime %q; the ServingRuntime is %q", *m.Runtime, runtime.Name)
 		}
 	})
+}
+
+// runtimeSpec is the spec of the one ServingRuntime or
+// ClusterServingRuntime (kind) in objs.
+func runtimeSpec(t *testing.T, objs []object, kind string) kservev1alpha1.ServingRuntimeSpec {
+	t.Helper()
+	if kind == "ClusterServingRuntime" {
+		return find[*kservev1alpha1.ClusterServingRuntime](t, objs, kind).Spec
+	}
+	return find[*kservev1alpha1.ServingRuntime](t, objs, kind).Spec
 }
 
 func decodeFile(t *testing.T, name string) []object {

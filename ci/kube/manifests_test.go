@@ -25,6 +25,8 @@ import (
 	"strings"
 	"testing"
 
+	kservev1alpha1 "github.com/kserve/kserve/pkg/apis/serving/v1alpha1"
+	kservev1beta1 "github.com/kserve/kserve/pkg/apis/serving/v1beta1"
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -99,10 +101,12 @@ func newObject(apiVersion, kind string) (any, error) {
 		return &autoscalingv2.HorizontalPodAutoscaler{}, nil
 	case "monitoring.coreos.com/v1 ServiceMonitor":
 		return &monitoringv1.ServiceMonitor{}, nil
-	case "serving.kserve.io/v1alpha1 ServingRuntime", "serving.kserve.io/v1alpha1 ClusterServingRuntime":
-		return &ServingRuntime{}, nil
+	case "serving.kserve.io/v1alpha1 ServingRuntime":
+		return &kservev1alpha1.ServingRuntime{}, nil
+	case "serving.kserve.io/v1alpha1 ClusterServingRuntime":
+		return &kservev1alpha1.ClusterServingRuntime{}, nil
 	case "serving.kserve.io/v1beta1 InferenceService":
-		return &InferenceService{}, nil
+		return &kservev1beta1.InferenceService{}, nil
 	}
 	return nil, fmt.Errorf("unexpected object %s %s", apiVersion, kind)
 }
