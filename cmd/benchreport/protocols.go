@@ -124,7 +124,7 @@ func writeProtocols(w *bytes.Buffer, ps Protocols) {
 		fmt.Fprintln(w)
 		return
 	}
-	fmt.Fprintln(w, "`svc bench --protocol P` on PaddleOCR cls and det (`build/bench-protocols.sh`): the same random inputs sent through /predict (v1 JSON), through the Open Inference Protocol's `/v2/models/{name}/infer` with JSON tensors, with binary tensors in and out, and through the gRPC ModelInfer with raw tensors (a target of the v2 binary-tensor rows only). Each run then measures ONNX Runtime in svc bench's own process on the same inputs (raw: Predict only, no HTTP, no encoding, one session with svc's default runtime settings); the ratio is served ÷ raw at the same concurrency, and the last row of each block compares the best levels. Runs of different protocols are minutes apart, so a busy machine moves their ratios differently.")
+	fmt.Fprintln(w, "`svc bench --protocol P` on PaddleOCR cls and det (`build/bench-protocols.sh`): the same random inputs sent through /predict (v1 JSON), through the Open Inference Protocol's `/v2/models/{name}/infer` with JSON tensors, with binary tensors in and out, and through the gRPC ModelInfer with raw tensors. Each run then measures ONNX Runtime in svc bench's own process on the same inputs (raw: Predict only, no HTTP, no encoding, one session with svc's default runtime settings); the ratio is served ÷ raw at the same concurrency, and the last row of each block compares the best levels. Runs of different protocols are minutes apart, so a busy machine moves their ratios differently.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| model | protocol | concurrency | body | served | raw | served ÷ raw | p50 served | errors |")
 	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|")
