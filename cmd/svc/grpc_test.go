@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"net"
@@ -237,39 +236,10 @@ func TestGRPCAllTypes(t *testing.T) {
 
 // startLoadingGRPC runs 'svc serve' and returns once it listens (before
 // the model has loaded), with the gRPC address.
-func startLoadingGRPC(t *testing.T, modelPath string, args ...string) (*server, string) {
+func startLoadingGRPC(t *testing.T, modelPath string) (*server, string) {
 	t.Helper()
 	port := freePort(t)
-	full := append([]string{"serve", modelPath, "--host", "127.0.0.1", "--port", "0", "--grpc-port", port, "--verbose"}, args...)
-	cmd := svcCmd(t, nil, full...)
-	s := &server{t: t, cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = s.stdout, s.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		s.err = cmd.Wait()
-		close(s.done)
-	}()
-	t.Cleanup(s.kill)
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		sc := bufio.NewScanner(strings.NewReader(s.stderr.String()))
-		for sc.Scan() {
-			var m map[string]any
-			if json.Unmarshal(sc.Bytes(), &m) == nil && m["msg"] == "listening" {
-				s.URL = "http://" + m["http"].(string)
-				return s, "127.0.0.1:" + port
-			}
-		}
-		select {
-		case <-s.done:
-			t.Fatalf("svc exited before listening: %v\n%s", s.err, s.stderr)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	t.Fatalf("svc did not log that it listens\n%s", s.stderr)
-	return nil, ""
+	return startLoading(t, modelPath, "--grpc-port", port), "127.0.0.1:" + port
 }
 
 // TestGRPCHealthFollowsReadiness: NOT_SERVING and Unavailable while the

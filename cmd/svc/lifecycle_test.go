@@ -17,9 +17,10 @@ import (
 // startLoading runs 'svc serve' on a model and returns as soon as it
 // listens (its "listening" log line, shown with --verbose), before the
 // model has loaded.
-func startLoading(t *testing.T, modelPath string) *server {
+func startLoading(t *testing.T, modelPath string, args ...string) *server {
 	t.Helper()
-	cmd := svcCmd(t, nil, "serve", modelPath, "--host", "127.0.0.1", "--port", "0", "--verbose")
+	full := append([]string{"serve", modelPath, "--host", "127.0.0.1", "--port", "0", "--verbose"}, args...)
+	cmd := svcCmd(t, nil, full...)
 	s := &server{t: t, cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = s.stdout, s.stderr
 	if err := cmd.Start(); err != nil {
