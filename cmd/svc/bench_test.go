@@ -256,6 +256,13 @@ func TestBenchGRPC(t *testing.T) {
 		}
 		calls++
 	}
+	// A --grpc-address where nothing serves gRPC fails before measuring,
+	// naming the address.
+	code, _, stderr = runSvc(t, nil, "bench", "--url", s.URL, "--grpc-address", "127.0.0.1:"+freePort(t),
+		"--protocol", "grpc", "--concurrency", "1", "--requests", "5", "--warmup", "0s", "--no-raw", "--timeout", "5s")
+	if code != 1 || !strings.Contains(stderr, "gRPC ModelInfer at 127.0.0.1:") || !strings.Contains(stderr, "is svc serving gRPC there?") {
+		t.Fatalf("no gRPC server: exit %d\n%s", code, stderr)
+	}
 	// The probe (8 bodies) and 25 measured calls.
 	if calls < 25 {
 		t.Fatalf("the server logged %d ModelInfer calls, want at least 25", calls)

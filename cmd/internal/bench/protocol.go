@@ -264,16 +264,18 @@ func probeAll(ctx context.Context, p Protocol, base string, client *http.Client,
 		if err == nil {
 			continue
 		}
+		if p == ProtocolGRPC {
+			// Not only a refused request: an address nobody serves gRPC on
+			// fails here too.
+			return fmt.Errorf("gRPC ModelInfer at %s failed (is svc serving gRPC there? svc serve --grpc-port): %w", reqs.grpcAddr, err)
+		}
 		hint := ""
 		if status >= 400 && status < 600 {
 			hint = "; set the input shapes with --shape NAME=D0,D1,… and --batch, or give a request body with --input FILE.json"
 		}
 		what := "POST " + rest.PathPredict
-		switch {
-		case p.v2():
+		if p.v2() {
 			what = "POST " + oip.InferPath(reqs.model, "")
-		case p == ProtocolGRPC:
-			what = "gRPC ModelInfer at " + reqs.grpcAddr
 		}
 		return fmt.Errorf("the server does not accept the request body: %s: %w%s", what, err, hint)
 	}
