@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/svc-dev/svc/core/tensor"
+	"go.uber.org/zap"
 )
 
 // BatchOptions configure dynamic batching.
@@ -26,6 +27,12 @@ type BatchOptions struct {
 	// Observer is told how long each request waited for a session (nil:
 	// nobody).
 	Observer RunObserver
+	// Fixed turns the size tuner off: merged runs take up to MaxBatchSize
+	// rows whatever they cost. Otherwise the limit is learnt from the runs
+	// (see sizeTuner).
+	Fixed bool
+	// Log gets a debug line when the learnt limit moves (nil: none).
+	Log *zap.Logger
 }
 
 // Runner runs inputs on the model: a Pool, a Batcher in front of one.
@@ -46,6 +53,8 @@ type Batcher struct {
 	outputs []OutputSpec
 
 	runs, merged, mergedRows atomic.Int64
+	// tuner learns the rows limit of merged runs (nil when Fixed).
+	tuner *sizeTuner
 
 	mu      sync.Mutex
 	running int
@@ -115,7 +124,14 @@ func NewBatcher(next Runner, o BatchOptions) (*Batcher, error) {
 	if o.Observer == nil {
 		o.Observer = NopObserver{}
 	}
-	return &Batcher{next: next, opts: o, specs: next.Specs(), outputs: next.Info().Outputs}, nil
+	if o.Log == nil {
+		o.Log = zap.NewNop()
+	}
+	b := &Batcher{next: next, opts: o, specs: next.Specs(), outputs: next.Info().Outputs}
+	if !o.Fixed {
+		b.tuner = newSizeTuner(o.MaxBatchSize)
+	}
+	return b, nil
 }
 
 // BatchStats counts the batcher's work.
@@ -123,11 +139,43 @@ type BatchStats struct {
 	// Runs is the number of model runs; MergedRuns those that merged two
 	// or more requests, covering MergedRequests requests.
 	Runs, MergedRuns, MergedRequests int64
+	// Limit is the most rows a merged run may hold now: MaxBatchSize, or
+	// what the size tuner has learnt.
+	Limit int
 }
 
 // Stats returns the counters so far.
 func (b *Batcher) Stats() BatchStats {
-	return BatchStats{Runs: b.runs.Load(), MergedRuns: b.merged.Load(), MergedRequests: b.mergedRows.Load()}
+	return BatchStats{Runs: b.runs.Load(), MergedRuns: b.merged.Load(), MergedRequests: b.mergedRows.Load(), Limit: b.limit()}
+}
+
+// limit is the most rows a merged run may hold now.
+func (b *Batcher) limit() int {
+	if b.tuner == nil {
+		return b.opts.MaxBatchSize
+	}
+	return b.tuner.Limit()
+}
+
+// predict runs inputs of rows on the next runner and tells the tuner what
+// the run cost.
+func (b *Batcher) predict(ctx context.Context, inputs []*tensor.Tensor, rows int64) (*Result, error) {
+	start := time.Now()
+	res, err := b.next.Predict(ctx, inputs)
+	if err == nil {
+		b.observe(rows, inputs, time.Since(start))
+	}
+	return res, err
+}
+
+// observe hands a successful run to the tuner.
+func (b *Batcher) observe(rows int64, inputs []*tensor.Tensor, d time.Duration) {
+	if b.tuner == nil || rows < 1 {
+		return
+	}
+	if limit, moved := b.tuner.Observe(rows, elementsOf(inputs), d); moved {
+		b.opts.Log.Debug("batch size limit moved", zap.Int("limit", limit), zap.Int64("rows_of_last_run", rows))
+	}
 }
 
 // Info describes the model.
@@ -145,14 +193,14 @@ func (b *Batcher) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Result
 		// Nothing to merge with: run as is, outside the slots.
 		b.runs.Add(1)
 		b.opts.Observer.Queued(0)
-		return b.next.Predict(ctx, inputs)
+		return b.predict(ctx, inputs, p.rows)
 	}
 	b.mu.Lock()
 	if b.running < b.opts.Slots && len(b.queue) == 0 && b.opts.MaxQueueDelay == 0 {
 		b.running++
 		b.mu.Unlock()
 		b.opts.Observer.Queued(0)
-		return b.runAlone(ctx, inputs)
+		return b.runAlone(ctx, inputs, p.rows)
 	}
 	p.lead = make(chan []*pending, 1)
 	p.done = make(chan batchResult, 1)
@@ -192,9 +240,9 @@ func (b *Batcher) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Result
 
 // runAlone runs one request that holds a slot (or needs none), then hands
 // the slot to waiting requests.
-func (b *Batcher) runAlone(ctx context.Context, inputs []*tensor.Tensor) (*Result, error) {
+func (b *Batcher) runAlone(ctx context.Context, inputs []*tensor.Tensor, rows int64) (*Result, error) {
 	b.runs.Add(1)
-	res, err := b.next.Predict(ctx, inputs)
+	res, err := b.predict(ctx, inputs, rows)
 	b.release()
 	return res, err
 }
@@ -235,6 +283,12 @@ func (b *Batcher) dispatchLocked() {
 
 // fullLocked reports whether the head of the queue can fill a batch.
 func (b *Batcher) fullLocked() bool {
+	return b.headRowsLocked() >= int64(b.limit())
+}
+
+// headRowsLocked counts the queued rows that could merge with the head of
+// the queue.
+func (b *Batcher) headRowsLocked() int64 {
 	var rows int64
 	key := b.queue[0].key
 	for _, q := range b.queue {
@@ -242,19 +296,24 @@ func (b *Batcher) fullLocked() bool {
 			rows += q.rows
 		}
 	}
-	return rows >= int64(b.opts.MaxBatchSize)
+	return rows
 }
 
 // takeGroupLocked removes the head of the queue and the compatible requests
-// after it, up to the batch size.
+// after it, up to the batch size limit and to an even share of the queued
+// rows per slot: taking the whole queue into one run would leave the other
+// sessions idle while it runs.
 func (b *Batcher) takeGroupLocked() []*pending {
 	head := b.queue[0]
 	head.taken = time.Now()
 	group := []*pending{head}
 	rows := head.rows
+	slots := int64(max(b.opts.Slots, 1))
+	share := (b.headRowsLocked() + slots - 1) / slots
+	limit := min(int64(b.limit()), max(share, head.rows))
 	rest := b.queue[:0]
 	for _, q := range b.queue[1:] {
-		if q.key == head.key && rows+q.rows <= int64(b.opts.MaxBatchSize) {
+		if q.key == head.key && rows+q.rows <= limit {
 			q.taken = head.taken
 			group = append(group, q)
 			rows += q.rows
@@ -274,7 +333,7 @@ func (b *Batcher) runGroup(group []*pending) {
 	defer b.release()
 	b.runs.Add(1)
 	if len(group) == 1 {
-		res, err := b.next.Predict(group[0].ctx, group[0].inputs)
+		res, err := b.predict(group[0].ctx, group[0].inputs, group[0].rows)
 		group[0].done <- batchResult{res, err}
 		return
 	}
@@ -294,6 +353,7 @@ func (b *Batcher) runGroup(group []*pending) {
 
 	b.merged.Add(1)
 	b.mergedRows.Add(int64(len(group)))
+	start := time.Now()
 	merged, err := concat(group, len(b.specs))
 	if err != nil {
 		deliverErr(group, &InferenceError{Err: err})
@@ -310,6 +370,11 @@ func (b *Batcher) runGroup(group []*pending) {
 		deliverErr(group, &InferenceError{Err: err})
 		return
 	}
+	var rows int64
+	for _, p := range group {
+		rows += p.rows
+	}
+	b.observe(rows, merged, time.Since(start))
 	for i, p := range group {
 		p.done <- batchResult{res: parts[i]}
 	}

@@ -87,7 +87,7 @@ func TestBatchingIsBitExact(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := core.NewBatcher(pool, core.BatchOptions{MaxBatchSize: 8, Slots: 1})
+			b, err := core.NewBatcher(pool, core.BatchOptions{MaxBatchSize: 8, Slots: 1, Fixed: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -135,7 +135,7 @@ func TestBatchableModels(t *testing.T) {
 func TestBatcherIdleRunsAtOnce(t *testing.T) {
 	p := newPredictor(t, model("classifier.onnx"), config.Runtime{})
 	pool, _ := core.NewPool(p)
-	b, err := core.NewBatcher(pool, core.BatchOptions{MaxBatchSize: 8, Slots: 1})
+	b, err := core.NewBatcher(pool, core.BatchOptions{MaxBatchSize: 8, Slots: 1, Fixed: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func (f *fakeRunner) Predict(ctx context.Context, in []*tensor.Tensor) (*core.Re
 func TestBatcherErrorsReachEveryMember(t *testing.T) {
 	f := newFake()
 	f.fail = &core.InferenceError{Err: errors.New("boom")}
-	b, err := core.NewBatcher(f, core.BatchOptions{MaxBatchSize: 8, Slots: 1})
+	b, err := core.NewBatcher(f, core.BatchOptions{MaxBatchSize: 8, Slots: 1, Fixed: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestBatcherErrorsReachEveryMember(t *testing.T) {
 func TestBatcherCanceledWhileQueued(t *testing.T) {
 	f := newFake()
 	f.fail = &core.InferenceError{Err: errors.New("done")}
-	b, _ := core.NewBatcher(f, core.BatchOptions{MaxBatchSize: 8, Slots: 1})
+	b, _ := core.NewBatcher(f, core.BatchOptions{MaxBatchSize: 8, Slots: 1, Fixed: true})
 	first := make(chan error, 1)
 	go func() { _, err := run(context.Background(), b, `{"x": [[1, 2]]}`); first <- err }()
 	waitFor(t, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return len(f.batches) == 1 })
@@ -254,7 +254,7 @@ func TestBatcherMaxQueueDelayMerges(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		f.gate <- struct{}{}
 	}
-	b, _ := core.NewBatcher(f, core.BatchOptions{MaxBatchSize: 8, MaxQueueDelay: 200 * time.Millisecond, Slots: 1})
+	b, _ := core.NewBatcher(f, core.BatchOptions{MaxBatchSize: 8, MaxQueueDelay: 200 * time.Millisecond, Slots: 1, Fixed: true})
 	var wg sync.WaitGroup
 	for i := 0; i < 3; i++ {
 		wg.Add(1)
@@ -275,6 +275,71 @@ func waitFor(t *testing.T, cond func() bool) {
 	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("condition not reached")
+		}
+	}
+}
+
+func TestBatcherSharesTheQueueBetweenSlots(t *testing.T) {
+	f := newFake()
+	f.fail = &core.InferenceError{Err: errors.New("done")}
+	b, _ := core.NewBatcher(f, core.BatchOptions{MaxBatchSize: 8, Slots: 2, Fixed: true})
+	errs := make(chan error, 10)
+	send := func() {
+		go func() { _, err := run(context.Background(), b, `{"x": [[1, 2]]}`); errs <- err }()
+	}
+	// Two requests take both slots; eight more queue behind them.
+	send()
+	send()
+	waitFor(t, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return len(f.batches) == 2 })
+	for i := 0; i < 8; i++ {
+		send()
+	}
+	waitFor(t, func() bool { return queued(b) == 8 })
+	// A slot frees: it takes half of the queue, not all of it, so that the
+	// other slot has work when it frees.
+	f.gate <- struct{}{}
+	waitFor(t, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return len(f.batches) == 3 })
+	f.mu.Lock()
+	third := f.batches[2]
+	f.mu.Unlock()
+	if third != 4 {
+		t.Fatalf("the first merged run took %d rows of 8 queued with 2 slots, want 4", third)
+	}
+	for i := 0; i < 10; i++ {
+		f.gate <- struct{}{}
+	}
+	for i := 0; i < 10; i++ {
+		if err := <-errs; err == nil || !strings.Contains(err.Error(), "done") {
+			t.Fatalf("request %d: %v", i, err)
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var rows int64
+	for _, n := range f.batches {
+		rows += n
+	}
+	if rows != 10 {
+		t.Fatalf("runs %v cover %d rows, want 10", f.batches, rows)
+	}
+}
+
+func TestBatcherLimitStartsSmallWhenAdaptive(t *testing.T) {
+	f := newFake()
+	for _, tt := range []struct {
+		opts core.BatchOptions
+		want int
+	}{
+		{core.BatchOptions{MaxBatchSize: 8, Slots: 1}, 2},
+		{core.BatchOptions{MaxBatchSize: 8, Slots: 1, Fixed: true}, 8},
+		{core.BatchOptions{MaxBatchSize: 1, Slots: 1}, 1},
+	} {
+		b, err := core.NewBatcher(f, tt.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := b.Stats().Limit; got != tt.want {
+			t.Errorf("%+v: limit %d, want %d", tt.opts, got, tt.want)
 		}
 	}
 }

@@ -184,13 +184,15 @@ func newRunner(pool *Pool, p loaderParams) Runner {
 		MaxQueueDelay: cfg.MaxQueueDelay.Std(),
 		Slots:         max(pool.Size(), int(p.Slots)),
 		Observer:      p.Model.Observer(),
+		Fixed:         !cfg.Adaptive,
+		Log:           log,
 	})
 	if err != nil {
 		log.Info("dynamic batching off for this model", zap.String("reason", err.Error()))
 		pool.SetObserver(p.Model.Observer())
 		return pool
 	}
-	log.Debug("dynamic batching on", zap.Int("max_batch_size", cfg.MaxBatchSize))
+	log.Debug("dynamic batching on", zap.Int("max_batch_size", cfg.MaxBatchSize), zap.Bool("adaptive", cfg.Adaptive))
 	return b
 }
 

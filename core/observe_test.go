@@ -75,7 +75,7 @@ func TestObserverCountsRuns(t *testing.T) {
 			var r core.Runner = pool
 			var b *core.Batcher
 			if batching {
-				b, err = core.NewBatcher(pool, core.BatchOptions{MaxBatchSize: 8, Slots: 1, Observer: rec})
+				b, err = core.NewBatcher(pool, core.BatchOptions{MaxBatchSize: 8, Slots: 1, Observer: rec, Fixed: true})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -142,6 +142,9 @@ type Batching struct {
 	// MaxQueueDelay lets requests wait for others even when a session is
 	// free (0: never).
 	MaxQueueDelay Duration `yaml:"max_queue_delay"`
+	// Adaptive learns, from the runs, the batch size up to MaxBatchSize
+	// that costs least per row (false: merge up to MaxBatchSize always).
+	Adaptive bool `yaml:"adaptive"`
 }
 
 // Access configures access control: API keys and CORS. Both are off when
@@ -185,7 +188,7 @@ func Default() Config {
 			MaxStringLength: DefaultMaxStringLength,
 			ReadTimeout:     Duration(DefaultReadTimeout),
 		},
-		Batching:  Batching{Enabled: true, MaxBatchSize: 32},
+		Batching:  Batching{Enabled: true, MaxBatchSize: 32, Adaptive: true},
 		Providers: Providers{Settings: defaultSettings()},
 	}
 }

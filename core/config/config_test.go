@@ -60,6 +60,7 @@ batching:
   enabled: false
   max_batch_size: 8
   max_queue_delay: 2ms
+  adaptive: false
 providers:
   device_id: 1
   tensorrt: {fp16: true, int8: true, engine_cache: /tmp/trt}

@@ -87,6 +87,7 @@ batching:                # merge requests that wait for a busy session into one 
   enabled: true          # only for models whose inputs and outputs all have a dynamic batch dimension
   max_batch_size: 32     # rows in one merged run
   max_queue_delay: 0s    # wait this long for more requests even when idle; 0 = never wait
+  adaptive: true         # learn from the runs the batch size (up to max_batch_size) that costs least per row
 
 access:                  # off when empty; /health, /info, /v2 health and metadata, docs stay open
   api_keys_file: ""      # API keys, one per line (# comments); clients send Authorization: Bearer KEY
