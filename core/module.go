@@ -172,9 +172,11 @@ func CPUPlan(cores, configured int) (threads int, slots RunSlots) {
 }
 
 // newRunner puts the batcher in front of the pool when batching is on and
-// the model allows it.
+// the model allows it. Either way, no more runs are under way at once than
+// the slots (the sessions, or the cores' worth of runs: CPUPlan).
 func newRunner(pool *Pool, p loaderParams) Runner {
 	cfg, log := p.Batching, p.Log
+	pool.Bound(max(pool.Size(), int(p.Slots)))
 	if !cfg.Enabled {
 		pool.SetObserver(p.Model.Observer())
 		return pool

@@ -3,7 +3,9 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/providers"
@@ -12,10 +14,18 @@ import (
 // Pool runs requests on one of several sessions of the same model, picking
 // the one with the fewest runs in flight. With one session it adds a single
 // atomic counter to each request.
+//
+// With Bound, at most n runs are under way at once and the others wait
+// their turn in arrival order (a client that gives up while waiting never
+// runs). On a CPU, more runs than fill the cores do no more work: they
+// take turns on the cores, each holding its memory and caches longer, and
+// the HTTP work waits behind them.
 type Pool struct {
 	preds    []*Predictor
 	inflight []atomic.Int64
 	obs      RunObserver
+	// slots holds a token per run under way when bounded (nil: unbounded).
+	slots chan struct{}
 }
 
 // NewPool groups predictors of the same model.
@@ -26,8 +36,8 @@ func NewPool(preds ...*Predictor) (*Pool, error) {
 	return &Pool{preds: preds, inflight: make([]atomic.Int64, len(preds)), obs: NopObserver{}}, nil
 }
 
-// SetObserver has the pool report each request to obs.Queued, with 0: a
-// pool never makes a request wait. Set it only when the pool is the front
+// SetObserver has the pool report each request's wait for a slot to
+// obs.Queued (0 when unbounded). Set it only when the pool is the front
 // runner; a Batcher in front reports queue times itself.
 func (p *Pool) SetObserver(obs RunObserver) {
 	if obs == nil {
@@ -42,6 +52,16 @@ var (
 	_ Runner = (*Predictor)(nil)
 )
 
+// Bound lets at most n runs be under way at once (n < 1: no bound). Call it
+// before the pool serves.
+func (p *Pool) Bound(n int) {
+	if n < 1 {
+		p.slots = nil
+		return
+	}
+	p.slots = make(chan struct{}, n)
+}
+
 // Info describes the model.
 func (p *Pool) Info() ModelInfo { return p.preds[0].Info() }
 
@@ -54,8 +74,30 @@ func (p *Pool) Provider() providers.Provider { return p.preds[0].Provider() }
 // Size is the number of sessions.
 func (p *Pool) Size() int { return len(p.preds) }
 
-// Predict runs on the least busy session.
+// Predict runs on the least busy session, once a slot is free when the
+// pool is bounded.
 func (p *Pool) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Result, error) {
+	if p.slots != nil {
+		select {
+		case p.slots <- struct{}{}:
+			p.obs.Queued(0)
+		default:
+			start := time.Now()
+			select {
+			case p.slots <- struct{}{}:
+			case <-ctx.Done():
+				return nil, fmt.Errorf("%w: %w", ErrCanceled, context.Cause(ctx))
+			}
+			p.obs.Queued(time.Since(start))
+		}
+		defer func() { <-p.slots }()
+	} else {
+		p.obs.Queued(0)
+	}
+	return p.run(ctx, inputs)
+}
+
+func (p *Pool) run(ctx context.Context, inputs []*tensor.Tensor) (*Result, error) {
 	best := 0
 	if len(p.preds) > 1 {
 		min := p.inflight[0].Load()
@@ -65,7 +107,6 @@ func (p *Pool) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Result, e
 			}
 		}
 	}
-	p.obs.Queued(0)
 	p.inflight[best].Add(1)
 	defer p.inflight[best].Add(-1)
 	return p.preds[best].Predict(ctx, inputs)
