@@ -2,6 +2,8 @@ package core
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"time"
 
 	"go.uber.org/fx"
@@ -119,7 +121,44 @@ func newPool(p loaderParams) (*Pool, error) {
 		}
 		preds = append(preds, pred)
 	}
-	return NewPool(preds...)
+	pool, err := NewPool(preds...)
+	if err != nil {
+		return nil, err
+	}
+	if threads := wideThreads(p, pool); threads > 0 {
+		wp := p
+		wp.Runtime.IntraOpThreads = threads
+		wide, err := newPredictor(wp)
+		if err != nil {
+			_ = pool.Close()
+			return nil, fmt.Errorf("session with %d threads for runs alone: %w", threads, err)
+		}
+		pool.AddWide(wide, p.Log)
+		p.Log.Info("a second session with every core runs requests that arrive alone, when measured faster (runtime.adaptive_threads)",
+			zap.Int("threads", threads), zap.Int("threads_per_run_under_load", p.Runtime.IntraOpThreads))
+	}
+	return pool, nil
+}
+
+// maxWideModelBytes bounds the model files that get a wide session: it
+// holds a second copy of the weights.
+const maxWideModelBytes = 512 << 20
+
+// wideThreads is the intra-op threads of the pool's wide session, or 0 for
+// none: only with runtime.adaptive_threads, on the CPU provider, with one
+// session whose runs get a share of the cores, and a model file of at most
+// maxWideModelBytes.
+func wideThreads(p loaderParams, pool *Pool) int {
+	threads := p.Runtime.IntraOpThreads
+	all := threads * int(p.Slots)
+	if !p.Runtime.AdaptiveThreads || pool.Size() != 1 || threads < 1 || all <= threads ||
+		pool.Provider().Name() != providers.FallbackName {
+		return 0
+	}
+	if st, err := os.Stat(p.Source.File); err != nil || st.Size() > maxWideModelBytes {
+		return 0
+	}
+	return all
 }
 
 func newPredictor(p loaderParams) (*Predictor, error) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/providers"
+	"go.uber.org/zap"
 )
 
 // Pool runs requests on one of several sessions of the same model, picking
@@ -26,6 +27,13 @@ type Pool struct {
 	obs      RunObserver
 	// slots holds a token per run under way when bounded (nil: unbounded).
 	slots chan struct{}
+	// active counts the runs under way.
+	active atomic.Int64
+	// wide, when set, is a session with every core of the process, for
+	// runs that have the machine to themselves when solo finds it faster.
+	wide *Predictor
+	solo soloChooser
+	log  *zap.Logger
 }
 
 // NewPool groups predictors of the same model.
@@ -60,6 +68,18 @@ func (p *Pool) Bound(n int) {
 		return
 	}
 	p.slots = make(chan struct{}, n)
+}
+
+// AddWide gives the pool a session of the same model with more intra-op
+// threads than its own, for runs that find no other run under way (see
+// soloChooser); the pool closes it. log gets a debug line when solo runs
+// move from one kind of session to the other. Call it before the pool
+// serves.
+func (p *Pool) AddWide(wide *Predictor, log *zap.Logger) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	p.wide, p.log = wide, log
 }
 
 // Info describes the model.
@@ -98,6 +118,30 @@ func (p *Pool) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Result, e
 }
 
 func (p *Pool) run(ctx context.Context, inputs []*tensor.Tensor) (*Result, error) {
+	n := p.active.Add(1)
+	defer p.active.Add(-1)
+	if p.wide == nil || n != 1 {
+		return p.runNarrow(ctx, inputs)
+	}
+	kind := p.solo.Next()
+	start := time.Now()
+	var res *Result
+	var err error
+	if kind == wideSession {
+		res, err = p.wide.Predict(ctx, inputs)
+	} else {
+		res, err = p.runNarrow(ctx, inputs)
+	}
+	if err == nil {
+		if pick, moved := p.solo.Observe(kind, elementsOf(inputs), time.Since(start)); moved {
+			p.log.Debug("runs alone go to another session", zap.Bool("all_cores", pick == wideSession))
+		}
+	}
+	return res, err
+}
+
+// runNarrow runs on the least busy of the pool's own sessions.
+func (p *Pool) runNarrow(ctx context.Context, inputs []*tensor.Tensor) (*Result, error) {
 	best := 0
 	if len(p.preds) > 1 {
 		min := p.inflight[0].Load()
@@ -117,6 +161,9 @@ func (p *Pool) Close() error {
 	var errs []error
 	for _, pr := range p.preds {
 		errs = append(errs, pr.Close())
+	}
+	if p.wide != nil {
+		errs = append(errs, p.wide.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -101,6 +101,10 @@ type Runtime struct {
 	// the model reports ready, so the first request does not pay for lazy
 	// initialisation.
 	WarmUp bool `yaml:"warmup"`
+	// AdaptiveThreads loads, on the CPU provider when runs get a share of
+	// the cores, a second session with all of them for runs that arrive
+	// alone, and sends such runs to whichever session is measured faster.
+	AdaptiveThreads bool `yaml:"adaptive_threads"`
 }
 
 // Limits holds request limits.
@@ -182,7 +186,7 @@ func Default() Config {
 			ShutdownGrace: Duration(30 * time.Second),
 			AccessLog:     DefaultAccessLog,
 		},
-		Runtime: Runtime{GraphOptimization: "all", WarmUp: true},
+		Runtime: Runtime{GraphOptimization: "all", WarmUp: true, AdaptiveThreads: true},
 		Limits: Limits{
 			MaxBodyBytes:    DefaultMaxBodyBytes,
 			MaxStringLength: DefaultMaxStringLength,

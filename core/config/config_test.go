@@ -51,6 +51,7 @@ runtime:
   graph_optimization: basic
   optimized_model_path: /tmp/opt.onnx
   warmup: false
+  adaptive_threads: false
 limits:
   max_body_size: 32MiB
   max_elements: 1000000

@@ -79,6 +79,7 @@ runtime:
   optimized_model_path: ""  # write the optimized graph here (a cache for inspection)
   profile: ""            # ONNX Runtime profiling: each session writes <profile>_<date>_<time>.json at shutdown
   warmup: true           # one zero-filled inference before the model reports ready
+  adaptive_threads: true # CPU: a second session with every core for requests that arrive alone, if faster
 
 limits:
   max_body_size: 16MiB   # largest /predict body; larger: 413
