@@ -104,8 +104,9 @@ test: deps vet lint check-tags check-arm64 check-windows unit kube
 genmodels:
 	$(GO) run ./cmd/genmodels
 
-## bench: Go benchmarks, svc bench sweeps, batching, session tuning, profiles, memory → BENCHMARKS.md
+## bench: Go benchmarks, svc bench and wrk against the raw baseline, batching, session tuning, profiles, memory → BENCHMARKS.md (installs wrk when missing)
 bench: build models
+	bash build/bench-deps.sh
 	bash build/bench.sh
 
 clean:

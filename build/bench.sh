@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
 # make bench: the Go micro-benchmarks; svc bench on a tiny generated model
 # and on PaddleOCR cls; PaddleOCR cls and det through the v1 and v2
-# protocols (build/bench-protocols.sh); a memory check of the server; dynamic batching and
+# protocols (build/bench-protocols.sh); the raw baseline (best of batch 1,
+# batch 8 and one single-threaded session per core, in process) of the tiny
+# model, cls and det, with svc bench and wrk against it and the CPU both
+# sides used (build/bench-served.sh); memory checks of the server (RSS
+# over many requests; per input type, in flight and after a burst:
+# build/bench-memory.sh); dynamic batching and
 # session settings (threads, spinning, workers) on PaddleOCR cls, measured
 # in short interleaved repetitions; ONNX Runtime in process at batch 1, 8
 # and 32; CPU profiles of the server with the load generator's share of the
 # CPU; then BENCHMARKS.md at the repository root (targets checked against
 # the JSON, profiles under the missed ones). Artifacts go to
-# build/artifacts/bench/. About 11 minutes on 2 cores; re-runnable; every
+# build/artifacts/bench/. About 16 minutes on 2 cores; re-runnable; every
 # server it starts is stopped, also on Ctrl-C.
 #
-# Needs build/bin/svc and build/models (make bench runs 'make build models'
-# first). GO and SVC override the go command and the svc binary; REPS the
-# rounds of the batching and tuning runs and of rawbatch (5).
+# Needs build/bin/svc, build/models and wrk (make bench runs 'make build
+# models' and build/bench-deps.sh first). GO and SVC override the go
+# command and the svc binary; REPS the rounds of the batching and tuning
+# runs and of rawbatch (5). build/bench-served.sh and build/bench-memory.sh
+# have knobs of their own (SERVED_*, RAW_*, MEM_*), passed on from the
+# environment.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -164,6 +172,11 @@ step cls $?
 run env SVC="$SVC" OUT="$OUT" build/bench-protocols.sh
 step protocols $?
 
+# 2c. The raw baseline of the tiny model, cls and det, and svc bench and
+#     wrk against it.
+run env GO="$GO" SVC="$SVC" OUT="$OUT" build/bench-served.sh
+step served $?
+
 # 3. Memory: the server's VmRSS after ~2,000 and ~20,000 requests.
 memory() {
 	local rss1 rss2
@@ -186,6 +199,10 @@ memory() {
 }
 memory
 step memory $?
+
+# 3b. Memory per input type, in flight and after a burst.
+run env SVC="$SVC" OUT="$OUT" build/bench-memory.sh
+step memory_load $?
 
 # 4. Dynamic batching and session settings on PaddleOCR cls, served: one
 #    configuration file per setting (the rest at the defaults), REPS

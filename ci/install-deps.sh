@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system packages the tests need when they are missing:
 # Chromium for the browser test; podman, buildah, runc, catatonit, readelf
-# and the CA certificates for the container image and its test (ci/kube).
+# and the CA certificates for the container image and its test (ci/kube);
+# wrk for make bench (build/bench-deps.sh installs it alone).
 # Runs apt-get only when something is missing (CI runs as root; elsewhere use
 # sudo).
 set -euo pipefail
@@ -10,7 +11,7 @@ need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v node >/dev/null 2>&1 || need+=(nodejs)
 command -v npm >/dev/null 2>&1 || need+=(npm)
-for tool in podman buildah runc catatonit readelf; do
+for tool in podman buildah runc catatonit readelf wrk; do
   command -v "$tool" >/dev/null 2>&1 || case $tool in readelf) need+=(binutils) ;; *) need+=("$tool") ;; esac
 done
 [ -f /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates)

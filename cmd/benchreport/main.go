@@ -273,6 +273,12 @@ func readData(dir string) (Data, error) {
 	if d.Protocols, err = readProtocols(dir); err != nil {
 		return d, err
 	}
+	if d.Served, err = readServed(dir); err != nil {
+		return d, err
+	}
+	if d.MemLoad, err = readMemLoad(dir); err != nil {
+		return d, err
+	}
 	for _, name := range []string{profTiny, profCls, profBatchOn, profBatchOff} {
 		p, err := readProfile(dir, name)
 		if err != nil {
@@ -291,7 +297,9 @@ func AllTargets(d Data) []Target {
 	out := append([]Target{}, base[:2]...)
 	out = append(out, BatchingTargets(d.Tune, d.Raw)...)
 	out = append(out, ProtocolTargets(d.Protocols)...)
-	return append(out, base[2:]...)
+	out = append(out, ServedTargets(d.Served)...)
+	out = append(out, base[2:]...)
+	return append(out, MemLoadTargets(d.MemLoad)...)
 }
 
 // write renders BENCHMARKS.md.
@@ -309,6 +317,13 @@ func write(w *bytes.Buffer, dir string) error {
 		machine = d.Cls.Machine
 	case len(d.Tune["default"]) > 0:
 		machine = d.Tune["default"][0].Machine
+	}
+	if machine.CPUs == 0 {
+		for _, m := range d.Served {
+			if m.Raw != nil {
+				machine.CPUs = m.Raw.Machine.CPUs
+			}
+		}
 	}
 
 	fmt.Fprintln(w, "# Benchmarks")
@@ -396,6 +411,7 @@ func write(w *bytes.Buffer, dir string) error {
 	section("svc bench: tiny model ("+tinyModelPath+")", d.Tiny, env["tiny_status"])
 	section("svc bench: PaddleOCR cls ("+clsModelPath+", input "+clsModelShapeArg+")", d.Cls, env["cls_status"])
 	writeProtocols(w, d.Protocols)
+	writeServed(w, d.Served, machine.CPUs)
 
 	fmt.Fprintln(w, "## Memory")
 	fmt.Fprintln(w)
@@ -407,6 +423,7 @@ func write(w *bytes.Buffer, dir string) error {
 		fmt.Fprintln(w, "Not measured.")
 	}
 	fmt.Fprintln(w)
+	writeMemLoad(w, d.MemLoad)
 
 	fmt.Fprintln(w, "## Go benchmarks")
 	fmt.Fprintln(w)
@@ -421,7 +438,7 @@ func write(w *bytes.Buffer, dir string) error {
 	}
 
 	var failedSteps []string
-	for _, k := range []string{"protocols", "tune", "rawbatch", "profiles"} {
+	for _, k := range []string{"protocols", "served", "memory_load", "tune", "rawbatch", "profiles"} {
 		if status := env[k+"_status"]; status != "" && status != "0" {
 			failedSteps = append(failedSteps, fmt.Sprintf("%s (status %s)", k, status))
 		}

@@ -158,22 +158,29 @@ type RawBatch struct {
 	IntraOpThreads int      `json:"intra_op_threads"`
 	Spinning       bool     `json:"spinning"`
 	Runs           []RawRun `json:"runs"`
+	Machine        struct {
+		CPUs int `json:"cpus"`
+	} `json:"machine"`
 }
 
-// RawRun is one batch size in one repetition.
+// RawRun is one batch size in one repetition; with Sessions > 0, that
+// many sessions of Threads intra-op threads each, one closed loop each.
 type RawRun struct {
 	Rep      int         `json:"rep"`
 	Batch    int64       `json:"batch"`
+	Sessions int         `json:"sessions,omitempty"`
+	Threads  int         `json:"threads,omitempty"`
 	RowsPerS float64     `json:"rows_per_s"`
 	Level    bench.Level `json:"level"`
 }
 
-// Rows summarises rows/s at batch b over the repetitions.
+// Rows summarises rows/s at batch b on the one session over the
+// repetitions.
 func (r *RawBatch) Rows(b int64) Stat {
 	var vals []float64
 	var errs int64
 	for _, run := range r.Runs {
-		if run.Batch == b {
+		if run.Batch == b && run.Sessions == 0 {
 			errs += run.Level.Errors
 			vals = append(vals, run.RowsPerS)
 		}
@@ -185,7 +192,7 @@ func (r *RawBatch) Rows(b int64) Stat {
 func (r *RawBatch) Batches() []int64 {
 	var out []int64
 	for _, run := range r.Runs {
-		if !slices.Contains(out, run.Batch) {
+		if run.Sessions == 0 && !slices.Contains(out, run.Batch) {
 			out = append(out, run.Batch)
 		}
 	}
@@ -224,6 +231,9 @@ func pairedRatio(num, den []bench.Report, c int, metric func(bench.Level) float6
 func (r *RawBatch) PairedRows(b, base int64) (ratio float64, n int) {
 	num, den := map[int]float64{}, map[int]float64{}
 	for _, run := range r.Runs {
+		if run.Sessions > 0 {
+			continue
+		}
 		switch run.Batch {
 		case b:
 			num[run.Rep] = run.RowsPerS

@@ -17,6 +17,10 @@ type Data struct {
 	Raw       *RawBatch
 	// Protocols are the runs per protocol on cls and det.
 	Protocols Protocols
+	// Served are the served ÷ raw baseline runs (svc bench and wrk).
+	Served Served
+	// MemLoad is the memory per element type, in flight and after a burst.
+	MemLoad MemLoad
 	// Profiles by name (profTiny, profCls, …); missing ones are absent.
 	Profiles map[string]*Profile
 }
@@ -97,6 +101,17 @@ func writeWhy(w io.Writer, targets []Target, d Data) {
 			whyBatchP50(w, d)
 		case "binary-cls", "binary-det", "grpc-cls", "grpc-det":
 			whyBinary(w, d, t.Key[strings.IndexByte(t.Key, '-')+1:])
+		case "mem-types":
+			whyMemTypes(w, d.MemLoad)
+		case "mem-burst":
+			if in := d.MemLoad.Inflight; in != nil && in.GoMem != nil {
+				writeGoMem(w, in.GoMem)
+				fmt.Fprintln(w, " The readings are under Memory below.")
+				fmt.Fprintln(w)
+			} else {
+				fmt.Fprintln(w, "Go's heap statistics were not read; the readings are under Memory below.")
+				fmt.Fprintln(w)
+			}
 		default:
 			fmt.Fprintln(w, "No profile applies to this target; the figures are in the section below.")
 			fmt.Fprintln(w)

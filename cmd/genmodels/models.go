@@ -242,6 +242,7 @@ func testModels() ([]file, error) {
 		{"scalars_special.onnx", scalarsSpecial()},
 		{"unknown_rank.onnx", unknownRank()},
 		{"zero_dims.onnx", zeroDims()},
+		{"vectors.onnx", vectors()},
 	}
 	for _, x := range models {
 		if err := add(x.path, x.m); err != nil {

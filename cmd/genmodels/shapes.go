@@ -97,3 +97,20 @@ func zeroDims() *onnxpb.Model {
 	b.output("text_out", tensorOf(onnxpb.ElemString, "k"), "")
 	return b.model()
 }
+
+// vectors has a 1-D input of every element type (scalarTypes, then
+// specialScalarTypes), each with a length of its own (n_<name>), and an
+// Identity output of the same type and length: a request can be large in
+// one element type and tiny in the others (make bench's memory check).
+func vectors() *onnxpb.Model {
+	b := newGraph("vectors")
+	all := append(append(scalarTypes[:0:0], scalarTypes...), specialScalarTypes...)
+	for _, t := range all {
+		b.input(t.name, tensorOf(t.elem, "n_"+t.name), "")
+	}
+	for _, t := range all {
+		b.node("Identity", in(t.name), out(t.name+"_out"))
+		b.output(t.name+"_out", tensorOf(t.elem, "n_"+t.name), "")
+	}
+	return b.model()
+}

@@ -6,8 +6,20 @@
 // batch 8 over rows/s at batch 1. Batch sizes alternate within each
 // repetition, so drift on a busy machine hits them alike.
 //
+// With -sessions N it also runs, in each repetition, N sessions of the
+// model with -threads intra-op threads each (default 1), each in its own
+// closed loop at batch 1: N × 1 is what fills N cores with independent
+// runs. build/bench-served.sh takes the best items/s of these modes as the
+// raw baseline that served throughput is divided by.
+//
+// -bodies DIR writes the batch-1 request bodies (/predict JSON, as svc
+// bench generates them: the same seed and count) to DIR/1.json, 2.json, …,
+// for an external load generator.
+//
 //	go run ./cmd/rawbatch -model build/models/paddleocr-cls/model.onnx \
 //	    -lib build/bin/lib/libonnxruntime.so -shape x=1,3,48,192 -batch 1,8,32 -reps 3 -duration 2s
+//	go run ./cmd/rawbatch -model build/models/paddleocr-cls/model.onnx \
+//	    -shape x=1,3,48,192 -batch 1,8 -sessions 2 -threads 1 -bodies /tmp/bodies
 package main
 
 import (
@@ -19,7 +31,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -49,6 +63,8 @@ type Result struct {
 	Spinning       bool    `json:"spinning"`
 	Runs           []Run   `json:"runs"`
 	Machine        Machine `json:"machine"`
+	// Bodies are the files -bodies wrote (empty without it).
+	Bodies []string `json:"bodies,omitempty"`
 }
 
 // Machine is what the run ran on.
@@ -56,13 +72,23 @@ type Machine struct {
 	CPUs int `json:"cpus"`
 }
 
-// Run is one measured batch size in one repetition.
+// Run is one measured mode in one repetition: a batch size on the one
+// session, or (Sessions > 0) Sessions sessions with Threads intra-op
+// threads each, each in its own closed loop at Batch.
 type Run struct {
-	Rep   int   `json:"rep"`
-	Batch int64 `json:"batch"`
-	// RowsPerS is Batch × the level's throughput.
+	Rep      int   `json:"rep"`
+	Batch    int64 `json:"batch"`
+	Sessions int   `json:"sessions,omitempty"`
+	Threads  int   `json:"threads,omitempty"`
+	// RowsPerS is Batch × the level's throughput: items (rows) per second.
 	RowsPerS float64     `json:"rows_per_s"`
 	Level    bench.Level `json:"level"`
+}
+
+// mode is what one run measures.
+type mode struct {
+	batch    int64
+	sessions int // 0: the one session at concurrency 1
 }
 
 // options are the command-line flags.
@@ -74,6 +100,8 @@ type options struct {
 	reps               int
 	duration, warmup   time.Duration
 	out                string
+	sessions, threads  int
+	bodies             string
 }
 
 func main() {
@@ -99,6 +127,9 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.duration, "duration", 2*time.Second, "measured time per batch size and repetition")
 	fs.DurationVar(&o.warmup, "warmup", 500*time.Millisecond, "unrecorded warm-up before each measurement")
 	fs.StringVar(&o.out, "out", "", "file to write the JSON to (default: stdout)")
+	fs.IntVar(&o.sessions, "sessions", 0, "also run this many sessions at batch 1, each in its own closed loop (0: not)")
+	fs.IntVar(&o.threads, "threads", 1, "intra-op threads of each -sessions session")
+	fs.StringVar(&o.bodies, "bodies", "", "directory to write the batch-1 request bodies to (1.json, 2.json, …)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -126,6 +157,10 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("-duration %v: positive and at most 1m", o.duration)
 	case o.warmup < 0 || o.warmup > 10*time.Second:
 		return o, fmt.Errorf("-warmup %v: between 0 and 10s", o.warmup)
+	case o.sessions < 0 || o.sessions > 64:
+		return o, fmt.Errorf("-sessions %d: between 0 and 64", o.sessions)
+	case o.threads < 1 || o.threads > 64:
+		return o, fmt.Errorf("-threads %d: between 1 and 64", o.threads)
 	}
 	return o, nil
 }
@@ -187,36 +222,80 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	pred := local.Predictor()
 	ins := inputsOf(pred.Info().Inputs)
 
-	// Bodies as svc bench generates them, decoded by the server's decoder.
+	// Bodies as svc bench generates them (seed 1, as many as it rotates),
+	// decoded by the server's decoder.
 	inputs := map[int64][][]*tensor.Tensor{}
-	for _, b := range o.batches {
+	var bodyFiles []string
+	sizes := o.batches
+	if o.sessions > 0 || o.bodies != "" {
+		sizes = append(slices.Clip(sizes), 1)
+	}
+	for _, b := range sizes {
+		if inputs[b] != nil {
+			continue
+		}
 		plan, err := bench.PlanInputs(ins, 1, map[string][]int64{o.input: withBatch(o.shape, b)})
 		if err != nil {
 			return err
 		}
-		n := int(min(bench.DefaultBodies, max(1, (64<<20)/(12*elements(withBatch(o.shape, b))))))
-		if inputs[b], err = bench.DecodeBodies(pred, bench.Generate(plan, n, 1)); err != nil {
+		bodies := bench.Generate(plan, bench.BodyCount(plan, bench.DefaultBodies), 1)
+		if inputs[b], err = bench.DecodeBodies(pred, bodies); err != nil {
 			return err
 		}
+		if b == 1 && o.bodies != "" {
+			if bodyFiles, err = writeBodies(o.bodies, bodies); err != nil {
+				return err
+			}
+		}
+	}
+	var sessions []bench.Predictor
+	if o.sessions > 0 {
+		rt := local.Config().Runtime
+		rt.IntraOpThreads = o.threads
+		for range o.sessions {
+			p, err := local.OpenSession(rt)
+			if err != nil {
+				return err
+			}
+			defer p.Close()
+			sessions = append(sessions, p)
+		}
+	}
+	modes := make([]mode, 0, len(o.batches)+1)
+	for _, b := range o.batches {
+		modes = append(modes, mode{batch: b})
+	}
+	if o.sessions > 0 {
+		modes = append(modes, mode{batch: 1, sessions: o.sessions})
 	}
 
 	res := Result{
 		ModelFile: o.model, Input: o.input, Shape: withBatch(o.shape, 1), Provider: local.Provider(),
 		DurationS: o.duration.Seconds(), WarmupS: o.warmup.Seconds(),
 		IntraOpThreads: cfg.Runtime.IntraOpThreads, Spinning: cfg.Runtime.Spinning,
-		Runs: []Run{}, Machine: Machine{CPUs: runtime.NumCPU()},
+		Runs: []Run{}, Machine: Machine{CPUs: runtime.NumCPU()}, Bodies: bodyFiles,
 	}
 	for rep := 1; rep <= o.reps; rep++ {
-		for _, b := range rotate(o.batches, rep-1) {
+		for _, m := range rotate(modes, rep-1) {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			l := bench.RunLevel(ctx, 1, o.warmup, bench.Bounds{Duration: o.duration}, predictOp(pred, inputs[b]))
+			b := m.batch
+			what := fmt.Sprintf("batch %d", b)
+			conc, op := 1, predictOp([]bench.Predictor{pred}, inputs[b])
+			if m.sessions > 0 {
+				what = fmt.Sprintf("%d sessions × %d threads", m.sessions, o.threads)
+				conc, op = m.sessions, predictOp(sessions, inputs[b])
+			}
+			l := bench.RunLevel(ctx, conc, o.warmup, bench.Bounds{Duration: o.duration}, op)
 			if l.Errors > 0 {
-				return fmt.Errorf("batch %d: %d errors, the first: %s", b, l.Errors, l.FirstError)
+				return fmt.Errorf("%s: %d errors, the first: %s", what, l.Errors, l.FirstError)
 			}
 			r := Run{Rep: rep, Batch: b, RowsPerS: float64(b) * l.ThroughputRPS, Level: l}
-			fmt.Fprintf(stderr, "rawbatch: rep %d batch %d: %.1f runs/s, %.1f rows/s, p50 %s\n", rep, b, l.ThroughputRPS, r.RowsPerS, bench.FormatMicros(l.LatencyUS.P50))
+			if m.sessions > 0 {
+				r.Sessions, r.Threads = m.sessions, o.threads
+			}
+			fmt.Fprintf(stderr, "rawbatch: rep %d %s: %.1f runs/s, %.1f rows/s, p50 %s\n", rep, what, l.ThroughputRPS, r.RowsPerS, bench.FormatMicros(l.LatencyUS.P50))
 			res.Runs = append(res.Runs, r)
 		}
 	}
@@ -242,19 +321,28 @@ func rotate[T any](s []T, k int) []T {
 	return append(append([]T(nil), s[k:]...), s[:k]...)
 }
 
-func elements(shape []int64) int64 {
-	n := int64(1)
-	for _, d := range shape {
-		n *= d
+// writeBodies writes bodies to dir/1.json, 2.json, … and returns the
+// paths.
+func writeBodies(dir string, bodies [][]byte) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("-bodies: %w", err)
 	}
-	return n
+	out := make([]string, len(bodies))
+	for i, b := range bodies {
+		out[i] = filepath.Join(dir, strconv.Itoa(i+1)+".json")
+		if err := os.WriteFile(out[i], b, 0o644); err != nil {
+			return nil, fmt.Errorf("-bodies: %w", err)
+		}
+	}
+	return out, nil
 }
 
 // predictOp runs Predict on pre-decoded inputs: inference only, as svc
-// bench's raw mode.
-func predictOp(p bench.Predictor, inputs [][]*tensor.Tensor) bench.Op {
+// bench's raw mode. Worker w runs on ps[w % len(ps)]: one session shared
+// by every worker, or one session per worker.
+func predictOp(ps []bench.Predictor, inputs [][]*tensor.Tensor) bench.Op {
 	return func(ctx context.Context, w int, seq int64) (int, error) {
-		res, err := p.Predict(ctx, inputs[(int64(w)+seq)%int64(len(inputs))])
+		res, err := ps[w%len(ps)].Predict(ctx, inputs[(int64(w)+seq)%int64(len(inputs))])
 		if err != nil {
 			return 0, err
 		}

@@ -7,10 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/svc-dev/svc/cmd/internal/bench"
 	"github.com/svc-dev/svc/core/onnxrt/onnxrttest"
 )
 
@@ -33,6 +35,10 @@ func TestParseArgs(t *testing.T) {
 		{args: []string{"-model", "m.onnx", "-shape", "x=1", "-duration", "2m"}, err: "-duration 2m0s"},
 		{args: []string{"-model", "m.onnx", "-shape", "x=1", "-warmup", "-1s"}, err: "-warmup"},
 		{args: []string{"-model", "m.onnx", "-shape", "x=1", "extra"}, err: "unexpected arguments: extra"},
+		{args: []string{"-model", "m.onnx", "-shape", "x=1,3", "-sessions", "2", "-threads", "1"}, batches: []int64{1, 8}, shape: []int64{1, 3}},
+		{args: []string{"-model", "m.onnx", "-shape", "x=1", "-sessions", "-1"}, err: "-sessions -1"},
+		{args: []string{"-model", "m.onnx", "-shape", "x=1", "-sessions", "65"}, err: "between 0 and 64"},
+		{args: []string{"-model", "m.onnx", "-shape", "x=1", "-sessions", "2", "-threads", "0"}, err: "-threads 0"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -124,5 +130,72 @@ func TestRunTinyModel(t *testing.T) {
 	}
 	if !strings.Contains(progress.String(), "rawbatch: rep 2 batch 1:") {
 		t.Errorf("progress = %q", progress.String())
+	}
+}
+
+// TestRunSessionsAndBodies runs the N-sessions mode and writes the bodies
+// on the real ONNX Runtime: every body is a valid /predict body, the same
+// as svc bench sends (seed 1), and each repetition measures the sessions
+// run beside the batch sizes.
+func TestRunSessionsAndBodies(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "raw.json")
+	bodies := filepath.Join(dir, "bodies")
+	err = run(context.Background(), []string{
+		"-model", filepath.Join(root, "testdata", "models", "classifier.onnx"), "-lib", onnxrttest.LibraryPath(t),
+		"-shape", "input=1,4", "-batch", "8", "-sessions", "2", "-threads", "1", "-reps", "2",
+		"-duration", "100ms", "-warmup", "0s", "-bodies", bodies, "-out", out,
+	}, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		rep      int
+		batch    int64
+		sessions int
+	}{{1, 8, 0}, {1, 1, 2}, {2, 1, 2}, {2, 8, 0}}
+	if len(res.Runs) != len(want) {
+		t.Fatalf("%d runs, want %d: %+v", len(res.Runs), len(want), res.Runs)
+	}
+	for i, w := range want {
+		r := res.Runs[i]
+		if r.Rep != w.rep || r.Batch != w.batch || r.Sessions != w.sessions {
+			t.Errorf("run %d: rep %d batch %d sessions %d, want %+v", i, r.Rep, r.Batch, r.Sessions, w)
+		}
+		wantThreads, wantConc := 0, 1
+		if w.sessions > 0 {
+			wantThreads, wantConc = 1, w.sessions
+		}
+		if r.Threads != wantThreads || r.Level.Concurrency != wantConc || r.Level.Errors != 0 || r.RowsPerS <= 0 {
+			t.Errorf("run %d: %+v", i, r)
+		}
+	}
+	if len(res.Bodies) != bench.DefaultBodies {
+		t.Fatalf("bodies = %v", res.Bodies)
+	}
+	plan, err := bench.PlanInputs([]bench.Input{{Name: "input", Type: "float32", Shape: []int64{-1, 4}, Required: true}}, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, body := range bench.Generate(plan, bench.DefaultBodies, 1) {
+		got, err := os.ReadFile(filepath.Join(bodies, strconv.Itoa(i+1)+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, body) {
+			t.Errorf("body %d = %s, want svc bench's %s", i+1, got, body)
+		}
 	}
 }

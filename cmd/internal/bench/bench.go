@@ -329,16 +329,7 @@ func (o *Options) requests(info Info, r *Report) (*requests, error) {
 		return nil, err
 	}
 	r.Model.Inputs = plan
-	// About 12 bytes per generated number.
-	var elems int64
-	for _, p := range plan {
-		n := int64(1)
-		for _, d := range p.Shape {
-			n *= d
-		}
-		elems += n
-	}
-	n := int(min(int64(o.Bodies), max(1, maxBodyBudget/max(1, 12*elems))))
+	n := BodyCount(plan, o.Bodies)
 	tensors := GenerateTensors(plan, n, o.Seed)
 	reqs := &requests{model: info.Name, v1: EncodeBodies(plan, tensors)}
 	total := 0
@@ -486,4 +477,19 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// BodyCount is how many of want random bodies for plan fit the memory
+// budget of the pre-encoded bodies (about 12 bytes per generated number);
+// at least 1.
+func BodyCount(plan []Planned, want int) int {
+	var elems int64
+	for _, p := range plan {
+		n := int64(1)
+		for _, d := range p.Shape {
+			n *= d
+		}
+		elems += n
+	}
+	return int(min(int64(want), max(1, maxBodyBudget/max(1, 12*elems))))
 }

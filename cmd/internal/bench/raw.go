@@ -33,6 +33,10 @@ var _ Predictor = (*core.Predictor)(nil)
 type Local struct {
 	env  *onnxrt.Env
 	pred *core.Predictor
+	// path, cpu and cfg open further sessions (OpenSession).
+	path string
+	cpu  providers.Provider
+	cfg  config.Config
 }
 
 // OpenLocal loads ONNX Runtime (found as svc serve finds it) and the .onnx
@@ -65,8 +69,26 @@ func OpenLocal(path string, cfg config.Config, verbose bool) (*Local, error) {
 		_ = env.Close()
 		return nil, err
 	}
-	return &Local{env: env, pred: pred}, nil
+	return &Local{env: env, pred: pred, path: path, cpu: cpu, cfg: cfg}, nil
 }
+
+// OpenSession loads the model once more, as a session of its own in the
+// same ONNX Runtime environment, with runtime settings rt (the rest of the
+// configuration as OpenLocal got it). The caller closes it before Close.
+func (l *Local) OpenSession(rt config.Runtime) (*core.Predictor, error) {
+	cfg := l.cfg
+	cfg.Runtime = rt
+	return core.NewPredictor(core.Options{
+		Name:            "raw",
+		File:            l.path,
+		Runtime:         rt,
+		Provider:        l.cpu,
+		ProviderOptions: core.ProviderOptions(cfg),
+	}, zap.NewNop())
+}
+
+// Config is the configuration the model was opened with.
+func (l *Local) Config() config.Config { return l.cfg }
 
 // cpuProvider is the CPU provider of the registry (the fallback every
 // ONNX Runtime library offers).

@@ -1,0 +1,115 @@
+# Shell helpers of build/bench-served.sh and build/bench-memory.sh (sourced;
+# bash). The caller sets SVC and keeps its started processes in CHILDREN
+# (stopped by bench_cleanup, installed as the EXIT trap).
+
+CHILDREN=()
+bench_cleanup() {
+	local p
+	for p in ${CHILDREN[@]+"${CHILDREN[@]}"}; do
+		if kill -0 "$p" 2>/dev/null; then
+			kill -TERM "$p" 2>/dev/null
+			wait "$p" 2>/dev/null
+		fi
+	done
+}
+
+# run CMD...: run CMD in the background and wait for it, so that Ctrl-C or
+# SIGTERM reaches the caller's trap at once (and the trap stops CMD).
+run() {
+	"$@" &
+	local pid=$!
+	CHILDREN+=("$pid")
+	wait "$pid"
+}
+
+# start_server OUTFILE ARGS...: svc serve ARGS on 127.0.0.1 and a free
+# port, with SERVER_ENV (NAME=VALUE words) in its environment; sets
+# SERVER_PID and SERVER_URL. The server's log goes to OUTFILE.err.
+start_server() {
+	local out=$1 i
+	shift
+	# shellcheck disable=SC2086 # SERVER_ENV is a list of NAME=VALUE words
+	env ${SERVER_ENV:-} "$SVC" serve "$@" --host 127.0.0.1 --port 0 >"$out" 2>"$out.err" &
+	SERVER_PID=$!
+	CHILDREN+=("$SERVER_PID")
+	SERVER_URL=
+	for i in $(seq 1 300); do
+		SERVER_URL=$(awk '$1 == "URL" {print $2; exit}' "$out")
+		[ -n "$SERVER_URL" ] && return 0
+		kill -0 "$SERVER_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "bench: svc serve $* did not start: $(tail -c 500 "$out.err")" >&2
+	stop_server
+	return 1
+}
+
+# stop_server: SIGTERM to the server, wait for it to drain and exit.
+stop_server() {
+	kill -TERM "$SERVER_PID" 2>/dev/null
+	wait "$SERVER_PID" 2>/dev/null
+}
+
+# proc_ticks PID: sets TICKS to the process's CPU time (utime + stime, in
+# clock ticks, all threads). Builtins only, so it forks nothing: the shell's
+# 'times' (children's CPU) stays exact around it.
+proc_ticks() {
+	local line
+	TICKS=0
+	read -r line <"/proc/$1/stat" 2>/dev/null || return 0
+	line=${line##*) }
+	# shellcheck disable=SC2206 # the fields of /proc/PID/stat
+	local f=($line)
+	TICKS=$((f[11] + f[12]))
+}
+
+# proc_kib PID FIELD: sets KIB to FIELD (VmRSS, VmHWM) of /proc/PID/status
+# in KiB. Builtins only.
+proc_kib() {
+	local k v _
+	KIB=0
+	while read -r k v _; do
+		if [ "$k" = "$2:" ]; then
+			KIB=$v
+			return 0
+		fi
+	done <"/proc/$1/status"
+	return 1
+}
+
+# children_cpu FILE: the children's user + system seconds in the output of
+# the shell's 'times' (second line, "0m1.234s 0m0.056s").
+children_cpu() {
+	awk 'NR == 2 {
+		s = 0
+		for (i = 1; i <= 2; i++) { t = $i; m = t; sub(/m.*/, "", m); sub(/^[0-9]+m/, "", t); sub(/s$/, "", t); s += m * 60 + t }
+		print s
+	}' "$1"
+}
+
+# with_cpu CPUFILE CMD...: run CMD (the load generator) while the server
+# SERVER_PID runs, and write to CPUFILE the wall time and the CPU seconds
+# the server and CMD used meanwhile (server from /proc/PID/stat, CMD from
+# the shell's 'times': CMD must be the only child that ends in the window).
+# Returns CMD's status.
+with_cpu() {
+	local file=$1 t0 t1 k0 k1 status hz
+	shift
+	hz=${CLK_TCK:-100}
+	t0=$EPOCHREALTIME
+	proc_ticks "$SERVER_PID"
+	k0=$TICKS
+	times >"$file.times0"
+	run "$@"
+	status=$?
+	times >"$file.times1"
+	proc_ticks "$SERVER_PID"
+	k1=$TICKS
+	t1=$EPOCHREALTIME
+	awk -v k0="$k0" -v k1="$k1" -v hz="$hz" -v t0="$t0" -v t1="$t1" \
+		-v b0="$(children_cpu "$file.times0")" -v b1="$(children_cpu "$file.times1")" 'BEGIN {
+		printf "{\"wall_s\": %.3f, \"server_cpu_s\": %.2f, \"client_cpu_s\": %.3f}\n", t1 - t0, (k1 - k0) / hz, b1 - b0
+	}' >"$file"
+	rm -f "$file.times0" "$file.times1"
+	return "$status"
+}
