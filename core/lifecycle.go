@@ -93,6 +93,9 @@ type Model struct {
 	obs      RunObserver
 	runObs   modelObserver
 	inFlight atomic.Int64
+	// ended counts the requests ended; lastEnd is when the last one ended
+	// (Unix nanoseconds). The Reclaimer reads them.
+	ended, lastEnd atomic.Int64
 }
 
 // NewModel returns the lifecycle of the model called name, in the loading

@@ -62,6 +62,8 @@ type Loader struct {
 func newLoaderFx(p loaderParams) *Loader {
 	l := &Loader{p: p}
 	p.LC.Append(fx.StopHook(func(ctx context.Context) error { return p.Model.Close(ctx) }))
+	r := NewReclaimer(p.Model, p.Runtime.ReleaseMemoryAfter.Std())
+	p.LC.Append(fx.StartStopHook(r.Start, r.Stop))
 	return l
 }
 

@@ -150,8 +150,11 @@ func (m *Model) BeginRequest() time.Time {
 // EndRequest ends a request begun with BeginRequest and reports its outcome
 // to the observer.
 func (m *Model) EndRequest(start time.Time, o Outcome) {
+	now := time.Now()
+	m.lastEnd.Store(now.UnixNano())
+	m.ended.Add(1)
 	m.inFlight.Add(-1)
-	m.obs.RequestDone(o, time.Since(start))
+	m.obs.RequestDone(o, now.Sub(start))
 }
 
 // InFlight is the number of inference requests begun and not yet ended.

@@ -105,6 +105,9 @@ type Runtime struct {
 	// the cores, a second session with all of them for runs that arrive
 	// alone, and sends such runs to whichever session is measured faster.
 	AdaptiveThreads bool `yaml:"adaptive_threads"`
+	// ReleaseMemoryAfter gives memory back to the operating system once no
+	// request has run for this long after serving (0: never).
+	ReleaseMemoryAfter Duration `yaml:"release_memory_after"`
 }
 
 // Limits holds request limits.
@@ -186,7 +189,7 @@ func Default() Config {
 			ShutdownGrace: Duration(30 * time.Second),
 			AccessLog:     DefaultAccessLog,
 		},
-		Runtime: Runtime{GraphOptimization: "all", WarmUp: true, AdaptiveThreads: true},
+		Runtime: Runtime{GraphOptimization: "all", WarmUp: true, AdaptiveThreads: true, ReleaseMemoryAfter: Duration(2 * time.Second)},
 		Limits: Limits{
 			MaxBodyBytes:    DefaultMaxBodyBytes,
 			MaxStringLength: DefaultMaxStringLength,

@@ -80,6 +80,7 @@ runtime:
   profile: ""            # ONNX Runtime profiling: each session writes <profile>_<date>_<time>.json at shutdown
   warmup: true           # one zero-filled inference before the model reports ready
   adaptive_threads: true # CPU: a second session with every core for requests that arrive alone, if faster
+  release_memory_after: 2s  # give memory back to the OS after this long without requests; 0 = never
 
 limits:
   max_body_size: 16MiB   # largest /predict body; larger: 413

@@ -1,0 +1,82 @@
+package core
+
+import (
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"time"
+)
+
+// Reclaimer gives memory back to the operating system once the model has
+// been idle for a while after serving. Under load the server keeps request
+// buffers in pools and Go keeps freed heap for the next allocation; on an
+// idle server no garbage collection runs, so after a burst all of it would
+// stay resident. Once no request is in flight and none has ended for the
+// idle period, the Reclaimer runs a collection (which empties the pools'
+// current generation), then debug.FreeOSMemory (a second collection, which
+// frees what the pools had set aside, and the return of every free page).
+// It does so once per idle period, and never while requests run.
+//
+// Memory ONNX Runtime's arena keeps for activations is not Go's and stays
+// (see README.md).
+type Reclaimer struct {
+	m     *Model
+	after time.Duration
+	stop  chan struct{}
+	done  chan struct{}
+	once  sync.Once
+	// reclaims counts the times memory was given back.
+	reclaims int
+	mu       sync.Mutex
+}
+
+// NewReclaimer watches m; after ≤ 0 makes a Reclaimer that does nothing.
+func NewReclaimer(m *Model, after time.Duration) *Reclaimer {
+	return &Reclaimer{m: m, after: after, stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// Start runs the watch in a goroutine the Reclaimer owns until Stop.
+func (r *Reclaimer) Start() {
+	if r.after <= 0 {
+		close(r.done)
+		return
+	}
+	go r.run()
+}
+
+// Stop ends the watch and waits for its goroutine.
+func (r *Reclaimer) Stop() {
+	r.once.Do(func() { close(r.stop) })
+	<-r.done
+}
+
+// Reclaims is how many times memory was given back so far.
+func (r *Reclaimer) Reclaims() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.reclaims
+}
+
+func (r *Reclaimer) run() {
+	defer close(r.done)
+	tick := time.NewTicker(max(r.after/4, 10*time.Millisecond))
+	defer tick.Stop()
+	var reclaimedAt int64 // requests ended when memory was last given back
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-tick.C:
+		}
+		ended, last := r.m.ended.Load(), r.m.lastEnd.Load()
+		if ended == reclaimedAt || r.m.InFlight() > 0 || time.Since(time.Unix(0, last)) < r.after {
+			continue
+		}
+		runtime.GC()
+		debug.FreeOSMemory()
+		reclaimedAt = ended
+		r.mu.Lock()
+		r.reclaims++
+		r.mu.Unlock()
+	}
+}
