@@ -19,12 +19,14 @@ import (
 // reported as a plain error. DecodeRequest is safe for concurrent use. The
 // returned tensors do not refer to body.
 func DecodeRequest(body []byte, specs []tensor.Spec) ([]*tensor.Tensor, error) {
-	return decodeRequest(body, specs, 0)
+	return decodeRequest(body, specs, 0, 0)
 }
 
 // decodeRequest is DecodeRequest with string elements capped at maxString
-// bytes (0 = no cap).
-func decodeRequest(body []byte, specs []tensor.Spec, maxString int) ([]*tensor.Tensor, error) {
+// bytes (0 = no cap). values, when positive, bounds the body's values (its
+// commas plus one): for a model of one input, the tensor is allocated at
+// that size once (tensorjson.Decoder.SizeHint).
+func decodeRequest(body []byte, specs []tensor.Spec, maxString int, values int64) ([]*tensor.Tensor, error) {
 	for i := range specs {
 		if !specs[i].DType.Valid() {
 			return nil, fmt.Errorf("rest: input %q has unsupported dtype %v", specs[i].Name, specs[i].DType)
@@ -33,6 +35,9 @@ func decodeRequest(body []byte, specs []tensor.Spec, maxString int) ([]*tensor.T
 	d := tensorjson.NewDecoder(body, len(specs))
 	defer d.Release()
 	d.LimitStrings(maxString)
+	if len(specs) == 1 && values > 0 {
+		d.SizeHint(values)
+	}
 	return decodeObject(d, specs)
 }
 

@@ -206,7 +206,8 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 	// The body is in: lift the server's read timeout, which would
 	// otherwise cancel the request's context during a long inference.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
-	if input, over := tensorjson.ValuesOver(body, h.opts.MaxElements); over {
+	commas, input, over := tensorjson.CountValues(body, h.opts.MaxElements)
+	if over {
 		WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Too many elements: input '%s' takes the request past the limit of %d values", transport.Quote(input), h.opts.MaxElements))
 		return core.OutcomeBadRequest
 	}
@@ -216,7 +217,7 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 			return core.OutcomeBadRequest
 		}
 	}
-	inputs, err := decodeRequest(body, v.runner.Specs(), h.opts.MaxStringBytes)
+	inputs, err := decodeRequest(body, v.runner.Specs(), h.opts.MaxStringBytes, commas+1)
 	if err != nil {
 		h.writeErr(w, err)
 		return core.OutcomeBadRequest

@@ -115,6 +115,17 @@ func (x Decoder) Value(spec *tensor.Spec) (*tensor.Tensor, error) {
 	return x.d.value(spec)
 }
 
+// SizeHint says that the next value decoded holds at most about n
+// elements (a count of the body's commas gives it for a request of one
+// input). Their storage is then allocated once, at that capacity, and the
+// tensor takes it over, instead of the elements being collected in the
+// decoder's pooled buffer, which grows by copying and is copied out at the
+// end. It applies to the next Value only; n ≤ 0 cancels it. String values
+// ignore it.
+func (x Decoder) SizeHint(n int64) {
+	x.d.hint = max(n, 0)
+}
+
 // SkipValue checks that a well-formed JSON value starts at Pos and moves
 // past it, without decoding it.
 func (x Decoder) SkipValue() error {
@@ -152,6 +163,12 @@ type decoder struct {
 
 	maxString int // longest string element accepted, in bytes; 0 = any
 
+	// hint is the element count SizeHint announced for the next value (0:
+	// none); owned says the current scratch slice was allocated for this
+	// value alone and goes to its tensor without a copy.
+	hint  int64
+	owned bool
+
 	// Per request, not reused: room for the tensors and shapes returned.
 	nspecs int
 	out    []tensor.Tensor
@@ -170,6 +187,7 @@ func (d *decoder) release() {
 	d.b = nil
 	d.spec = nil
 	d.out, d.shapes = nil, nil
+	d.hint, d.owned = 0, false
 	if cap(d.f32)*4 > maxRetained {
 		d.f32 = nil
 	}
@@ -373,8 +391,40 @@ func (d *decoder) numErr(depth int, st numStatus, s []byte) *Error {
 	return d.valueErr(depth, literalText(s)+" is out of range for "+d.dt.String())
 }
 
-// resetScratch empties the scratch buffer of the current element type.
+// resetScratch empties the scratch buffer of the current element type, or
+// gives the value a buffer of its own when a size hint is pending.
 func (d *decoder) resetScratch() {
+	d.owned = false
+	if n := d.hint; n > 0 && d.dt != tensor.String {
+		d.hint = 0
+		d.owned = true
+		switch d.dt {
+		case tensor.Float32:
+			d.f32 = make([]float32, 0, n)
+		case tensor.Float64:
+			d.f64 = make([]float64, 0, n)
+		case tensor.Float16, tensor.BFloat16, tensor.Uint16:
+			d.u16 = make([]uint16, 0, n)
+		case tensor.Int8:
+			d.i8 = make([]int8, 0, n)
+		case tensor.Int16:
+			d.i16 = make([]int16, 0, n)
+		case tensor.Int32:
+			d.i32 = make([]int32, 0, n)
+		case tensor.Int64:
+			d.i64 = make([]int64, 0, n)
+		case tensor.Uint8:
+			d.u8 = make([]uint8, 0, n)
+		case tensor.Uint32:
+			d.u32 = make([]uint32, 0, n)
+		case tensor.Uint64:
+			d.u64 = make([]uint64, 0, n)
+		case tensor.Bool:
+			d.bools = make([]bool, 0, n)
+		}
+		return
+	}
+	d.hint = 0
 	switch d.dt {
 	case tensor.Float32:
 		d.f32 = d.f32[:0]
@@ -786,8 +836,49 @@ func cloneSlice[T any](s []T) []T {
 	return append([]T(nil), s...)
 }
 
-// result copies the scratch buffer of the current element type out.
+// takeSlice hands s over when the value owns it (the decoder forgets it),
+// or copies it out of the pooled scratch buffer.
+func takeSlice[T any](owned bool, s *[]T) []T {
+	if !owned {
+		return cloneSlice(*s)
+	}
+	out := *s
+	*s = nil
+	if out == nil {
+		out = []T{}
+	}
+	return out
+}
+
+// result gives the tensor the elements of the current value.
 func (d *decoder) result() any {
+	if d.owned {
+		d.owned = false
+		switch d.dt {
+		case tensor.Float32:
+			return takeSlice(true, &d.f32)
+		case tensor.Float64:
+			return takeSlice(true, &d.f64)
+		case tensor.Float16, tensor.BFloat16, tensor.Uint16:
+			return takeSlice(true, &d.u16)
+		case tensor.Int8:
+			return takeSlice(true, &d.i8)
+		case tensor.Int16:
+			return takeSlice(true, &d.i16)
+		case tensor.Int32:
+			return takeSlice(true, &d.i32)
+		case tensor.Int64:
+			return takeSlice(true, &d.i64)
+		case tensor.Uint8:
+			return takeSlice(true, &d.u8)
+		case tensor.Uint32:
+			return takeSlice(true, &d.u32)
+		case tensor.Uint64:
+			return takeSlice(true, &d.u64)
+		case tensor.Bool:
+			return takeSlice(true, &d.bools)
+		}
+	}
 	switch d.dt {
 	case tensor.Float32:
 		return cloneSlice(d.f32)

@@ -9,8 +9,17 @@ import "bytes"
 // most limit-1 commas are passed at once: each value but the first follows
 // a comma. The body need not be valid JSON; the decoder judges that later.
 func ValuesOver(body []byte, limit int64) (input string, over bool) {
-	if int64(bytes.Count(body, []byte{','})) < limit {
-		return "", false
+	_, input, over = CountValues(body, limit)
+	return input, over
+}
+
+// CountValues is ValuesOver that also returns the body's commas: one fewer
+// than its values, at most, when the body holds one array of numbers or
+// booleans (a Decoder.SizeHint for it).
+func CountValues(body []byte, limit int64) (commas int64, input string, over bool) {
+	commas = int64(bytes.Count(body, []byte{','}))
+	if commas < limit {
+		return commas, "", false
 	}
 	var n int64
 	var key []byte
@@ -48,10 +57,10 @@ func ValuesOver(body []byte, limit int64) (input string, over bool) {
 			}
 		}
 		if n > limit {
-			return string(key), true
+			return commas, string(key), true
 		}
 	}
-	return "", false
+	return commas, "", false
 }
 
 func isDelim(c byte) bool {
