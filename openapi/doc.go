@@ -10,9 +10,10 @@
 //     type, fixed dimensions as minItems/maxItems) and whose response schema
 //     has one property per output.
 //   - NewValidator derives a structural schema from that document (the JSON
-//     kind of each input, the required inputs, no unknown inputs) and runs it
-//     through openapi3filter with a shallow body decoder; the element data is
-//     left to the typed tensor decoder. See README.md for why.
+//     kind of each input, the required inputs, no unknown inputs); a body is
+//     scanned in place and a few-byte stand-in of its top level goes through
+//     openapi3filter; the element data is left to the typed tensor decoder.
+//     See README.md for why.
 //   - NewDocs serves the document at /openapi.json and the Swagger UI and
 //     ReDoc pages at /docs and /redoc from assets embedded in the binary.
 package openapi

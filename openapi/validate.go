@@ -3,6 +3,7 @@ package openapi
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -47,6 +48,15 @@ func (e *ValidationError) Error() string { return e.Message }
 // Validator checks the structure of POST /predict bodies with openapi3filter
 // against a schema derived from the document's PredictRequest schema.
 //
+// The body itself never goes to openapi3filter, which would copy it and
+// decode it generically. The Validator scans it in place (scanShallow:
+// linear in its size, for any shape) and hands openapi3filter a stand-in of
+// a few bytes: a placeholder of the right JSON kind for each input present,
+// and, if there are keys that are not inputs, one of them (the one an error
+// names), under a name of the Validator's own. openapi3filter validates the
+// stand-in against the structural schema, and its errors are translated back
+// to the body's terms.
+//
 // It checks that the body is a JSON object, that every required input is
 // present, that no other key is, and that each input's value has a JSON kind
 // the input's schema allows (an array for a tensor input, a number, string or
@@ -63,6 +73,15 @@ type Validator struct {
 	inputs []string
 	// kinds holds the JSON kinds allowed for each input, nil for any.
 	kinds map[string][]string
+	// props lists the schema's property names, index maps each to its
+	// position there, and quoted holds each as a JSON string.
+	props  []string
+	index  map[string]int
+	quoted [][]byte
+	// stranger is the stand-in key of an unknown key: a name that is no
+	// property; strangerJSON is it as a JSON string.
+	stranger     string
+	strangerJSON []byte
 }
 
 // NewValidator derives the structural schema from doc, which must hold a
@@ -112,8 +131,30 @@ func NewValidator(doc *openapi3.T) (*Validator, error) {
 	if len(names) != len(full.Properties) {
 		names = sortedKeys(full.Properties)
 	}
+	props := sortedKeys(full.Properties)
+	index := make(map[string]int, len(props))
+	quoted := make([][]byte, len(props))
+	for i, p := range props {
+		index[p] = i
+		if quoted[i], err = json.Marshal(p); err != nil {
+			return nil, fmt.Errorf("input name %q: %w", p, err)
+		}
+	}
+	stranger := "?"
+	for _, known := index[stranger]; known; _, known = index[stranger] {
+		stranger += "?"
+	}
+	strangerJSON, err := json.Marshal(stranger)
+	if err != nil {
+		return nil, fmt.Errorf("stand-in key: %w", err)
+	}
 	return &Validator{
-		url: &url.URL{Path: PathPredict},
+		props:        props,
+		index:        index,
+		quoted:       quoted,
+		stranger:     stranger,
+		strangerJSON: strangerJSON,
+		url:          &url.URL{Path: PathPredict},
 		route: &routers.Route{
 			Spec:      sdoc,
 			Path:      PathPredict,
@@ -236,14 +277,75 @@ func kindSchema(kinds []string, nullable bool) *openapi3.Schema {
 }
 
 // shallowBodyDecoder is the openapi3filter.BodyDecoder of StructureMediaType.
+// What it reads is a stand-in built by the Validator.
 func shallowBodyDecoder(r io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
 	return decodeShallow(r)
+}
+
+// standIn scans body in place and returns the stand-in to validate instead:
+// the top-level value's placeholder, or for an object the placeholders of
+// the inputs present and of the least unknown key (in byte order, the one
+// an error names) under v.stranger, whose name it returns. body is neither
+// changed nor kept. An empty body gives an empty stand-in, which
+// openapi3filter reports as missing.
+func (v *Validator) standIn(body []byte) (standIn []byte, unknown string, err error) {
+	if len(body) == 0 {
+		return nil, "", nil
+	}
+	var few [8]jsonKind
+	kinds := few[:0]
+	if len(v.props) <= len(few) {
+		kinds = few[:len(v.props)]
+	} else {
+		kinds = make([]jsonKind, len(v.props))
+	}
+	var strange []byte
+	strangeKind := kindNone
+	top, err := scanShallow(body, func(key []byte, k jsonKind) {
+		if i, ok := v.index[string(key)]; ok {
+			kinds[i] = k
+			return
+		}
+		if strangeKind == kindNone || bytes.Compare(key, strange) < 0 {
+			strange, strangeKind = key, k
+		}
+	})
+	if err != nil {
+		return nil, "", &ValidationError{Message: "Invalid JSON body: " + err.Error()}
+	}
+	if top != kindObject {
+		return []byte(placeholders[top]), "", nil
+	}
+	out := make([]byte, 0, 64)
+	out = append(out, '{')
+	member := func(name []byte, k jsonKind) {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, name...)
+		out = append(out, ':')
+		out = append(out, placeholders[k]...)
+	}
+	for i, k := range kinds {
+		if k != kindNone {
+			member(v.quoted[i], k)
+		}
+	}
+	if strangeKind != kindNone {
+		member(v.strangerJSON, strangeKind)
+		unknown = string(strange) // a copy: strange may point into body
+	}
+	return append(out, '}'), unknown, nil
 }
 
 // ValidateBody checks a /predict body (already bounded in size by the
 // server). It returns nil or a *ValidationError whose message is the detail
 // of a 400 response.
 func (v *Validator) ValidateBody(ctx context.Context, body []byte) error {
+	standIn, unknown, err := v.standIn(body)
+	if err != nil {
+		return err
+	}
 	// A request built by hand: the URL is parsed once, in NewValidator, and
 	// only read by openapi3filter.
 	req := (&http.Request{
@@ -253,11 +355,11 @@ func (v *Validator) ValidateBody(ctx context.Context, body []byte) error {
 		ProtoMajor:    1,
 		ProtoMinor:    1,
 		Header:        http.Header{"Content-Type": {StructureMediaType}},
-		Body:          io.NopCloser(bytes.NewReader(body)),
-		ContentLength: int64(len(body)),
+		Body:          io.NopCloser(bytes.NewReader(standIn)),
+		ContentLength: int64(len(standIn)),
 		Host:          v.url.Host,
 	}).WithContext(ctx)
-	err := openapi3filter.ValidateRequest(ctx, &openapi3filter.RequestValidationInput{
+	err = openapi3filter.ValidateRequest(ctx, &openapi3filter.RequestValidationInput{
 		Request: req,
 		Route:   v.route,
 		Options: v.options,
@@ -265,14 +367,15 @@ func (v *Validator) ValidateBody(ctx context.Context, body []byte) error {
 	if err == nil {
 		return nil
 	}
-	return v.translate(err)
+	return v.translate(err, unknown)
 }
 
-// translate maps openapi3filter's errors to one client-facing message. With
-// several problems, a missing input is reported first, then an unknown key,
-// then a value of the wrong kind (each in model input order), so the answer
-// does not depend on map order.
-func (v *Validator) translate(err error) error {
+// translate maps openapi3filter's errors on a stand-in to one client-facing
+// message; unknown is the unknown key the stand-in's stranger stands for.
+// With several problems, a missing input is reported first, then an unknown
+// key, then a value of the wrong kind (each in model input order), so the
+// answer does not depend on map order.
+func (v *Validator) translate(err error, unknown string) error {
 	var syn *SyntaxError
 	if errors.As(err, &syn) {
 		return &ValidationError{Message: "Invalid JSON body: " + syn.Error()}
@@ -288,22 +391,23 @@ func (v *Validator) translate(err error) error {
 	}
 
 	var missing, wrongKind []string
-	var unknown []string
+	strange := false
 	for _, se := range schemaErrs {
 		path := se.JSONPointer()
 		switch {
 		case se.SchemaField == "required" && len(path) == 1:
 			missing = append(missing, path[0])
 		case se.SchemaField == "properties" && len(path) == 0:
+			// The stand-in holds at most one key that is not an input.
 			if obj, ok := se.Value.(map[string]any); ok {
-				for k := range obj {
-					if _, known := v.kinds[k]; !known {
-						unknown = append(unknown, k)
-					}
-				}
+				_, strange = obj[v.stranger]
 			}
 		case len(path) == 0:
 			return &ValidationError{Message: msgNotObject}
+		case path[0] == v.stranger:
+			// Only with additionalProperties holding a schema (Build never
+			// makes one): the unknown key's value does not fit it.
+			wrongKind = append(wrongKind, unknown)
 		default:
 			wrongKind = append(wrongKind, path[0])
 		}
@@ -311,10 +415,9 @@ func (v *Validator) translate(err error) error {
 	if name, ok := v.firstInOrder(missing); ok {
 		return &ValidationError{Input: name, Message: fmt.Sprintf("Missing required input: '%s'", name)}
 	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		return &ValidationError{Input: unknown[0], Message: fmt.Sprintf(
-			"Unknown input '%s'; the model's inputs are: %s", clip(unknown[0]), v.inputList())}
+	if strange {
+		return &ValidationError{Input: unknown, Message: fmt.Sprintf(
+			"Unknown input '%s'; the model's inputs are: %s", clip(unknown), v.inputList())}
 	}
 	if name, ok := v.firstInOrder(wrongKind); ok {
 		return &ValidationError{Input: name, Message: fmt.Sprintf(

@@ -263,3 +263,66 @@ func TestGlobalJSONDecoderUntouched(t *testing.T) {
 		t.Fatal("the shallow decoder is not registered")
 	}
 }
+
+// TestValidateBodyShapes runs the bodies whose shapes once cost more than
+// linear time (many keys, deep nesting, long strings and keys, many
+// escapes; 1 MB and 4 MB) through the validator: each gets its answer.
+// Their cost is measured by BenchmarkValidateShapes.
+func TestValidateBodyShapes(t *testing.T) {
+	v := newValidator(t, "ppocr_cls")
+	for _, tt := range shapeBodies() {
+		t.Run(tt.name, func(t *testing.T) {
+			err := v.ValidateBody(context.Background(), tt.body)
+			if got := errString(err); got != tt.want {
+				t.Errorf("ValidateBody = %.200q, want %.200q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestValidateBodyLeavesBody checks that ValidateBody neither changes the
+// body nor keeps any of it: the caller reuses the buffer (the response is
+// written into it), so after the call, scribbling over the body must not
+// change the error returned.
+func TestValidateBodyLeavesBody(t *testing.T) {
+	v := newValidator(t, "multi_input")
+	long := strings.Repeat("x", 200)
+	tests := []struct {
+		give      string
+		want      string
+		wantInput string
+	}{
+		{give: `{"features": [1,2,3], "ids": [1,2], "mask": [true,false], "text": "a"}`},
+		{give: `{"features": [1,2,3], "ids": [1,2], "mask": [true,false], "text": "a", "zz": [1], "bb": 2}`,
+			want:      "Unknown input 'bb'; the model's inputs are: 'features', 'ids', 'mask', 'text'",
+			wantInput: "bb"},
+		{give: `{"features": [1,2,3], "ids": [1,2], "mask": [true,false], "text": "a", "` + long + `": 1}`,
+			want:      "Unknown input '" + long[:64] + "...'; the model's inputs are: 'features', 'ids', 'mask', 'text'",
+			wantInput: long},
+		{give: `{"features": [1,2,3], "ids": [1,2], "mask": [true,false], "text": "a", "\u0062b": 2}`,
+			want:      "Unknown input 'bb'; the model's inputs are: 'features', 'ids', 'mask', 'text'",
+			wantInput: "bb"},
+		{give: `{"features": [1,2,3], "ids": "x", "mask": [true,false]}`,
+			want: "Missing required input: 'text'", wantInput: "text"},
+		{give: `{"features": [1,2,3], "features": 1}`, want: "Invalid JSON body: duplicate key 'features' at byte 22"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.give, func(t *testing.T) {
+			body := []byte(tt.give)
+			err := v.ValidateBody(context.Background(), body)
+			if string(body) != tt.give {
+				t.Fatalf("body changed to %q", body)
+			}
+			for i := range body {
+				body[i] = '#'
+			}
+			if got := errString(err); got != tt.want {
+				t.Fatalf("after overwriting the body: error %q, want %q", got, tt.want)
+			}
+			var ve *openapi.ValidationError
+			if err != nil && (!errors.As(err, &ve) || ve.Input != tt.wantInput) {
+				t.Fatalf("after overwriting the body: Input %q, want %q", ve.Input, tt.wantInput)
+			}
+		})
+	}
+}
