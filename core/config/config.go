@@ -189,7 +189,7 @@ func Default() Config {
 			ShutdownGrace: Duration(30 * time.Second),
 			AccessLog:     DefaultAccessLog,
 		},
-		Runtime: Runtime{GraphOptimization: "all", WarmUp: true, AdaptiveThreads: true, ReleaseMemoryAfter: Duration(2 * time.Second)},
+		Runtime: Runtime{GraphOptimization: "all", WarmUp: true, ReleaseMemoryAfter: Duration(2 * time.Second)},
 		Limits: Limits{
 			MaxBodyBytes:    DefaultMaxBodyBytes,
 			MaxStringLength: DefaultMaxStringLength,
