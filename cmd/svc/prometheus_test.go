@@ -194,6 +194,16 @@ func TestPrometheusScrape(t *testing.T) {
 			if got := after.value(t, "svc_inference_in_flight", mv); got != 0 {
 				t.Errorf("in flight = %v between requests", got)
 			}
+			// The batch size limit is there exactly when the model is
+			// batched: the adaptive limit starts at 2 and stays within
+			// max_batch_size.
+			if _, has := after["svc_batch_size_limit"]; has != tt.batched {
+				t.Errorf("svc_batch_size_limit present = %v for a model batched = %v", has, tt.batched)
+			} else if has {
+				if got := after.value(t, "svc_batch_size_limit", mv); got < 1 || got > 32 {
+					t.Errorf("svc_batch_size_limit = %v, want 1 to 32", got)
+				}
+			}
 			if got := after.value(t, "svc_model_load_seconds", mv); got <= 0 {
 				t.Errorf("svc_model_load_seconds = %v", got)
 			}

@@ -17,6 +17,7 @@
 //	svc_inference_exec_count_total              counter: model executions; count/exec_count is the mean batch size
 //	svc_inference_in_flight                     gauge: requests being served now
 //	svc_inference_pending_requests              gauge: requests waiting in the batcher's queue now
+//	svc_batch_size_limit                        gauge: rows a merged run may hold now (absent without batching)
 //	svc_model_load_seconds                      gauge: time loading, preparing and warming up the model took
 //
 // Version is "" for requests refused while the model was still loading
@@ -292,6 +293,8 @@ var (
 		"Inference requests being served now.", labels, nil)
 	pendingDesc = prometheus.NewDesc("svc_inference_pending_requests",
 		"Inference requests waiting in the batcher's queue now (0 without batching).", labels, nil)
+	limitDesc = prometheus.NewDesc("svc_batch_size_limit",
+		"Rows a merged run may hold now: batching.max_batch_size, or what adaptive batching has learnt (absent without batching).", labels, nil)
 	loadDesc = prometheus.NewDesc("svc_model_load_seconds",
 		"Time loading, preparing and warming up the model took (absent until it has loaded).", labels, nil)
 )
@@ -299,6 +302,7 @@ var (
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- inFlightDesc
 	ch <- pendingDesc
+	ch <- limitDesc
 	ch <- loadDesc
 }
 
@@ -313,6 +317,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	if r, err := model.Runner(); err == nil {
 		if b, ok := r.(*core.Batcher); ok {
 			pending = b.Queued()
+			ch <- prometheus.MustNewConstMetric(limitDesc, prometheus.GaugeValue, float64(b.Stats().Limit), name, version)
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(pending), name, version)
