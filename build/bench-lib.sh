@@ -23,13 +23,15 @@ run() {
 }
 
 # start_server OUTFILE ARGS...: svc serve ARGS on 127.0.0.1 and a free
-# port, with SERVER_ENV (NAME=VALUE words) in its environment; sets
-# SERVER_PID and SERVER_URL. The server's log goes to OUTFILE.err.
+# port, with SERVER_ENV (NAME=VALUE words) in its environment and run
+# through SERVER_WRAP (a command prefix that execs its arguments, such as
+# "taskset -c 0"); sets SERVER_PID and SERVER_URL. The server's log goes to
+# OUTFILE.err.
 start_server() {
 	local out=$1 i
 	shift
-	# shellcheck disable=SC2086 # SERVER_ENV is a list of NAME=VALUE words
-	env ${SERVER_ENV:-} "$SVC" serve "$@" --host 127.0.0.1 --port 0 >"$out" 2>"$out.err" &
+	# shellcheck disable=SC2086 # SERVER_ENV and SERVER_WRAP are lists of words
+	env ${SERVER_ENV:-} ${SERVER_WRAP:-} "$SVC" serve "$@" --host 127.0.0.1 --port 0 >"$out" 2>"$out.err" &
 	SERVER_PID=$!
 	CHILDREN+=("$SERVER_PID")
 	SERVER_URL=

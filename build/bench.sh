@@ -10,17 +10,20 @@
 # session settings (threads, spinning, workers) on PaddleOCR cls, measured
 # in short interleaved repetitions; ONNX Runtime in process at batch 1, 8
 # and 32; CPU profiles of the server with the load generator's share of the
-# CPU; then BENCHMARKS.md at the repository root (targets checked against
-# the JSON, profiles under the missed ones). Artifacts go to
-# build/artifacts/bench/. About 16 minutes on 2 cores; re-runnable; every
-# server it starts is stopped, also on Ctrl-C.
+# CPU (also cls and det at concurrency 16 through v1 and v2 binary tensors,
+# and the tiny model at 16 with the access log on and off); the tiny
+# model's tail latency at concurrency 4 under a few variants
+# (build/bench-tail.sh); then BENCHMARKS.md at the repository root (targets
+# checked against the JSON, profiles under the missed ones). Artifacts go
+# to build/artifacts/bench/. About 18 minutes on 2 cores; re-runnable;
+# every server it starts is stopped, also on Ctrl-C.
 #
 # Needs build/bin/svc, build/models and wrk (make bench runs 'make build
 # models' and build/bench-deps.sh first). GO and SVC override the go
 # command and the svc binary; REPS the rounds of the batching and tuning
 # runs and of rawbatch (5). build/bench-served.sh and build/bench-memory.sh
 # have knobs of their own (SERVED_*, RAW_*, MEM_*), passed on from the
-# environment.
+# environment, as has build/bench-tail.sh (TAIL_*).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,6 +34,8 @@ OUT=build/artifacts/bench
 TINY=testdata/models/classifier.onnx
 CLS=build/models/paddleocr-cls
 CLS_SHAPE=x=1,3,48,192
+DET=build/models/paddleocr-det
+DET_SHAPE=x=1,3,224,256
 DURATION=4s
 WARMUP=1s
 TUNE_DURATION=2s
@@ -259,8 +264,10 @@ profile_run() {
 	local name=$1 cfg=$2 model=$3
 	shift 3
 	local prof="$OUT/prof-$name.prof" t0 t1 k0 k1 ktotal status
-	show "SVC_CPUPROFILE=$prof $SVC serve $model -c $cfg --host 127.0.0.1 --port 0 &"
-	PROFILE=$prof start_server "$OUT/prof-$name.serve.out" "$model" -c "$cfg" || return 1
+	# shellcheck disable=SC2206 # PROF_SERVE: extra svc serve arguments, one per word
+	local serve=(${PROF_SERVE:-})
+	show "SVC_CPUPROFILE=$prof $SVC serve $model -c $cfg${serve[*]:+ ${serve[*]}} --host 127.0.0.1 --port 0 &"
+	PROFILE=$prof start_server "$OUT/prof-$name.serve.out" "$model" -c "$cfg" ${serve[@]+"${serve[@]}"} || return 1
 	show "$SVC bench --url $SERVER_URL $* --warmup 0s --duration $PROFILE_DURATION --no-raw --json > $OUT/prof-$name.json"
 	# Nothing between the two 'times' may fork but svc bench: it is the
 	# only child that ends in this window.
@@ -304,7 +311,22 @@ profile_run tiny-c1 "$OUT/cfg/default.yml" "$TINY" --concurrency 1 || prof_statu
 profile_run cls-c4 "$OUT/cfg/default.yml" "$CLS" --shape "$CLS_SHAPE" --concurrency 4 || prof_status=$?
 profile_run cls-c32-on "$OUT/cfg/default.yml" "$CLS" --shape "$CLS_SHAPE" --concurrency 32 || prof_status=$?
 profile_run cls-c32-off "$OUT/cfg/nobatch.yml" "$CLS" --shape "$CLS_SHAPE" --concurrency 32 || prof_status=$?
+# The served ÷ raw baseline targets at concurrency 16 (v1 JSON and v2
+# binary tensors), the validation share on det, and the access log's cost
+# at the tiny model's saturation, with the log on (the default, said
+# explicitly) and off.
+profile_run cls-c16 "$OUT/cfg/default.yml" "$CLS" --shape "$CLS_SHAPE" --concurrency 16 || prof_status=$?
+profile_run det-c16 "$OUT/cfg/default.yml" "$DET" --shape "$DET_SHAPE" --concurrency 16 || prof_status=$?
+profile_run cls-c16-bin "$OUT/cfg/default.yml" "$CLS" --shape "$CLS_SHAPE" --protocol v2-binary --concurrency 16 || prof_status=$?
+profile_run det-c16-bin "$OUT/cfg/default.yml" "$DET" --shape "$DET_SHAPE" --protocol v2-binary --concurrency 16 || prof_status=$?
+PROF_SERVE="--access-log all" profile_run tiny-c16-log "$OUT/cfg/default.yml" "$TINY" --concurrency 16 || prof_status=$?
+PROF_SERVE="--access-log off" profile_run tiny-c16-nolog "$OUT/cfg/default.yml" "$TINY" --concurrency 16 || prof_status=$?
 step profiles $prof_status
+
+# 6b. Tail latency: the tiny model at concurrency 4 under wrk, with the
+#     defaults and with one setting changed at a time.
+run env GO="$GO" SVC="$SVC" OUT="$OUT" build/bench-tail.sh
+step tail $?
 
 env_line load_after "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
 env_line elapsed_s "$((SECONDS - start_time))"

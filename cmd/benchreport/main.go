@@ -279,7 +279,10 @@ func readData(dir string) (Data, error) {
 	if d.MemLoad, err = readMemLoad(dir); err != nil {
 		return d, err
 	}
-	for _, name := range []string{profTiny, profCls, profBatchOn, profBatchOff} {
+	if d.Tail, err = readTail(dir); err != nil {
+		return d, err
+	}
+	for _, name := range []string{profTiny, profCls, profBatchOn, profBatchOff, profCls16, profDet16, profClsBin16, profDetBin16, profLogOn, profLogOff} {
 		p, err := readProfile(dir, name)
 		if err != nil {
 			return d, err
@@ -298,6 +301,7 @@ func AllTargets(d Data) []Target {
 	out = append(out, BatchingTargets(d.Tune, d.Raw)...)
 	out = append(out, ProtocolTargets(d.Protocols)...)
 	out = append(out, ServedTargets(d.Served)...)
+	out = append(out, PerfTargets(d)...)
 	out = append(out, base[2:]...)
 	return append(out, MemLoadTargets(d.MemLoad)...)
 }
@@ -412,6 +416,8 @@ func write(w *bytes.Buffer, dir string) error {
 	section("svc bench: PaddleOCR cls ("+clsModelPath+", input "+clsModelShapeArg+")", d.Cls, env["cls_status"])
 	writeProtocols(w, d.Protocols)
 	writeServed(w, d.Served, machine.CPUs)
+	writeBaselineRatios(w, d)
+	writeTail(w, d.Tail)
 
 	fmt.Fprintln(w, "## Memory")
 	fmt.Fprintln(w)
@@ -438,7 +444,7 @@ func write(w *bytes.Buffer, dir string) error {
 	}
 
 	var failedSteps []string
-	for _, k := range []string{"protocols", "served", "memory_load", "tune", "rawbatch", "profiles"} {
+	for _, k := range []string{"protocols", "served", "memory_load", "tune", "rawbatch", "profiles", "tail"} {
 		if status := env[k+"_status"]; status != "" && status != "0" {
 			failedSteps = append(failedSteps, fmt.Sprintf("%s (status %s)", k, status))
 		}

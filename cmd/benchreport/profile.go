@@ -174,9 +174,14 @@ const (
 // its readBody) move from core/tensor, core and transport to transport/rest.
 // Profiles from before and after the move classify alike.
 var (
+	// The v2 handler's parseRequest (JSON header and binary tensors) and
+	// writeResponse stand in for decoding and encoding in a profile of the
+	// Open Inference Protocol.
 	fnDecode = moved{
 		"github.com/svc-dev/svc/core/tensor.DecodeRequest",
 		"github.com/svc-dev/svc/transport/rest.DecodeRequest",
+		"github.com/svc-dev/svc/transport/rest.decodeRequest",
+		"github.com/svc-dev/svc/transport/oip.parseRequest",
 	}
 	fnReadBody = moved{
 		"github.com/svc-dev/svc/transport.readBody",
@@ -191,6 +196,7 @@ var (
 	fnEncode = moved{
 		"github.com/svc-dev/svc/core.(*Result).AppendJSON",
 		"github.com/svc-dev/svc/transport/rest.appendResult",
+		"github.com/svc-dev/svc/transport/oip.writeResponse",
 	}
 )
 
@@ -214,6 +220,15 @@ func (m moved) lookup(cum map[string]float64) (seconds float64, name string) {
 		}
 	}
 	return cum[best], strings.TrimPrefix(best, modulePrefix)
+}
+
+// codecLabel names a decoding or encoding part by the protocol of the
+// function found: the v1 JSON one or the Open Inference Protocol's.
+func codecLabel(fn, v1, v2 string) string {
+	if strings.HasPrefix(fn, "transport/oip.") {
+		return v2
+	}
+	return v1
 }
 
 // Part is one slice of the server's CPU time.
@@ -252,10 +267,10 @@ func (p *Profile) Breakdown() (parts []Part, total float64) {
 	logLine, logFn := fnLog.lookup(p.Cum)
 	inHandler := []Part{
 		{partInference, "inference: `core.(*Predictor).Predict` (ONNX Runtime through cgo) and ONNX Runtime's own threads (`runtime._ExternalCode`)", c(fnPredict) + c(fnExternal)},
-		{partDecode, "JSON → tensors: `" + decodeFn + "`", decode},
+		{partDecode, codecLabel(decodeFn, "JSON → tensors", "v2 request (JSON header, binary tensors) → tensors") + ": `" + decodeFn + "`", decode},
 		{partValidate, "request validation: `openapi.(*Validator).ValidateBody`", c(fnValidate)},
 		{partReadBody, "reading the request body: `" + readBodyFn + "`", readBody},
-		{partEncode, "tensors → JSON: `" + encodeFn + "`", encode},
+		{partEncode, codecLabel(encodeFn, "tensors → JSON", "writing the v2 answer") + ": `" + encodeFn + "`", encode},
 		{partMerge, "batching, merging and splitting: `core.concat`, `core.split`", c(fnConcat) + c(fnSplit)},
 		{partLog, "access log: `" + logFn + "`", logLine},
 	}

@@ -21,6 +21,8 @@ type Data struct {
 	Served Served
 	// MemLoad is the memory per element type, in flight and after a burst.
 	MemLoad MemLoad
+	// Tail is the tail-latency experiment (build/bench-tail.sh).
+	Tail Tail
 	// Profiles by name (profTiny, profCls, …); missing ones are absent.
 	Profiles map[string]*Profile
 }
@@ -42,6 +44,18 @@ var shortNames = map[string]string{
 	partUnsampled: "time the profiler did not sample",
 }
 
+// shortName names a part in running text; decoding and encoding by the
+// protocol the profile's functions belong to (see codecLabel).
+func shortName(q Part) string {
+	switch {
+	case q.Key == partDecode && strings.HasPrefix(q.Name, "v2 "):
+		return "decoding the v2 request"
+	case q.Key == partEncode && strings.HasPrefix(q.Name, "writing the v2"):
+		return "writing the v2 answer"
+	}
+	return shortNames[q.Key]
+}
+
 // biggest lists the largest parts, but those in skip, as "name N %".
 func biggest(parts []Part, total float64, n int, skip ...string) string {
 	var ps []Part
@@ -53,7 +67,7 @@ func biggest(parts []Part, total float64, n int, skip ...string) string {
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Seconds > ps[j].Seconds })
 	var out []string
 	for i := 0; i < len(ps) && i < n; i++ {
-		out = append(out, fmt.Sprintf("%s %.0f %%", shortNames[ps[i].Key], 100*ps[i].Seconds/total))
+		out = append(out, fmt.Sprintf("%s %.0f %%", shortName(ps[i]), 100*ps[i].Seconds/total))
 	}
 	return strings.Join(out, ", ")
 }
@@ -101,6 +115,14 @@ func writeWhy(w io.Writer, targets []Target, d Data) {
 			whyBatchP50(w, d)
 		case "binary-cls", "binary-det", "grpc-cls", "grpc-det":
 			whyBinary(w, d, t.Key[strings.IndexByte(t.Key, '-')+1:])
+		case "base-cls-v1", "base-det-v1", "base-cls-bin", "base-det-bin":
+			whyBaseline(w, d, t.Key)
+		case "validate":
+			whyValidation(w, d)
+		case "access-log":
+			whyAccessLog(w, d)
+		case "tail":
+			whyTail(w, d)
 		case "mem-types":
 			whyMemTypes(w, d.MemLoad)
 		case "mem-burst":

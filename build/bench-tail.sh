@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# The tail-latency experiment of make bench: the tiny generated model at
+# concurrency 4 under wrk (build/bench-wrk.lua), one short run per variant,
+# each on a fresh server with one thing changed from the defaults:
+#
+#   default      svc serve MODEL
+#   log-off      --access-log off
+#   nobatch      -c (batching.enabled: false)
+#   gomaxprocs1  GOMAXPROCS=1 in the server's environment
+#   gogc400      GOGC=400 in the server's environment
+#   pinned       the server on CPU 0 and wrk on CPU 1 (taskset; skipped
+#                without taskset or with fewer than 2 CPUs)
+#
+# so that the report can say which of them cut p99 the most. build/bench.sh
+# runs it after build/bench-served.sh (whose tiny-model request bodies it
+# reuses; without them it writes its own with cmd/rawbatch). It also runs
+# alone:
+#
+#   build/bench-tail.sh && go run ./cmd/benchreport -out /tmp/BENCHMARKS.md
+#
+# Writes $OUT/tail-VARIANT.json (wrk's summary) with a .cpu.json, and
+# appends to commands.txt. Knobs: GO, SVC (build/bin/svc), OUT
+# (build/artifacts/bench), TAIL_DURATION (4s), TAIL_CONCURRENCY (4),
+# TAIL_VARIANTS (all of the above, in that order).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=build/bench-lib.sh
+. build/bench-lib.sh
+
+GO=${GO:-go}
+SVC=${SVC:-build/bin/svc}
+OUT=${OUT:-build/artifacts/bench}
+TAIL_DURATION=${TAIL_DURATION:-4s}
+TAIL_CONCURRENCY=${TAIL_CONCURRENCY:-4}
+TAIL_VARIANTS=${TAIL_VARIANTS:-default log-off nobatch gomaxprocs1 gogc400 pinned}
+MODEL=testdata/models/classifier.onnx
+CLK_TCK=$(getconf CLK_TCK 2>/dev/null || echo 100)
+CPUS=$(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc)
+
+die() { echo "bench-tail: $*" >&2; exit 1; }
+[ -x "$SVC" ] || die "$SVC missing: run 'make build'"
+[ -f "$MODEL" ] || die "$MODEL missing: run 'make genmodels'"
+command -v wrk >/dev/null 2>&1 || die "wrk missing: run 'bash build/bench-deps.sh' (make bench does)"
+mkdir -p "$OUT/cfg"
+trap bench_cleanup EXIT
+trap 'echo "bench-tail: interrupted" >&2; exit 130' INT TERM
+
+show() { printf '%s\n' "$*" >>"$OUT/commands.txt"; echo "+ $*" >&2; }
+
+BODIES=$OUT/bodies-tiny
+if [ ! -s "$BODIES/1.json" ]; then
+	LIB=
+	for f in "$(dirname "$SVC")"/lib/libonnxruntime.so "$(dirname "$SVC")"/lib/libonnxruntime.dylib; do
+		[ -e "$f" ] && LIB=$f && break
+	done
+	[ -n "$LIB" ] || die "no ONNX Runtime library in $(dirname "$SVC")/lib: run 'make build'"
+	RAWBATCH=$OUT/rawbatch
+	if [ ! -x "$RAWBATCH" ]; then
+		show "$GO build -o $RAWBATCH ./cmd/rawbatch"
+		"$GO" build -o "$RAWBATCH" ./cmd/rawbatch || die "cannot build cmd/rawbatch"
+	fi
+	show "$RAWBATCH -model $MODEL -lib $LIB -shape input=1,4 -batch 1 -reps 1 -duration 100ms -warmup 0s -bodies $BODIES -out $OUT/tail-bodies.json"
+	run "$RAWBATCH" -model "$MODEL" -lib "$LIB" -shape input=1,4 -batch 1 -reps 1 -duration 100ms -warmup 0s \
+		-bodies "$BODIES" -out "$OUT/tail-bodies.json" 2>>"$OUT/tail.log" || die "rawbatch failed: $(tail -n 2 "$OUT/tail.log")"
+fi
+printf 'batching:\n  enabled: false\n' >"$OUT/cfg/tail-nobatch.yml"
+
+status=0
+for v in $TAIL_VARIANTS; do
+	args=() SERVER_ENV= SERVER_WRAP= client=()
+	case $v in
+	default) ;;
+	log-off) args=(--access-log off) ;;
+	nobatch) args=(-c "$OUT/cfg/tail-nobatch.yml") ;;
+	gomaxprocs1) SERVER_ENV=GOMAXPROCS=1 ;;
+	gogc400) SERVER_ENV=GOGC=400 ;;
+	pinned)
+		if ! command -v taskset >/dev/null 2>&1 || [ "$CPUS" -lt 2 ]; then
+			echo "bench-tail: pinned: skipped (needs taskset and 2 CPUs)" >&2
+			continue
+		fi
+		SERVER_WRAP="taskset -c 0" client=(taskset -c 1)
+		;;
+	*) die "unknown variant $v" ;;
+	esac
+	file=$OUT/tail-$v.json
+	rm -f "$file"
+	show "${SERVER_ENV:+$SERVER_ENV }${SERVER_WRAP:+$SERVER_WRAP }$SVC serve $MODEL${args[*]:+ ${args[*]}} --host 127.0.0.1 --port 0 &"
+	start_server "$OUT/tail-$v.serve.out" "$MODEL" ${args[@]+"${args[@]}"} || { status=1; continue; }
+	threads=$((TAIL_CONCURRENCY < CPUS ? TAIL_CONCURRENCY : CPUS))
+	show "WRK_BODIES=$BODIES WRK_OUT=$file ${client[*]:+${client[*]} }wrk -t$threads -c$TAIL_CONCURRENCY -d$TAIL_DURATION --timeout 30s -s build/bench-wrk.lua $SERVER_URL/predict"
+	WRK_BODIES=$BODIES WRK_OUT=$file with_cpu "${file%.json}.cpu.json" ${client[@]+"${client[@]}"} wrk "-t$threads" "-c$TAIL_CONCURRENCY" \
+		"-d$TAIL_DURATION" --timeout 30s -s build/bench-wrk.lua "$SERVER_URL/predict" >"$OUT/tail-$v.txt" 2>>"$OUT/tail.log"
+	wst=$?
+	if [ "$wst" != 0 ] || [ ! -s "$file" ]; then
+		echo "bench-tail: $v: wrk failed (status $wst): $(tail -n 2 "$OUT/tail.log")" >&2
+		status=1
+	elif ! awk '/"non200": 0,/ && /"connect": 0, "read": 0, "write": 0, "status": 0, "timeout": 0/ {ok = 1} END {exit !ok}' "$file"; then
+		echo "bench-tail: $v: wrk had failed requests: $(cat "$file")" >&2
+		status=1
+	fi
+	show "kill -TERM $SERVER_PID"
+	stop_server
+	rm -f "$OUT/tail-$v.serve.out.err"
+done
+exit $status

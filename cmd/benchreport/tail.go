@@ -1,0 +1,152 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/svc-dev/svc/cmd/internal/bench"
+)
+
+// The variants of build/bench-tail.sh, in its order: tail-KEY.json (wrk's
+// summary) and tail-KEY.cpu.json.
+var tailVariants = []struct{ key, title, change string }{
+	{"default", "defaults", "nothing"},
+	{"log-off", "access log off", "`--access-log off`"},
+	{"nobatch", "batching off", "`-c` with `batching.enabled: false`"},
+	{"gomaxprocs1", "GOMAXPROCS=1", "`GOMAXPROCS=1` in the server's environment"},
+	{"gogc400", "GOGC=400", "`GOGC=400` in the server's environment"},
+	{"pinned", "pinned", "server on CPU 0, wrk on CPU 1 (`taskset`)"},
+}
+
+// TailRun is one variant's wrk run.
+type TailRun struct {
+	Key, Title, Change string
+	Wrk                Wrk
+	CPU                *LoadCPU
+}
+
+// Tail holds the variants that ran, in tailVariants order.
+type Tail []TailRun
+
+// readTail reads what build/bench-tail.sh wrote.
+func readTail(dir string) (Tail, error) {
+	var out Tail
+	for _, v := range tailVariants {
+		r := TailRun{Key: v.key, Title: v.title, Change: v.change}
+		ok, err := readJSON(dir, "tail-"+v.key+".json", &r.Wrk)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		cpu := &LoadCPU{}
+		ok, err = readJSON(dir, "tail-"+v.key+".cpu.json", cpu)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			r.CPU = cpu
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (t Tail) run(key string) *TailRun {
+	for i := range t {
+		if t[i].Key == key {
+			return &t[i]
+		}
+	}
+	return nil
+}
+
+// tailCutThreshold is the p99 change below which a variant is said to make
+// no difference (single short runs on a shared machine).
+const tailCutThreshold = 0.10
+
+// TailSummary is the generated sentence: which variants cut p99 the most
+// against the defaults, and which raised it.
+func TailSummary(t Tail) string {
+	def := t.run("default")
+	if def == nil || def.Wrk.LatencyUS.P99 <= 0 {
+		return "The defaults' run is missing: no comparison."
+	}
+	type change struct {
+		title string
+		rel   float64
+	}
+	var cuts, rises []change
+	for _, r := range t {
+		if r.Key == "default" || r.Wrk.LatencyUS.P99 <= 0 {
+			continue
+		}
+		rel := r.Wrk.LatencyUS.P99/def.Wrk.LatencyUS.P99 - 1
+		switch {
+		case rel <= -tailCutThreshold:
+			cuts = append(cuts, change{r.Title, rel})
+		case rel >= tailCutThreshold:
+			rises = append(rises, change{r.Title, rel})
+		}
+	}
+	sort.SliceStable(cuts, func(i, j int) bool { return cuts[i].rel < cuts[j].rel })
+	sort.SliceStable(rises, func(i, j int) bool { return rises[i].rel > rises[j].rel })
+	list := func(cs []change) string {
+		var s []string
+		for _, c := range cs {
+			s = append(s, fmt.Sprintf("%s (%+.0f %%)", c.title, 100*c.rel))
+		}
+		return strings.Join(s, ", ")
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Against the defaults' p99 of %s, ", bench.FormatMicros(def.Wrk.LatencyUS.P99))
+	if len(cuts) == 0 {
+		fmt.Fprintf(&b, "no variant cut p99 by %.0f %% or more", 100*tailCutThreshold)
+	} else {
+		fmt.Fprintf(&b, "the variants that cut p99 the most: %s", list(cuts))
+	}
+	if len(rises) > 0 {
+		fmt.Fprintf(&b, "; raised it: %s", list(rises))
+	}
+	fmt.Fprintf(&b, ". Changes under %.0f %% are within what separate short runs on a shared machine vary by.", 100*tailCutThreshold)
+	return b.String()
+}
+
+// writeTail renders the tail-latency experiment.
+func writeTail(w io.Writer, t Tail) {
+	fmt.Fprintf(w, "## Tail latency (tiny model, concurrency %d)\n\n", tailLevel)
+	if len(t) == 0 {
+		fmt.Fprintln(w, "Not measured.")
+		fmt.Fprintln(w)
+		return
+	}
+	fmt.Fprintf(w, "`build/bench-tail.sh`: `svc serve testdata/models/classifier.onnx`, a fresh server per variant, loaded by wrk at concurrency %d (`build/bench-wrk.lua`, the same bodies as above) for one short run each; every variant changes one thing from the defaults. CPU is CPU time over wall time, 100 %% = one core.\n\n", tailLevel)
+	fmt.Fprintln(w, "| variant | what changed | throughput | p50 | p90 | p99 | p99 ÷ p50 | max | server CPU | wrk CPU | failed |")
+	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	for _, r := range t {
+		sc, cc := "", ""
+		if r.CPU != nil {
+			sc, cc = r.CPU.percent(r.CPU.ServerCPUS), r.CPU.percent(r.CPU.ClientCPUS)
+		}
+		l := r.Wrk.LatencyUS
+		fmt.Fprintf(w, "| %s | %s | %s/s | %s | %s | %s | %.1f | %s | %s | %s | %d |\n", r.Title, r.Change, fmtRPS(r.Wrk.RPS()),
+			bench.FormatMicros(l.P50), bench.FormatMicros(l.P90), bench.FormatMicros(l.P99), tailOf(l.P50, l.P99), bench.FormatMicros(l.Max), sc, cc, r.Wrk.Failed())
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, TailSummary(t))
+	fmt.Fprintln(w)
+}
+
+// whyTail points a missed tail target at the experiment.
+func whyTail(w io.Writer, d Data) {
+	fmt.Fprintf(w, "At concurrency %d on 2 cores, the server's goroutines, ONNX Runtime's threads and wrk's threads contend for the cores; a request whose turn comes after a descheduling waits a scheduler time slice, not a model run. ", tailLevel)
+	if len(d.Tail) == 0 {
+		fmt.Fprintln(w, "The tail experiment did not run.")
+		fmt.Fprintln(w)
+		return
+	}
+	fmt.Fprintf(w, "The experiment under Tail latency below changes one thing at a time. %s\n\n", TailSummary(d.Tail))
+}
