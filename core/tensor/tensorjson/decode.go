@@ -394,64 +394,46 @@ func (d *decoder) numErr(depth int, st numStatus, s []byte) *Error {
 // resetScratch empties the scratch buffer of the current element type, or
 // gives the value a buffer of its own when a size hint is pending.
 func (d *decoder) resetScratch() {
-	d.owned = false
-	if n := d.hint; n > 0 && d.dt != tensor.String {
-		d.hint = 0
-		d.owned = true
-		switch d.dt {
-		case tensor.Float32:
-			d.f32 = make([]float32, 0, n)
-		case tensor.Float64:
-			d.f64 = make([]float64, 0, n)
-		case tensor.Float16, tensor.BFloat16, tensor.Uint16:
-			d.u16 = make([]uint16, 0, n)
-		case tensor.Int8:
-			d.i8 = make([]int8, 0, n)
-		case tensor.Int16:
-			d.i16 = make([]int16, 0, n)
-		case tensor.Int32:
-			d.i32 = make([]int32, 0, n)
-		case tensor.Int64:
-			d.i64 = make([]int64, 0, n)
-		case tensor.Uint8:
-			d.u8 = make([]uint8, 0, n)
-		case tensor.Uint32:
-			d.u32 = make([]uint32, 0, n)
-		case tensor.Uint64:
-			d.u64 = make([]uint64, 0, n)
-		case tensor.Bool:
-			d.bools = make([]bool, 0, n)
-		}
-		return
-	}
+	n := d.hint
 	d.hint = 0
+	d.owned = n > 0 && d.dt != tensor.String
 	switch d.dt {
 	case tensor.Float32:
-		d.f32 = d.f32[:0]
+		resetSlice(&d.f32, n)
 	case tensor.Float64:
-		d.f64 = d.f64[:0]
+		resetSlice(&d.f64, n)
 	case tensor.Float16, tensor.BFloat16, tensor.Uint16:
-		d.u16 = d.u16[:0]
+		resetSlice(&d.u16, n)
 	case tensor.Int8:
-		d.i8 = d.i8[:0]
+		resetSlice(&d.i8, n)
 	case tensor.Int16:
-		d.i16 = d.i16[:0]
+		resetSlice(&d.i16, n)
 	case tensor.Int32:
-		d.i32 = d.i32[:0]
+		resetSlice(&d.i32, n)
 	case tensor.Int64:
-		d.i64 = d.i64[:0]
+		resetSlice(&d.i64, n)
 	case tensor.Uint8:
-		d.u8 = d.u8[:0]
+		resetSlice(&d.u8, n)
 	case tensor.Uint32:
-		d.u32 = d.u32[:0]
+		resetSlice(&d.u32, n)
 	case tensor.Uint64:
-		d.u64 = d.u64[:0]
+		resetSlice(&d.u64, n)
 	case tensor.Bool:
-		d.bools = d.bools[:0]
+		resetSlice(&d.bools, n)
 	case tensor.String:
 		d.arena = d.arena[:0]
 		d.ends = d.ends[:0]
 	}
+}
+
+// resetSlice empties *s for a new value: a fresh slice of capacity hint
+// that the value will own, or the pooled one emptied when hint ≤ 0.
+func resetSlice[T any](s *[]T, hint int64) {
+	if hint > 0 {
+		*s = make([]T, 0, hint)
+		return
+	}
+	*s = (*s)[:0]
 }
 
 // elem parses one element at d.pos (an element at depth, whose index path
@@ -852,56 +834,31 @@ func takeSlice[T any](owned bool, s *[]T) []T {
 
 // result gives the tensor the elements of the current value.
 func (d *decoder) result() any {
-	if d.owned {
-		d.owned = false
-		switch d.dt {
-		case tensor.Float32:
-			return takeSlice(true, &d.f32)
-		case tensor.Float64:
-			return takeSlice(true, &d.f64)
-		case tensor.Float16, tensor.BFloat16, tensor.Uint16:
-			return takeSlice(true, &d.u16)
-		case tensor.Int8:
-			return takeSlice(true, &d.i8)
-		case tensor.Int16:
-			return takeSlice(true, &d.i16)
-		case tensor.Int32:
-			return takeSlice(true, &d.i32)
-		case tensor.Int64:
-			return takeSlice(true, &d.i64)
-		case tensor.Uint8:
-			return takeSlice(true, &d.u8)
-		case tensor.Uint32:
-			return takeSlice(true, &d.u32)
-		case tensor.Uint64:
-			return takeSlice(true, &d.u64)
-		case tensor.Bool:
-			return takeSlice(true, &d.bools)
-		}
-	}
+	owned := d.owned
+	d.owned = false
 	switch d.dt {
 	case tensor.Float32:
-		return cloneSlice(d.f32)
+		return takeSlice(owned, &d.f32)
 	case tensor.Float64:
-		return cloneSlice(d.f64)
+		return takeSlice(owned, &d.f64)
 	case tensor.Float16, tensor.BFloat16, tensor.Uint16:
-		return cloneSlice(d.u16)
+		return takeSlice(owned, &d.u16)
 	case tensor.Int8:
-		return cloneSlice(d.i8)
+		return takeSlice(owned, &d.i8)
 	case tensor.Int16:
-		return cloneSlice(d.i16)
+		return takeSlice(owned, &d.i16)
 	case tensor.Int32:
-		return cloneSlice(d.i32)
+		return takeSlice(owned, &d.i32)
 	case tensor.Int64:
-		return cloneSlice(d.i64)
+		return takeSlice(owned, &d.i64)
 	case tensor.Uint8:
-		return cloneSlice(d.u8)
+		return takeSlice(owned, &d.u8)
 	case tensor.Uint32:
-		return cloneSlice(d.u32)
+		return takeSlice(owned, &d.u32)
 	case tensor.Uint64:
-		return cloneSlice(d.u64)
+		return takeSlice(owned, &d.u64)
 	case tensor.Bool:
-		return cloneSlice(d.bools)
+		return takeSlice(owned, &d.bools)
 	}
 	strs := make([]string, len(d.ends))
 	all := string(d.arena)
