@@ -59,34 +59,16 @@ mkdir -p "$OUT/cfg"
 : >"$OUT/env.txt"
 failed=0
 
-# Processes this script started (servers, svc bench, rawbatch); stopped
-# on exit, whatever the exit.
-CHILDREN=()
-cleanup() {
-	local p
-	for p in ${CHILDREN[@]+"${CHILDREN[@]}"}; do
-		if kill -0 "$p" 2>/dev/null; then
-			kill -TERM "$p" 2>/dev/null
-			wait "$p" 2>/dev/null
-		fi
-	done
-}
-trap cleanup EXIT
+# Processes this script started (servers, svc bench, rawbatch) go in
+# CHILDREN and are stopped on exit, whatever the exit; run, start_server,
+# stop_server and proc_ticks come from there too.
+# shellcheck source=build/bench-lib.sh
+. build/bench-lib.sh
+trap bench_cleanup EXIT
 # fd 3: the terminal's stderr, for the trap (it may run inside a function
 # whose stderr goes to a log).
 exec 3>&2
 trap 'echo "bench: interrupted" >&3; exit 130' INT TERM
-
-# run CMD...: run CMD and wait for it. It runs in the background so that
-# Ctrl-C or SIGTERM reaches the trap at once (bash puts a trap off while a
-# foreground command that handles SIGINT itself, as svc bench does, runs),
-# and the trap stops it.
-run() {
-	"$@" &
-	local pid=$!
-	CHILDREN+=("$pid")
-	wait "$pid"
-}
 
 env_line() { printf '%s: %s\n' "$1" "$2" >>"$OUT/env.txt"; }
 # show CMD: print a command as it appears in BENCHMARKS.md.
@@ -107,50 +89,6 @@ env_line onnxruntime "$("$SVC" version 2>/dev/null | awk '$1 == "onnxruntime" {p
 env_line load_before "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
 env_line reps "$REPS"
 start_time=$SECONDS
-
-# start_server OUTFILE ARGS...: svc serve ARGS on 127.0.0.1 and a free
-# port (with SVC_CPUPROFILE=$PROFILE when PROFILE is set); sets SERVER_PID
-# and SERVER_URL. The access log goes to OUTFILE.err.
-start_server() {
-	local out=$1 i
-	shift
-	if [ -n "${PROFILE:-}" ]; then
-		SVC_CPUPROFILE=$PROFILE "$SVC" serve "$@" --host 127.0.0.1 --port 0 >"$out" 2>"$out.err" &
-	else
-		"$SVC" serve "$@" --host 127.0.0.1 --port 0 >"$out" 2>"$out.err" &
-	fi
-	SERVER_PID=$!
-	CHILDREN+=("$SERVER_PID")
-	SERVER_URL=
-	for i in $(seq 1 300); do
-		SERVER_URL=$(awk '$1 == "URL" {print $2; exit}' "$out")
-		[ -n "$SERVER_URL" ] && return 0
-		kill -0 "$SERVER_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	echo "bench: svc serve $* did not start: $(tail -c 500 "$out.err")" >&2
-	stop_server
-	return 1
-}
-
-# stop_server: SIGTERM to the server, wait for it to drain and exit.
-stop_server() {
-	kill -TERM "$SERVER_PID" 2>/dev/null
-	wait "$SERVER_PID" 2>/dev/null
-}
-
-# proc_ticks PID: sets TICKS to the process's CPU time (utime + stime, in
-# clock ticks, all threads). Builtins only, so it forks nothing: the shell's
-# 'times' (children's CPU) stays exact around it.
-proc_ticks() {
-	local line
-	TICKS=0
-	read -r line <"/proc/$1/stat" 2>/dev/null || return 0
-	line=${line##*) }
-	# shellcheck disable=SC2206 # the fields of /proc/PID/stat
-	local f=($line)
-	TICKS=$((f[11] + f[12]))
-}
 
 # 1. Go benchmarks: every package with a Benchmark function.
 pkgs=$(grep -rl --include='*_test.go' '^func Benchmark' core openapi transport cmd providers 2>/dev/null |
@@ -267,7 +205,7 @@ profile_run() {
 	# shellcheck disable=SC2206 # PROF_SERVE: extra svc serve arguments, one per word
 	local serve=(${PROF_SERVE:-})
 	show "SVC_CPUPROFILE=$prof $SVC serve $model -c $cfg${serve[*]:+ ${serve[*]}} --host 127.0.0.1 --port 0 &"
-	PROFILE=$prof start_server "$OUT/prof-$name.serve.out" "$model" -c "$cfg" ${serve[@]+"${serve[@]}"} || return 1
+	SERVER_ENV="SVC_CPUPROFILE=$prof" start_server "$OUT/prof-$name.serve.out" "$model" -c "$cfg" ${serve[@]+"${serve[@]}"} || return 1
 	show "$SVC bench --url $SERVER_URL $* --warmup 0s --duration $PROFILE_DURATION --no-raw --json > $OUT/prof-$name.json"
 	# Nothing between the two 'times' may fork but svc bench: it is the
 	# only child that ends in this window.
