@@ -27,7 +27,7 @@ type Pool struct {
 	obs      RunObserver
 	// slots holds a token per run under way when bounded (nil: unbounded).
 	slots chan struct{}
-	// active counts the runs under way.
+	// active counts the runs under way (kept only with a wide session).
 	active atomic.Int64
 	// wide, when set, is a session with every core of the process, for
 	// runs that have the machine to themselves when solo finds it faster.
@@ -118,9 +118,12 @@ func (p *Pool) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Result, e
 }
 
 func (p *Pool) run(ctx context.Context, inputs []*tensor.Tensor) (*Result, error) {
+	if p.wide == nil {
+		return p.runNarrow(ctx, inputs)
+	}
 	n := p.active.Add(1)
 	defer p.active.Add(-1)
-	if p.wide == nil || n != 1 {
+	if n != 1 {
 		return p.runNarrow(ctx, inputs)
 	}
 	kind := p.solo.Next()

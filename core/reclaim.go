@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,10 +25,10 @@ type Reclaimer struct {
 	after time.Duration
 	stop  chan struct{}
 	done  chan struct{}
-	once  sync.Once
+	start sync.Once
+	halt  sync.Once
 	// reclaims counts the times memory was given back.
-	reclaims int
-	mu       sync.Mutex
+	reclaims atomic.Int64
 }
 
 // NewReclaimer watches m; after ≤ 0 makes a Reclaimer that does nothing.
@@ -35,27 +36,28 @@ func NewReclaimer(m *Model, after time.Duration) *Reclaimer {
 	return &Reclaimer{m: m, after: after, stop: make(chan struct{}), done: make(chan struct{})}
 }
 
-// Start runs the watch in a goroutine the Reclaimer owns until Stop.
+// Start runs the watch in a goroutine the Reclaimer owns until Stop (once;
+// later calls do nothing).
 func (r *Reclaimer) Start() {
-	if r.after <= 0 {
-		close(r.done)
-		return
-	}
-	go r.run()
+	r.start.Do(func() {
+		if r.after <= 0 {
+			close(r.done)
+			return
+		}
+		go r.run()
+	})
 }
 
-// Stop ends the watch and waits for its goroutine.
+// Stop ends the watch and waits for its goroutine. It may be called more
+// than once, and before Start (which then starts nothing).
 func (r *Reclaimer) Stop() {
-	r.once.Do(func() { close(r.stop) })
+	r.halt.Do(func() { close(r.stop) })
+	r.start.Do(func() { close(r.done) })
 	<-r.done
 }
 
 // Reclaims is how many times memory was given back so far.
-func (r *Reclaimer) Reclaims() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.reclaims
-}
+func (r *Reclaimer) Reclaims() int { return int(r.reclaims.Load()) }
 
 func (r *Reclaimer) run() {
 	defer close(r.done)
@@ -75,8 +77,6 @@ func (r *Reclaimer) run() {
 		runtime.GC()
 		debug.FreeOSMemory()
 		reclaimedAt = ended
-		r.mu.Lock()
-		r.reclaims++
-		r.mu.Unlock()
+		r.reclaims.Add(1)
 	}
 }

@@ -49,3 +49,25 @@ func TestReclaimerOffAndStop(t *testing.T) {
 		t.Fatalf("%d reclaims when off", n)
 	}
 }
+
+func TestReclaimerStopBeforeStart(t *testing.T) {
+	m := core.NewModel("m")
+	r := core.NewReclaimer(m, time.Millisecond)
+	done := make(chan struct{})
+	go func() {
+		r.Stop() // a start-up that failed before the hook ran
+		r.Start()
+		r.Stop()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Stop before Start did not return")
+	}
+	m.EndRequest(m.BeginRequest(), core.OutcomeSuccess)
+	time.Sleep(50 * time.Millisecond)
+	if n := r.Reclaims(); n != 0 {
+		t.Fatalf("%d reclaims after Stop", n)
+	}
+}
