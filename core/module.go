@@ -153,8 +153,9 @@ const maxWideModelBytes = 512 << 20
 func wideThreads(p loaderParams, pool *Pool) int {
 	threads := p.Runtime.IntraOpThreads
 	all := threads * int(p.Slots)
+	prov := pool.Provider()
 	if !p.Runtime.AdaptiveThreads || pool.Size() != 1 || threads < 1 || all <= threads ||
-		pool.Provider().Name() != providers.FallbackName {
+		prov == nil || prov.Name() != providers.FallbackName {
 		return 0
 	}
 	if st, err := os.Stat(p.Source.File); err != nil || st.Size() > maxWideModelBytes {
