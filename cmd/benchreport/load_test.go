@@ -11,7 +11,26 @@ import (
 	"github.com/svc-dev/svc/cmd/internal/bench"
 )
 
-var updateGolden = flag.Bool("update", false, "rewrite testdata/load.golden.md")
+var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+// checkGolden compares got with testdata/NAME, or rewrites that file with
+// -update.
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	golden := filepath.Join("testdata", name)
+	if *updateGolden {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("rendered sections differ from %s (run with -update after checking):\n%s", golden, got)
+	}
+}
 
 // testdata/load holds the artifacts of short runs of build/bench-served.sh
 // (the tiny model at concurrency 1 and 4) and build/bench-memory.sh
@@ -244,17 +263,5 @@ func TestWriteLoadGolden(t *testing.T) {
 	writeWhy(&b, targets, d)
 	writeServed(&b, d.Served, 2)
 	writeMemLoad(&b, d.MemLoad)
-	golden := filepath.Join("testdata", "load.golden.md")
-	if *updateGolden {
-		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(b.Bytes(), want) {
-		t.Errorf("rendered sections differ from %s (run with -update after checking):\n%s", golden, b.String())
-	}
+	checkGolden(t, "load.golden.md", b.Bytes())
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -260,19 +258,7 @@ func TestWritePerfGolden(t *testing.T) {
 	writeWhy(&b, targets, d)
 	writeBaselineRatios(&b, d)
 	writeTail(&b, d.Tail)
-	golden := filepath.Join("testdata", "perf.golden.md")
-	if *updateGolden {
-		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(b.Bytes(), want) {
-		t.Errorf("rendered sections differ from %s (run with -update after checking):\n%s", golden, b.String())
-	}
+	checkGolden(t, "perf.golden.md", b.Bytes())
 }
 
 func TestWriteBinaryProfile(t *testing.T) {
