@@ -2,7 +2,6 @@ package transport
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 
 	"go.uber.org/fx"
@@ -78,13 +77,9 @@ func newHTTPServerFx(p httpServerParams) (*HTTPServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	mode := p.Serve.AccessLog
-	if mode == "" { // a Serve not built from config.Default
-		mode = config.DefaultAccessLog
-	}
-	policy, err := config.ParseAccessLog(mode)
+	policy, err := p.Serve.AccessLogPolicy()
 	if err != nil {
-		return nil, fmt.Errorf("serve.access_log %w", err)
+		return nil, err
 	}
 	var h http.Handler = NewRouter(p.Routes, p.Errors)
 	// The access log wraps the router so that 404s and 405s are logged too.

@@ -97,3 +97,18 @@ func (a AccessLog) String() string {
 	}
 	return "all"
 }
+
+// AccessLogPolicy is the serve section's access-log policy: its
+// access_log value parsed, DefaultAccessLog when it is empty (a Serve not
+// built from Default).
+func (s Serve) AccessLogPolicy() (AccessLog, error) {
+	mode := s.AccessLog
+	if mode == "" {
+		mode = DefaultAccessLog
+	}
+	policy, err := ParseAccessLog(mode)
+	if err != nil {
+		return AccessLog{}, fmt.Errorf("serve.access_log %w", err)
+	}
+	return policy, nil
+}

@@ -252,3 +252,27 @@ func TestParseAccessLog(t *testing.T) {
 		})
 	}
 }
+
+func TestServeAccessLogPolicy(t *testing.T) {
+	tests := []struct {
+		give    string
+		want    AccessLogMode
+		wantErr string
+	}{
+		{"", AccessLogAll, ""}, // a Serve not built from Default
+		{"errors", AccessLogErrors, ""},
+		{"loud", 0, "serve.access_log "},
+	}
+	for _, tt := range tests {
+		got, err := Serve{AccessLog: tt.give}.AccessLogPolicy()
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("AccessLogPolicy(%q) error %v, want one containing %q", tt.give, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got.Mode != tt.want {
+			t.Errorf("AccessLogPolicy(%q) = %+v, %v; want mode %v", tt.give, got, err, tt.want)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package grpcapi
 
 import (
 	"context"
-	"fmt"
 	"os"
 
 	"go.uber.org/fx"
@@ -70,13 +69,9 @@ func newServerFx(p serverParams) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	mode := p.Serve.AccessLog
-	if mode == "" { // a Serve not built from config.Default
-		mode = config.DefaultAccessLog
-	}
-	policy, err := config.ParseAccessLog(mode)
+	policy, err := p.Serve.AccessLogPolicy()
 	if err != nil {
-		return nil, fmt.Errorf("serve.access_log %w", err)
+		return nil, err
 	}
 	s := NewServer(ln, p.Service, ServerOptions{
 		MaxMessageBytes: int(min(int64(p.Limits.MaxBodyBytes), 1<<31-1)),
