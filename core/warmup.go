@@ -40,15 +40,7 @@ func WarmUp(r Runner) error {
 // zeroTensor makes a tensor of the spec's type and shape, dynamic
 // dimensions set to 1, holding zeros.
 func zeroTensor(s tensor.Spec) (*tensor.Tensor, error) {
-	shape := make([]int64, len(s.Shape))
-	n := 1
-	for i, d := range s.Shape {
-		if d < 0 {
-			d = 1
-		}
-		shape[i] = d
-		n *= int(d)
-	}
+	shape, n := s.SmallestShape()
 	t := &tensor.Tensor{DType: s.DType, Shape: shape}
 	switch s.DType {
 	case tensor.Float32:

@@ -212,15 +212,7 @@ func Inputs(specs []tensor.Spec) ([]*tensor.Tensor, error) {
 		if s.Shape == nil {
 			return nil, fmt.Errorf("input %q has no known rank", s.Name)
 		}
-		shape := make([]int64, len(s.Shape))
-		n := 1
-		for j, d := range s.Shape {
-			if d < 0 {
-				d = 1
-			}
-			shape[j] = d
-			n *= int(d)
-		}
+		shape, n := s.SmallestShape()
 		t := &tensor.Tensor{DType: s.DType, Shape: shape}
 		switch s.DType {
 		case tensor.Float32:

@@ -65,6 +65,22 @@ type Spec struct {
 	Required bool
 }
 
+// SmallestShape is the spec's shape with every dynamic dimension 1, and the
+// number of elements a tensor of that shape holds (a made-up input such as a
+// warm-up's). A nil Shape gives an empty shape (a scalar).
+func (s Spec) SmallestShape() ([]int64, int) {
+	shape := make([]int64, len(s.Shape))
+	n := 1
+	for i, d := range s.Shape {
+		if d < 0 {
+			d = 1
+		}
+		shape[i] = d
+		n *= int(d)
+	}
+	return shape, n
+}
+
 // Element returns element i of t's data as a rank-0 tensor sharing t's
 // data.
 func (t *Tensor) Element(i int) *Tensor {
