@@ -103,14 +103,7 @@ func TestRunTinyModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res Result
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := readResult(t, out)
 	if len(res.Runs) != 4 || res.Input != "input" || !equal(res.Shape, []int64{1, 4}) || res.DurationS != 0.1 {
 		t.Fatalf("result = %+v", res)
 	}
@@ -153,14 +146,7 @@ func TestRunSessionsAndBodies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res Result
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := readResult(t, out)
 	want := []struct {
 		rep      int
 		batch    int64
@@ -198,4 +184,18 @@ func TestRunSessionsAndBodies(t *testing.T) {
 			t.Errorf("body %d = %s, want svc bench's %s", i+1, got, body)
 		}
 	}
+}
+
+// readResult reads the JSON document rawbatch wrote to path.
+func readResult(t *testing.T, path string) Result {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
