@@ -61,7 +61,7 @@ failed=0
 
 # Processes this script started (servers, svc bench, rawbatch) go in
 # CHILDREN and are stopped on exit, whatever the exit; run, start_server,
-# stop_server and proc_ticks come from there too.
+# stop_server, proc_ticks and children_cpu come from there too.
 # shellcheck source=build/bench-lib.sh
 . build/bench-lib.sh
 trap bench_cleanup EXIT
@@ -234,15 +234,6 @@ profile_run() {
 	}' >"$OUT/prof-$name.cpu.json" || return 1
 	"$GO" tool pprof -top -nodecount=25 "$prof" >"$OUT/prof-$name.top.txt" 2>/dev/null &&
 		"$GO" tool pprof -top -cum -nodefraction=0 -edgefraction=0 -nodecount=100000 "$prof" >"$OUT/prof-$name.cum.txt" 2>/dev/null
-}
-# children_cpu FILE: the children's user + system seconds in the output of
-# the shell's 'times' (second line, "0m1.234s 0m0.056s").
-children_cpu() {
-	awk 'NR == 2 {
-		s = 0
-		for (i = 1; i <= 2; i++) { t = $i; m = t; sub(/m.*/, "", m); sub(/^[0-9]+m/, "", t); sub(/s$/, "", t); s += m * 60 + t }
-		print s
-	}' "$1"
 }
 prof_status=0
 profile_run tiny-c1 "$OUT/cfg/default.yml" "$TINY" --concurrency 1 || prof_status=$?
