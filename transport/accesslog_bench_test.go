@@ -20,17 +20,13 @@ func (w *benchWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (w *benchWriter) WriteHeader(int)             {}
 
 // BenchmarkAccessLog is the middleware around a handler that writes a
-// short 200, in each mode, with the production encoder (JSON, ISO 8601
-// times) writing through a LogWriter to io.Discard, as 'svc serve' does.
+// short 200, in each mode, with svc's JSON core writing through a LogWriter to io.Discard, as 'svc serve' does.
 func BenchmarkAccessLog(b *testing.B) {
 	for _, mode := range []string{"all", "errors", "sampled", "off"} {
 		b.Run(mode, func(b *testing.B) {
 			out := NewLogWriter(io.Discard, 0)
 			defer func() { _ = out.Close(context.Background()) }()
-			enc := zap.NewProductionEncoderConfig()
-			enc.TimeKey = "ts"
-			enc.EncodeTime = ISO8601TimeEncoder
-			log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(enc), out, zapcore.InfoLevel))
+			log := zap.New(NewJSONCore(out, zapcore.InfoLevel))
 			body := []byte(`{"outputs":{"y":[1]}}`)
 			h := Chain(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.WriteHeader(http.StatusOK)

@@ -24,12 +24,16 @@ var lastTime atomic.Pointer[formattedTime]
 // server logs many lines within one, and formatting a time costs more than
 // the rest of an access-log line's fields.
 func ISO8601TimeEncoder(t time.Time, enc zapcore.PrimitiveArrayEncoder) {
+	enc.AppendString(formatLogTime(t))
+}
+
+// formatLogTime is t in iso8601Layout, formatted once per millisecond.
+func formatLogTime(t time.Time) string {
 	ms, loc := t.UnixMilli(), t.Location()
 	if f := lastTime.Load(); f != nil && f.ms == ms && f.loc == loc {
-		enc.AppendString(f.s)
-		return
+		return f.s
 	}
 	f := &formattedTime{ms: ms, loc: loc, s: t.Format(iso8601Layout)}
 	lastTime.Store(f)
-	enc.AppendString(f.s)
+	return f.s
 }

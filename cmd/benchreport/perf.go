@@ -37,7 +37,7 @@ const (
 // The access log's functions: the line, written in the handler's
 // goroutine, and the goroutine that writes the lines out.
 const (
-	fnAccessLine = "github.com/svc-dev/svc/transport.writeAccessLine"
+	fnAccessLine = "github.com/svc-dev/svc/transport.accessLogger.write"
 	fnLogWriter  = "github.com/svc-dev/svc/transport.(*LogWriter).run"
 )
 
@@ -241,7 +241,7 @@ func cpuPerRequest(p *Profile) float64 {
 // tiny model's saturation with the log on, and puts the server's CPU per
 // request with the log on and off beside it.
 func AccessLogTarget(on, off *Profile) Target {
-	t := Target{Key: "access-log", Goal: fmt.Sprintf("tiny model, concurrency %d, `--access-log all`: the access log (`transport.writeAccessLine` and the log writer goroutine `transport.(*LogWriter).run`) ≤ %.0f %% of the server's CPU", ratioLevel, logMaxShare*100), Measured: "not measured"}
+	t := Target{Key: "access-log", Goal: fmt.Sprintf("tiny model, concurrency %d, `--access-log all`: the access log (`transport.accessLogger.write` and the log writer goroutine `transport.(*LogWriter).run`) ≤ %.0f %% of the server's CPU", ratioLevel, logMaxShare*100), Measured: "not measured"}
 	if on == nil {
 		return t
 	}
@@ -388,7 +388,7 @@ func whyAccessLog(w io.Writer, d Data) {
 	}
 	line, writer, _ := logCost(on)
 	_, total := on.Breakdown()
-	fmt.Fprintf(w, "Each request formats its line in the handler's goroutine (`transport.writeAccessLine`: %.2f s, %.1f %%); the log writer goroutine gathers the lines and writes them out in batches (`transport.(*LogWriter).run`, its system calls included: %.2f s, %.1f %%).",
+	fmt.Fprintf(w, "Each request formats its line in the handler's goroutine (`transport.accessLogger.write`: %.2f s, %.1f %%); the log writer goroutine gathers the lines and writes them out in batches (`transport.(*LogWriter).run`, its system calls included: %.2f s, %.1f %%).",
 		line, 100*line/max(total, 1e-9), writer, 100*writer/max(total, 1e-9))
 	if a, b := cpuPerRequest(on), cpuPerRequest(off); a > 0 && b > 0 {
 		fmt.Fprintf(w, " Across two separate runs, the server's CPU per request was %.1f µs with the log and %.1f µs without it (%+.0f %%); the runs are seconds apart on a shared machine, so that difference carries their noise.", a, b, 100*(a/b-1))

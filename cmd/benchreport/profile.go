@@ -191,7 +191,7 @@ var (
 	// The access line: through the logger, then straight to its core.
 	fnLog = moved{
 		"go.uber.org/zap.(*Logger).Info",
-		"github.com/svc-dev/svc/transport.writeAccessLine",
+		"github.com/svc-dev/svc/transport.accessLogger.write",
 	}
 	fnEncode = moved{
 		"github.com/svc-dev/svc/core.(*Result).AppendJSON",

@@ -20,9 +20,7 @@ func newLogger(w io.Writer, verbose bool) (*zap.Logger, *transport.LogWriter, er
 	if verbose {
 		level = zapcore.DebugLevel
 	}
-	encCfg := zap.NewProductionEncoderConfig()
-	encCfg.TimeKey = "ts"
-	encCfg.EncodeTime = transport.ISO8601TimeEncoder
+	encCfg := transport.LogEncoderConfig()
 	format := os.Getenv("SVC_LOG_FORMAT")
 	if format == "" {
 		format = "json"
@@ -30,15 +28,15 @@ func newLogger(w io.Writer, verbose bool) (*zap.Logger, *transport.LogWriter, er
 			format = "console"
 		}
 	}
-	var enc zapcore.Encoder
+	out := transport.NewLogWriter(w, transport.DefaultLogBuffer)
+	var core zapcore.Core
 	if format == "console" {
 		encCfg.EncodeLevel = zapcore.CapitalColorLevelEncoder
-		enc = zapcore.NewConsoleEncoder(encCfg)
+		core = zapcore.NewCore(zapcore.NewConsoleEncoder(encCfg), out, level)
 	} else {
-		enc = zapcore.NewJSONEncoder(encCfg)
+		core = transport.NewJSONCore(out, level)
 	}
-	out := transport.NewLogWriter(w, transport.DefaultLogBuffer)
-	log := zap.New(zapcore.NewCore(enc, out, level))
+	log := zap.New(core)
 	out.OnDrop(func(lines uint64) {
 		log.Warn("log lines dropped: the log output did not keep up", zap.Uint64("lines", lines))
 	})
