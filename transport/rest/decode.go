@@ -22,10 +22,18 @@ func DecodeRequest(body []byte, specs []tensor.Spec) ([]*tensor.Tensor, error) {
 	return decodeRequest(body, specs, 0, 0)
 }
 
+// hintedValues is the least count of values in a body for which a model of
+// several inputs has the body's keys and value counts looked up
+// (tensorjson.ValueCounts), so that each large input is allocated once.
+const hintedValues = 256
+
 // decodeRequest is DecodeRequest with string elements capped at maxString
 // bytes (0 = no cap). values, when positive, bounds the body's values (its
-// commas plus one): for a model of one input, the tensor is allocated at
-// that size once (tensorjson.Decoder.SizeHint).
+// commas plus one): the tensors are allocated at their size once
+// (tensorjson.Decoder.SizeHint) rather than collected in a scratch buffer
+// that grows by copying and is copied out. For a model of one input the
+// bound is its input's; for several, a large body is scanned for the
+// bound of each key.
 func decodeRequest(body []byte, specs []tensor.Spec, maxString int, values int64) ([]*tensor.Tensor, error) {
 	for i := range specs {
 		if !specs[i].DType.Valid() {
@@ -35,13 +43,29 @@ func decodeRequest(body []byte, specs []tensor.Spec, maxString int, values int64
 	d := tensorjson.NewDecoder(body, len(specs))
 	defer d.Release()
 	d.LimitStrings(maxString)
-	if len(specs) == 1 && values > 0 {
+	var counts []tensorjson.KeyValues
+	switch {
+	case len(specs) == 1 && values > 0:
 		d.SizeHint(values)
+	case len(specs) > 1 && values >= hintedValues:
+		// Past a few strings per input, the body is mostly strings,
+		// which take no hint.
+		counts = tensorjson.ValueCounts(body, 4*len(specs)+16)
 	}
-	return decodeObject(d, specs)
+	return decodeObject(d, specs, counts)
 }
 
-func decodeObject(d tensorjson.Decoder, specs []tensor.Spec) ([]*tensor.Tensor, error) {
+// hintFor is the value count counts give for key, or 0.
+func hintFor(counts []tensorjson.KeyValues, key []byte) int64 {
+	for _, c := range counts {
+		if string(c.Key) == string(key) {
+			return c.Values
+		}
+	}
+	return 0
+}
+
+func decodeObject(d tensorjson.Decoder, specs []tensor.Spec, counts []tensorjson.KeyValues) ([]*tensor.Tensor, error) {
 	out := make([]*tensor.Tensor, len(specs))
 	err := d.Object(func(key []byte) error {
 		k := -1
@@ -56,6 +80,9 @@ func decodeObject(d tensorjson.Decoder, specs []tensor.Spec) ([]*tensor.Tensor, 
 		}
 		if out[k] != nil {
 			return &tensorjson.Error{Input: specs[k].Name, Message: "Duplicate input '" + transport.Quote(string(key)) + "'"}
+		}
+		if counts != nil {
+			d.SizeHint(hintFor(counts, key))
 		}
 		t, err := d.Value(&specs[k])
 		if err != nil {

@@ -1,6 +1,7 @@
 package tensorjson
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -110,4 +111,83 @@ func TestCountValues(t *testing.T) {
 			t.Errorf("CountValues(%s, %d) = %d, %v; want %d, %v", tt.body, tt.limit, commas, over, tt.commas, tt.over)
 		}
 	}
+}
+
+func TestValueCounts(t *testing.T) {
+	type kv = KeyValues
+	tests := []struct {
+		name string
+		body string
+		max  int
+		want []kv
+	}{
+		{"one flat input", `{"x": [1, 2, 3]}`, 10, []kv{{[]byte("x"), 3}}},
+		{"several inputs", `{"a": [[1, 2], [3, 4]], "b": 7, "c": [true,false,null]}`, 10,
+			[]kv{{[]byte("a"), 4}, {[]byte("b"), 1}, {[]byte("c"), 3}}},
+		{"whitespace around colons", " \n{ \"a\" :\t[1,2] ,\r\n\"b\"\n:[3]}", 10, []kv{{[]byte("a"), 2}, {[]byte("b"), 1}}},
+		{"strings with commas, colons and escaped quotes raise counts only", `{"s": ["a,b", "c\":d", "\\"], "n": [1]}`, 10,
+			[]kv{{[]byte("s"), 4}, {[]byte("n"), 1}}},
+		{"escaped key kept as written", `{"a\"b": [1, 2]}`, 10, []kv{{[]byte(`a\"b`), 2}}},
+		{"empty object", `{}`, 10, nil},
+		{"empty array", `{"x": []}`, 10, []kv{{[]byte("x"), 1}}},
+		{"not an object", `[1, 2]`, 10, nil},
+		{"empty body", ``, 10, nil},
+		{"too many strings", `{"s": ["a", "b", "c"]}`, 3, nil},
+		{"unterminated string", `{"x": [1, 2], "y`, 10, []kv{{[]byte("x"), 3}}},
+	}
+	for _, tt := range tests {
+		got := ValueCounts([]byte(tt.body), tt.max)
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: ValueCounts(%s) = %s, want %s", tt.name, tt.body, showCounts(got), showCounts(tt.want))
+		}
+	}
+}
+
+// TestValueCountsBoundEveryInput: for bodies of several inputs of every
+// type, nested and flat, each key's count is at least the values decoded
+// for it, and exactly that for the numeric and boolean inputs.
+func TestValueCountsBoundEveryInput(t *testing.T) {
+	specs := []tensor.Spec{
+		spec("f", tensor.Float32, -1, 3), spec("i", tensor.Int64, -1), spec("b", tensor.Bool, -1, 2),
+		spec("s", tensor.String, -1), spec("h", tensor.Float16, -1),
+	}
+	body := `{"f": [[1, 2.5, -3e2], [4, 5, 6]], "i": [9, 8, 7, 6, 5], "s": ["x,y", "z"], "b": [[true, false]], "h": [0.5]}`
+	counts := ValueCounts([]byte(body), 100)
+	d := NewDecoder([]byte(body), len(specs))
+	defer d.Release()
+	err := d.Object(func(key []byte) error {
+		for i := range specs {
+			if specs[i].Name != string(key) {
+				continue
+			}
+			got, err := d.Value(&specs[i])
+			if err != nil {
+				return err
+			}
+			var n int64 = -1
+			for _, c := range counts {
+				if string(c.Key) == string(key) {
+					n = c.Values
+				}
+			}
+			exact := specs[i].DType != tensor.String
+			if n < int64(got.Len()) || (exact && n != int64(got.Len())) {
+				t.Errorf("%s: count %d for %d values", key, n, got.Len())
+			}
+			return nil
+		}
+		t.Fatalf("unexpected key %s", key)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func showCounts(cs []KeyValues) string {
+	var b strings.Builder
+	for _, c := range cs {
+		fmt.Fprintf(&b, "%s=%d ", c.Key, c.Values)
+	}
+	return b.String()
 }
