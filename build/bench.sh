@@ -248,8 +248,8 @@ profile_run cls-c16 "$OUT/cfg/default.yml" "$CLS" --shape "$CLS_SHAPE" --concurr
 profile_run det-c16 "$OUT/cfg/default.yml" "$DET" --shape "$DET_SHAPE" --concurrency 16 || prof_status=$?
 profile_run cls-c16-bin "$OUT/cfg/default.yml" "$CLS" --shape "$CLS_SHAPE" --protocol v2-binary --concurrency 16 || prof_status=$?
 profile_run det-c16-bin "$OUT/cfg/default.yml" "$DET" --shape "$DET_SHAPE" --protocol v2-binary --concurrency 16 || prof_status=$?
-PROF_SERVE="--access-log all" profile_run tiny-c16-log "$OUT/cfg/default.yml" "$TINY" --concurrency 16 || prof_status=$?
-PROF_SERVE="--access-log off" profile_run tiny-c16-nolog "$OUT/cfg/default.yml" "$TINY" --concurrency 16 || prof_status=$?
+PROFILE_DURATION=12s PROF_SERVE="--access-log all" profile_run tiny-c16-log "$OUT/cfg/default.yml" "$TINY" --concurrency 16 || prof_status=$?
+PROFILE_DURATION=12s PROF_SERVE="--access-log off" profile_run tiny-c16-nolog "$OUT/cfg/default.yml" "$TINY" --concurrency 16 || prof_status=$?
 step profiles $prof_status
 
 # 6b. Tail latency: the tiny model at concurrency 4 under wrk, with the

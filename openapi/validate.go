@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -82,7 +83,16 @@ type Validator struct {
 	// property; strangerJSON is it as a JSON string.
 	stranger     string
 	strangerJSON []byte
+	// passed holds the stand-ins kin-openapi has accepted (see
+	// ValidateBody), at most maxPassed of them.
+	passed atomic.Pointer[map[string]struct{}]
+	addMu  sync.Mutex
 }
+
+// maxPassed bounds the accepted stand-ins a Validator remembers: one per
+// combination of inputs present and their JSON kinds, which few clients
+// vary, but a model of many optional inputs has many.
+const maxPassed = 256
 
 // NewValidator derives the structural schema from doc, which must hold a
 // POST /predict operation with an application/json request body, as Build
@@ -341,10 +351,23 @@ func (v *Validator) standIn(body []byte) (standIn []byte, unknown string, err er
 // ValidateBody checks a /predict body (already bounded in size by the
 // server). It returns nil or a *ValidationError whose message is the detail
 // of a 400 response.
+//
+// The stand-in is all kin-openapi sees, and it is a function of which
+// inputs the body holds and the JSON kind of each value; kin-openapi's
+// verdict on the same stand-in is the same each time. So a stand-in it
+// accepted once is accepted again without asking: a server gets the same
+// few stand-ins request after request, and kin-openapi's pass over even a
+// stand-in of a few bytes (its request plumbing, schema walk and error
+// handling) costs more than the scan that built it.
 func (v *Validator) ValidateBody(ctx context.Context, body []byte) error {
 	standIn, unknown, err := v.standIn(body)
 	if err != nil {
 		return err
+	}
+	if m := v.passed.Load(); m != nil {
+		if _, ok := (*m)[string(standIn)]; ok {
+			return nil
+		}
 	}
 	// A request built by hand: the URL is parsed once, in NewValidator, and
 	// only read by openapi3filter.
@@ -365,9 +388,38 @@ func (v *Validator) ValidateBody(ctx context.Context, body []byte) error {
 		Options: v.options,
 	})
 	if err == nil {
+		v.remember(standIn)
 		return nil
 	}
 	return v.translate(err, unknown)
+}
+
+// remember adds an accepted stand-in to v.passed (a new map each time, so
+// that readers need no lock), unless maxPassed are already there.
+func (v *Validator) remember(standIn []byte) {
+	v.addMu.Lock()
+	defer v.addMu.Unlock()
+	var old map[string]struct{}
+	if m := v.passed.Load(); m != nil {
+		old = *m
+	}
+	if _, ok := old[string(standIn)]; ok || len(old) >= maxPassed {
+		return
+	}
+	m := make(map[string]struct{}, len(old)+1)
+	for k := range old {
+		m[k] = struct{}{}
+	}
+	m[string(standIn)] = struct{}{}
+	v.passed.Store(&m)
+}
+
+// remembered is the number of stand-ins v accepts without kin-openapi.
+func (v *Validator) remembered() int {
+	if m := v.passed.Load(); m != nil {
+		return len(*m)
+	}
+	return 0
 }
 
 // translate maps openapi3filter's errors on a stand-in to one client-facing
