@@ -11,7 +11,9 @@
 #   pinned       the server on CPU 0 and wrk on CPU 1 (taskset; skipped
 #                without taskset or with fewer than 2 CPUs)
 #
-# so that the report can say which of them cut p99 the most. build/bench.sh
+# so that the report can say which of them cut p99 the most. Each run also
+# times every request itself (WRK_LATENCY=1), next to wrk's figures, which
+# carry wrk's correction for coordinated omission. build/bench.sh
 # runs it after build/bench-served.sh (whose tiny-model request bodies it
 # reuses; without them it writes its own with cmd/rawbatch). It also runs
 # alone:
@@ -88,8 +90,8 @@ for v in $TAIL_VARIANTS; do
 	show "${SERVER_ENV:+$SERVER_ENV }${SERVER_WRAP:+$SERVER_WRAP }$SVC serve $MODEL${args[*]:+ ${args[*]}} --host 127.0.0.1 --port 0 &"
 	start_server "$OUT/tail-$v.serve.out" "$MODEL" ${args[@]+"${args[@]}"} || { status=1; continue; }
 	threads=$((TAIL_CONCURRENCY < CPUS ? TAIL_CONCURRENCY : CPUS))
-	show "WRK_BODIES=$BODIES WRK_OUT=$file ${client[*]:+${client[*]} }wrk -t$threads -c$TAIL_CONCURRENCY -d$TAIL_DURATION --timeout 30s -s build/bench-wrk.lua $SERVER_URL/predict"
-	WRK_BODIES=$BODIES WRK_OUT=$file with_cpu "${file%.json}.cpu.json" ${client[@]+"${client[@]}"} wrk "-t$threads" "-c$TAIL_CONCURRENCY" \
+	show "WRK_LATENCY=1 WRK_BODIES=$BODIES WRK_OUT=$file ${client[*]:+${client[*]} }wrk -t$threads -c$TAIL_CONCURRENCY -d$TAIL_DURATION --timeout 30s -s build/bench-wrk.lua $SERVER_URL/predict"
+	WRK_LATENCY=1 WRK_BODIES=$BODIES WRK_OUT=$file with_cpu "${file%.json}.cpu.json" ${client[@]+"${client[@]}"} wrk "-t$threads" "-c$TAIL_CONCURRENCY" \
 		"-d$TAIL_DURATION" --timeout 30s -s build/bench-wrk.lua "$SERVER_URL/predict" >"$OUT/tail-$v.txt" 2>>"$OUT/tail.log"
 	wst=$?
 	if [ "$wst" != 0 ] || [ ! -s "$file" ]; then

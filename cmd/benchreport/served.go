@@ -59,6 +59,17 @@ type Wrk struct {
 		P99  float64 `json:"p99"`
 		Max  float64 `json:"max"`
 	} `json:"latency_us"`
+	// MeasuredUS is the script's own timing of each request, without
+	// wrk's correction for coordinated omission (WRK_LATENCY=1); nil when
+	// the run did not time requests.
+	MeasuredUS *struct {
+		Count int64   `json:"count"`
+		Mean  float64 `json:"mean"`
+		P50   float64 `json:"p50"`
+		P90   float64 `json:"p90"`
+		P99   float64 `json:"p99"`
+		Max   float64 `json:"max"`
+	} `json:"measured_us"`
 	Threads int `json:"threads"`
 	Bodies  int `json:"bodies"`
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestWrkScript runs the real wrk with build/bench-wrk.lua against a
@@ -103,5 +104,94 @@ func TestWrkScript(t *testing.T) {
 	}
 	if res.LatencyUS.P50 <= 0 || res.LatencyUS.Max < res.LatencyUS.P50 {
 		t.Errorf("latency = %+v", res.LatencyUS)
+	}
+	if res.MeasuredUS != nil {
+		t.Errorf("measured_us without WRK_LATENCY: %+v", *res.MeasuredUS)
+	}
+}
+
+// TestWrkScriptTimesRequests: with WRK_LATENCY=1 every request carries an
+// X-Request-ID, distinct among those in flight, and the script times each
+// answer by the id the server echoes. A server that holds every tenth
+// request 5 ms gives a tail the timings show, and by Little's law their
+// mean × throughput is at most the connections (wrk's corrected figures
+// need not be).
+func TestWrkScriptTimesRequests(t *testing.T) {
+	wrk, err := exec.LookPath("wrk")
+	if err != nil {
+		t.Fatal("wrk is not installed: run build/bench-deps.sh (make bench and ci/install-deps.sh install it)")
+	}
+	var (
+		mu       sync.Mutex
+		inFlight = map[string]bool{}
+		clash    string
+		missing  int
+		n        int
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		id := r.Header.Get("X-Request-ID")
+		mu.Lock()
+		n++
+		slow := n%10 == 0
+		if id == "" {
+			missing++
+		} else if inFlight[id] && clash == "" {
+			clash = id
+		}
+		inFlight[id] = true
+		mu.Unlock()
+		if slow {
+			time.Sleep(5 * time.Millisecond)
+		}
+		mu.Lock()
+		delete(inFlight, id)
+		mu.Unlock()
+		w.Header().Set("X-Request-ID", id)
+		io.WriteString(w, `{"y":[1]}`)
+	}))
+	defer srv.Close()
+
+	dir := t.TempDir()
+	bodies := filepath.Join(dir, "bodies")
+	if err := os.Mkdir(bodies, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"1.json", "2.json", "3.json"} {
+		if err := os.WriteFile(filepath.Join(bodies, name), []byte(`{"x":[1]}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "wrk.json")
+	cmd := exec.Command(wrk, "-t2", "-c4", "-d1s", "-s", filepath.Join("..", "..", "build", "bench-wrk.lua"), srv.URL+"/predict")
+	cmd.Env = append(os.Environ(), "WRK_BODIES="+bodies, "WRK_OUT="+out, "WRK_LATENCY=1")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("wrk: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res Wrk
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if missing > 0 || clash != "" {
+		t.Fatalf("%d requests without an id; id %q twice in flight", missing, clash)
+	}
+	m := res.MeasuredUS
+	if m == nil {
+		t.Fatalf("no measured_us: %s", b)
+	}
+	if m.Count < res.Requests-4 || m.Count > res.Requests {
+		t.Errorf("%d requests timed of %d answered", m.Count, res.Requests)
+	}
+	if !(m.P50 > 0 && m.P50 <= m.P90 && m.P90 <= m.P99 && m.P99 <= m.Max) || m.P99 < 5000 || m.P50 > 5000 {
+		t.Errorf("timings %+v: want a p99 of at least the 5 ms hold and a p50 under it", *m)
+	}
+	if inFlight := m.Mean * res.RPS() / 1e6; inFlight > 4.4 {
+		t.Errorf("mean %.0f µs × %.0f/s = %.1f in flight on 4 connections", m.Mean, res.RPS(), inFlight)
 	}
 }
