@@ -2,7 +2,12 @@
 
 package rest
 
-import "testing"
+import (
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+)
 
 // The race detector makes sync.Pool drop items at random, so allocation
 // counts only mean something without it: make test runs this file in a
@@ -20,5 +25,26 @@ func TestDecodeAllocations(t *testing.T) {
 	})
 	if allocs > limit {
 		t.Errorf("%v allocations per decode, want <= %v", allocs, limit)
+	}
+}
+
+// TestHiddenCommasDoNotSizeTensors: commas inside a string size no
+// tensor. A body of one string full of commas, for a float32 input, is
+// refused without allocating for more values than MaxElements allows.
+func TestHiddenCommasDoNotSizeTensors(t *testing.T) {
+	const commas = 4 << 20
+	h, _ := newTestHandler(t, &fakeRunner{}, Options{MaxElements: 1000, MaxBodyBytes: 8 << 20})
+	body := `{"x": [[1, "` + strings.Repeat(",", commas) + `"]]}`
+	call(h, http.MethodPost, "/predict", "application/json", body) // warm the body buffers
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	rec := call(h, http.MethodPost, "/predict", "application/json", body)
+	runtime.ReadMemStats(&after)
+	if rec.Code != http.StatusBadRequest {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	// A float32 tensor sized by the commas would be 16 MiB.
+	if got := after.TotalAlloc - before.TotalAlloc; got > 8<<20 {
+		t.Errorf("%d MiB allocated for a %d MiB body", got>>20, len(body)>>20)
 	}
 }

@@ -52,7 +52,7 @@ func decodeRequest(body []byte, specs []tensor.Spec, maxString int, values int64
 		// which take no hint.
 		counts = tensorjson.ValueCounts(body, 4*len(specs)+16)
 	}
-	return decodeObject(d, specs, counts)
+	return decodeObject(d, specs, counts, values)
 }
 
 // hintFor is the value count counts give for key, or 0.
@@ -65,7 +65,9 @@ func hintFor(counts []tensorjson.KeyValues, key []byte) int64 {
 	return 0
 }
 
-func decodeObject(d tensorjson.Decoder, specs []tensor.Spec, counts []tensorjson.KeyValues) ([]*tensor.Tensor, error) {
+// decodeObject decodes the body's object; counts, when not nil, give each
+// key's size hint, at most values.
+func decodeObject(d tensorjson.Decoder, specs []tensor.Spec, counts []tensorjson.KeyValues, values int64) ([]*tensor.Tensor, error) {
 	out := make([]*tensor.Tensor, len(specs))
 	err := d.Object(func(key []byte) error {
 		k := -1
@@ -82,7 +84,7 @@ func decodeObject(d tensorjson.Decoder, specs []tensor.Spec, counts []tensorjson
 			return &tensorjson.Error{Input: specs[k].Name, Message: "Duplicate input '" + transport.Quote(string(key)) + "'"}
 		}
 		if counts != nil {
-			d.SizeHint(hintFor(counts, key))
+			d.SizeHint(min(hintFor(counts, key), values))
 		}
 		t, err := d.Value(&specs[k])
 		if err != nil {

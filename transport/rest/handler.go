@@ -217,7 +217,9 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 			return core.OutcomeBadRequest
 		}
 	}
-	inputs, err := decodeRequest(body, v.runner.Specs(), h.opts.MaxStringBytes, commas+1)
+	// The commas bound the values, but a body may hide commas in strings:
+	// past MaxElements values it was refused above, so no tensor is larger.
+	inputs, err := decodeRequest(body, v.runner.Specs(), h.opts.MaxStringBytes, min(commas+1, h.opts.MaxElements))
 	if err != nil {
 		h.writeErr(w, err)
 		return core.OutcomeBadRequest
