@@ -22,6 +22,8 @@ type Env struct {
 // and worse when verbose (svc reports errors itself).
 func Load(s Search, verbose bool) (*Env, error) {
 	disableTelemetry()
+	// Best effort: a C library that refuses leaves malloc as it was.
+	_ = fixMallocThreshold()
 	level := ort.WithLogLevelFatal()
 	if verbose {
 		level = ort.WithLogLevelWarning()
