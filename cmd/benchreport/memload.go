@@ -222,7 +222,7 @@ func whyMemTypes(w io.Writer, m MemLoad) {
 	}
 	fmt.Fprintln(w)
 	if hi > 0 {
-		fmt.Fprintf(w, "The measured factors are %.1f to %.1f times the estimate: the estimate leaves out garbage awaiting collection (GOGC 100 lets it reach the size of the live heap), the body buffer's growth while it is read, and any copies on the way to and from ONNX Runtime. The types whose tensors are large beside their JSON (64-bit integers, strings) are the ones far over the bound; the full table is under Memory below.\n\n", lo, hi)
+		fmt.Fprintf(w, "The measured factors are %.1f to %.1f times the estimate: the estimate leaves out garbage awaiting collection (GOGC 100 lets it reach the size of the live heap), the body buffer's growth while it is read, and the copies on the way to and from ONNX Runtime (which holds a string tensor as one 32-byte C++ string per element, plus the text of those longer than 15 bytes, for the input and again for the output). The types whose tensors are large beside their JSON (64-bit integers, strings) are the ones far over the bound; the full table is under Memory below.\n\n", lo, hi)
 	}
 }
 
