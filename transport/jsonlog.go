@@ -146,6 +146,8 @@ const hexDigits = "0123456789abcdef"
 // appendJSONString appends s as a JSON string, escaped as zap's JSON
 // encoder escapes it: quotes and backslashes, \n \r \t, other control
 // bytes as \u00XX, invalid UTF-8 as \ufffd; everything else as it is.
+// (The tensor codec's string encoder escapes differently, \u000a and
+// U+2028 included, so a line written with it would not be zap's.)
 func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	last := 0

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -57,31 +58,8 @@ func TestWrkScript(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	dir := t.TempDir()
-	bodies := filepath.Join(dir, "bodies")
-	if err := os.Mkdir(bodies, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	good, bad := `{"x":[[1,2]]}`, `{"bad":[[1,2]]}`
-	for name, b := range map[string]string{"1.json": good, "2.json": bad} {
-		if err := os.WriteFile(filepath.Join(bodies, name), []byte(b), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	out := filepath.Join(dir, "wrk.json")
-	cmd := exec.Command(wrk, "-t1", "-c2", "-d1s", "-s", filepath.Join("..", "..", "build", "bench-wrk.lua"), srv.URL+"/predict")
-	cmd.Env = append(os.Environ(), "WRK_BODIES="+bodies, "WRK_OUT="+out)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("wrk: %v\n%s", err, b)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res Wrk
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatalf("%v: %s", err, b)
-	}
+	res, b := runWrkScript(t, wrk, srv.URL, []string{good, bad}, []string{"-t1", "-c2"})
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -152,30 +130,7 @@ func TestWrkScriptTimesRequests(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	dir := t.TempDir()
-	bodies := filepath.Join(dir, "bodies")
-	if err := os.Mkdir(bodies, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"1.json", "2.json", "3.json"} {
-		if err := os.WriteFile(filepath.Join(bodies, name), []byte(`{"x":[1]}`), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	out := filepath.Join(dir, "wrk.json")
-	cmd := exec.Command(wrk, "-t2", "-c4", "-d1s", "-s", filepath.Join("..", "..", "build", "bench-wrk.lua"), srv.URL+"/predict")
-	cmd.Env = append(os.Environ(), "WRK_BODIES="+bodies, "WRK_OUT="+out, "WRK_LATENCY=1")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("wrk: %v\n%s", err, b)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res Wrk
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatalf("%v: %s", err, b)
-	}
+	res, b := runWrkScript(t, wrk, srv.URL, []string{`{"x":[1]}`, `{"x":[1]}`, `{"x":[1]}`}, []string{"-t2", "-c4"}, "WRK_LATENCY=1")
 	mu.Lock()
 	defer mu.Unlock()
 	if missing > 0 || clash != "" {
@@ -194,4 +149,36 @@ func TestWrkScriptTimesRequests(t *testing.T) {
 	if inFlight := m.Mean * res.RPS() / 1e6; inFlight > 4.4 {
 		t.Errorf("mean %.0f µs × %.0f/s = %.1f in flight on 4 connections", m.Mean, res.RPS(), inFlight)
 	}
+}
+
+// runWrkScript runs wrk for a second with build/bench-wrk.lua against
+// url/predict, the bodies in a fresh WRK_BODIES directory, and returns
+// what the script wrote, parsed and raw.
+func runWrkScript(t *testing.T, wrk, url string, bodies, args []string, env ...string) (Wrk, []byte) {
+	t.Helper()
+	dir := t.TempDir()
+	bodyDir := filepath.Join(dir, "bodies")
+	if err := os.Mkdir(bodyDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, body := range bodies {
+		if err := os.WriteFile(filepath.Join(bodyDir, fmt.Sprintf("%d.json", i+1)), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "wrk.json")
+	cmd := exec.Command(wrk, append(append([]string(nil), args...), "-d1s", "-s", filepath.Join("..", "..", "build", "bench-wrk.lua"), url+"/predict")...)
+	cmd.Env = append(append(os.Environ(), "WRK_BODIES="+bodyDir, "WRK_OUT="+out), env...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("wrk: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res Wrk
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	return res, b
 }
