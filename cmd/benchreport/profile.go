@@ -188,10 +188,11 @@ var (
 		"github.com/svc-dev/svc/transport/rest.readBody",
 		"github.com/svc-dev/svc/transport.ReadBody",
 	}
-	// The access line: through the logger, then straight to its core.
+	// The access line: through the logger before, now straight to its
+	// core (the current name first: with none sampled, it is shown).
 	fnLog = moved{
-		"go.uber.org/zap.(*Logger).Info",
 		"github.com/svc-dev/svc/transport.accessLogger.write",
+		"go.uber.org/zap.(*Logger).Info",
 	}
 	fnEncode = moved{
 		"github.com/svc-dev/svc/core.(*Result).AppendJSON",
