@@ -414,14 +414,6 @@ func (v *Validator) remember(standIn []byte) {
 	v.passed.Store(&m)
 }
 
-// remembered is the number of stand-ins v accepts without kin-openapi.
-func (v *Validator) remembered() int {
-	if m := v.passed.Load(); m != nil {
-		return len(*m)
-	}
-	return 0
-}
-
 // translate maps openapi3filter's errors on a stand-in to one client-facing
 // message; unknown is the unknown key the stand-in's stranger stands for.
 // With several problems, a missing input is reported first, then an unknown

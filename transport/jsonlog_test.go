@@ -1,38 +1,24 @@
 package transport
 
 import (
-	"bytes"
 	"encoding/json"
 	mrand "math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest"
 )
 
-// syncBuffer is a WriteSyncer that keeps what is written.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) Sync() error { return nil }
-func (s *syncBuffer) take() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := s.b.String()
-	s.b.Reset()
+// take returns what b holds and empties it.
+func take(b *zaptest.Buffer) string {
+	out := b.String()
+	b.Reset()
 	return out
 }
 
@@ -64,7 +50,7 @@ func TestJSONCoreAccessLineMatchesZap(t *testing.T) {
 	}
 	start := time.Date(2026, 11, 24, 4, 30, 15, 123456789, time.Local)
 	for ci, ctx := range contexts {
-		var want, got syncBuffer
+		var want, got zaptest.Buffer
 		zapCore := zapcore.NewCore(zapcore.NewJSONEncoder(LogEncoderConfig()), &want, zapcore.InfoLevel)
 		ourCore := NewJSONCore(&got, zapcore.InfoLevel)
 		for _, fields := range ctx {
@@ -81,7 +67,7 @@ func TestJSONCoreAccessLineMatchesZap(t *testing.T) {
 			end := start.Add(q.took)
 			zapAccessLine(zapCore, "", r, q.status, q.bytes, start, end, q.id)
 			fast.writeAccess(r, q.status, q.bytes, start, end, q.id)
-			w, g := want.take(), got.take()
+			w, g := take(&want), take(&got)
 			if w != g {
 				t.Errorf("context %d, %q %q:\n zap: %s ours: %s", ci, q.method, q.path, w, g)
 				continue
@@ -94,7 +80,7 @@ func TestJSONCoreAccessLineMatchesZap(t *testing.T) {
 		// Any other line still goes through zap, context included.
 		zapCore.Write(zapcore.Entry{Level: zapcore.WarnLevel, Time: start, Message: "other"}, []zap.Field{zap.Int("n", 1)})
 		ourCore.Write(zapcore.Entry{Level: zapcore.WarnLevel, Time: start, Message: "other"}, []zap.Field{zap.Int("n", 1)})
-		if w, g := want.take(), got.take(); w != g {
+		if w, g := take(&want), take(&got); w != g {
 			t.Errorf("context %d: other line:\n zap: %s ours: %s", ci, w, g)
 		}
 	}
@@ -129,7 +115,7 @@ func TestAppendJSONStringMatchesZap(t *testing.T) {
 // formatting only where its line is zap's line: not for a named logger
 // (whose lines carry "logger"), and not for another core.
 func TestAccessLogFastPathChoice(t *testing.T) {
-	var out syncBuffer
+	var out zaptest.Buffer
 	cases := []struct {
 		name string
 		log  *zap.Logger
@@ -148,7 +134,7 @@ func TestAccessLogFastPathChoice(t *testing.T) {
 			r.Header.Set(RequestIDHeader, "given-id")
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, r)
-			line := out.take()
+			line := take(&out)
 			if !strings.Contains(line, c.want) || !strings.Contains(line, "given-id") || !strings.Contains(line, "418") {
 				t.Errorf("line %q lacks %q, the request id or the status", line, c.want)
 			}

@@ -21,10 +21,7 @@ import (
 // bodies are sent, and the JSON the script writes (read as Wrk) counts the
 // 400s and quotes the first.
 func TestWrkScript(t *testing.T) {
-	wrk, err := exec.LookPath("wrk")
-	if err != nil {
-		t.Fatal("wrk is not installed: run build/bench-deps.sh (make bench and ci/install-deps.sh install it)")
-	}
+	wrk := lookWrk(t)
 	var (
 		mu             sync.Mutex
 		seen           = map[string]int{}
@@ -95,10 +92,7 @@ func TestWrkScript(t *testing.T) {
 // mean × throughput is at most the connections (wrk's corrected figures
 // need not be).
 func TestWrkScriptTimesRequests(t *testing.T) {
-	wrk, err := exec.LookPath("wrk")
-	if err != nil {
-		t.Fatal("wrk is not installed: run build/bench-deps.sh (make bench and ci/install-deps.sh install it)")
-	}
+	wrk := lookWrk(t)
 	var (
 		mu       sync.Mutex
 		inFlight = map[string]bool{}
@@ -181,4 +175,14 @@ func runWrkScript(t *testing.T, wrk, url string, bodies, args []string, env ...s
 		t.Fatalf("%v: %s", err, b)
 	}
 	return res, b
+}
+
+// lookWrk is the path of the installed wrk; the test fails without it.
+func lookWrk(t *testing.T) string {
+	t.Helper()
+	wrk, err := exec.LookPath("wrk")
+	if err != nil {
+		t.Fatal("wrk is not installed: run build/bench-deps.sh (make bench and ci/install-deps.sh install it)")
+	}
+	return wrk
 }
