@@ -152,35 +152,57 @@ func planOutputs(inputs []InputSpec, outputs []OutputSpec) []outputPlan {
 			plans[i].rank0 = true
 			continue
 		}
-		if dt != tensor.Float16 && dt != tensor.BFloat16 {
+		if dt == tensor.String || !dt.Valid() || o.Shape == nil {
 			continue
 		}
-		plans[i].prealloc = dt
-		plans[i].dimFrom = make([][2]int, len(o.Shape))
-		for axis, d := range o.Shape {
-			plans[i].dimFrom[axis] = [2]int{-1, -1}
-			if d >= 0 || axis >= len(o.DimNames) || o.DimNames[axis] == "" {
-				continue
-			}
-			for j, in := range inputs {
-				for k, name := range in.DimNames {
-					if name == o.DimNames[axis] {
-						plans[i].dimFrom[axis] = [2]int{j, k}
-					}
-				}
+		dimFrom, known := dimSources(inputs, o)
+		switch dt {
+		case tensor.Float16, tensor.BFloat16:
+			plans[i].prealloc = dt
+			plans[i].dimFrom = dimFrom
+		default:
+			if known {
+				plans[i].pooled = true
+				plans[i].dimFrom = dimFrom
 			}
 		}
 	}
 	return plans
 }
 
+// dimSources maps each dynamic dimension of output o to an input dimension
+// of the same symbolic name ({input index, axis}, {-1, -1} when there is
+// none); known says every dynamic dimension has one.
+func dimSources(inputs []InputSpec, o OutputSpec) (from [][2]int, known bool) {
+	from = make([][2]int, len(o.Shape))
+	known = true
+	for axis, d := range o.Shape {
+		from[axis] = [2]int{-1, -1}
+		if d >= 0 {
+			continue
+		}
+		if axis < len(o.DimNames) && o.DimNames[axis] != "" {
+			for j, in := range inputs {
+				for k, name := range in.DimNames {
+					if name == o.DimNames[axis] {
+						from[axis] = [2]int{j, k}
+					}
+				}
+			}
+		}
+		known = known && from[axis][0] >= 0
+	}
+	return from, known
+}
+
 // allocOutputs pre-allocates the outputs that must not be left to ONNX
 // Runtime: float16/bfloat16 (whose auto-allocated copies lose bytes in the
 // Go binding) and rank-0 outputs, declared so or marked in scalarAt (nil:
-// none marked; an
-// output of unknown shape that came back rank 0); the rest are allocated
-// by ONNX Runtime. On error nothing is left allocated.
-func (p *Predictor) allocOutputs(inputs []*tensor.Tensor, scalarAt []bool) (out []ort.Value, err error) {
+// none marked; an output of unknown shape that came back rank 0). With
+// pooled, it also gives the large outputs planned so storage from the
+// tensor pools (see outputPlan.pooled). The rest are allocated by ONNX
+// Runtime. On error nothing is left allocated.
+func (p *Predictor) allocOutputs(inputs []*tensor.Tensor, scalarAt []bool, pooled bool) (out []ort.Value, err error) {
 	out = make([]ort.Value, len(p.outputs))
 	defer func() {
 		if err != nil {
@@ -213,20 +235,27 @@ func (p *Predictor) allocOutputs(inputs []*tensor.Tensor, scalarAt []bool) (out 
 			out[i] = v
 			continue
 		}
+		if plan.pooled {
+			if !pooled {
+				continue
+			}
+			shape, ok := plan.shapeFor(inputs)
+			if !ok {
+				continue // an optional input left out: ONNX Runtime sizes it
+			}
+			v, err := newPooledOutput(plan.dtype, shape)
+			if err != nil {
+				return nil, fmt.Errorf("allocate output '%s': %w", plan.spec.Name, err)
+			}
+			out[i] = v // nil when small: ONNX Runtime allocates it
+			continue
+		}
 		if plan.prealloc == tensor.Invalid {
 			continue
 		}
-		shape := make(ort.Shape, len(plan.spec.Shape))
-		for axis, d := range plan.spec.Shape {
-			if d >= 0 {
-				shape[axis] = d
-				continue
-			}
-			src := plan.dimFrom[axis]
-			if src[0] < 0 || inputs[src[0]] == nil || src[1] >= len(inputs[src[0]].Shape) {
-				return nil, fmt.Errorf("output '%s' is %s with a dynamic shape svc cannot size before the run", plan.spec.Name, plan.prealloc)
-			}
-			shape[axis] = inputs[src[0]].Shape[src[1]]
+		shape, ok := plan.shapeFor(inputs)
+		if !ok {
+			return nil, fmt.Errorf("output '%s' is %s with a dynamic shape svc cannot size before the run", plan.spec.Name, plan.prealloc)
 		}
 		// The Go binding wants at least one byte even for an empty tensor.
 		n := max(shape.FlattenedSize(), 1)
@@ -237,4 +266,57 @@ func (p *Predictor) allocOutputs(inputs []*tensor.Tensor, scalarAt []bool) (out 
 		out[i] = v
 	}
 	return out, nil
+}
+
+// shapeFor is the output's shape for these inputs, its dynamic dimensions
+// taken from the input dimensions of the same name; ok is false when one
+// of them is not at hand.
+func (plan *outputPlan) shapeFor(inputs []*tensor.Tensor) (shape ort.Shape, ok bool) {
+	shape = make(ort.Shape, len(plan.spec.Shape))
+	for axis, d := range plan.spec.Shape {
+		if d >= 0 {
+			shape[axis] = d
+			continue
+		}
+		src := plan.dimFrom[axis]
+		if src[0] < 0 || inputs[src[0]] == nil || src[1] >= len(inputs[src[0]].Shape) {
+			return nil, false
+		}
+		shape[axis] = inputs[src[0]].Shape[src[1]]
+	}
+	return shape, true
+}
+
+// newPooledOutput allocates an output of element type dt and this shape
+// from the tensor pools, or returns nil when it is too small to pool.
+func newPooledOutput(dt tensor.DType, shape ort.Shape) (ort.Value, error) {
+	n := shape.FlattenedSize()
+	if n <= 0 || n*int64(dt.Size()) < tensor.MinPooled {
+		return nil, nil
+	}
+	switch dt {
+	case tensor.Float32:
+		return ort.NewTensor(shape, tensor.MakeSlice[float32](int(n)))
+	case tensor.Float64:
+		return ort.NewTensor(shape, tensor.MakeSlice[float64](int(n)))
+	case tensor.Int8:
+		return ort.NewTensor(shape, tensor.MakeSlice[int8](int(n)))
+	case tensor.Int16:
+		return ort.NewTensor(shape, tensor.MakeSlice[int16](int(n)))
+	case tensor.Int32:
+		return ort.NewTensor(shape, tensor.MakeSlice[int32](int(n)))
+	case tensor.Int64:
+		return ort.NewTensor(shape, tensor.MakeSlice[int64](int(n)))
+	case tensor.Uint8:
+		return ort.NewTensor(shape, tensor.MakeSlice[uint8](int(n)))
+	case tensor.Uint16:
+		return ort.NewTensor(shape, tensor.MakeSlice[uint16](int(n)))
+	case tensor.Uint32:
+		return ort.NewTensor(shape, tensor.MakeSlice[uint32](int(n)))
+	case tensor.Uint64:
+		return ort.NewTensor(shape, tensor.MakeSlice[uint64](int(n)))
+	case tensor.Bool:
+		return ort.NewTensor(shape, tensor.MakeSlice[bool](int(n)))
+	}
+	return nil, nil
 }

@@ -63,7 +63,11 @@ type Predictor struct {
 	// are pre-allocated as scalars from then on.
 	scalarSeen []atomic.Bool
 	// rank0 marks the outputs declared rank 0.
-	rank0   []bool
+	rank0 []bool
+	// noPool is set once a run failed with pre-allocated outputs and
+	// succeeded without them (the model's dimension names do not tell its
+	// output shapes): ONNX Runtime allocates every output from then on.
+	noPool  atomic.Bool
 	timeout time.Duration
 	obs     RunObserver
 	// batched is true when the model has a batch dimension (Batchable): a
@@ -88,6 +92,12 @@ type outputPlan struct {
 	dtype tensor.DType
 	// rank0 is set for outputs declared with an empty shape.
 	rank0 bool
+	// pooled is set for numeric outputs (other than float16/bfloat16)
+	// whose every dynamic dimension names an input's: a large one is
+	// allocated before the run from the tensor pools, so ONNX Runtime
+	// writes into memory the next request reuses instead of into its
+	// arena, out of which the Go binding would copy it.
+	pooled bool
 }
 
 // NewPredictor loads the model and creates its session.
@@ -376,8 +386,12 @@ func (p *Predictor) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Resu
 			scalarAt[i], learnt = true, true
 		}
 	}
+	// pooled says the large outputs get storage from the tensor pools;
+	// pooledErr is the error of a run that had them, retried without.
+	pooled := !p.noPool.Load()
+	var pooledErr error
 	for {
-		out, err := p.allocOutputs(inputs, scalarAt)
+		out, err := p.allocOutputs(inputs, scalarAt, pooled)
 		if err != nil {
 			return nil, &InferenceError{Err: err}
 		}
@@ -385,12 +399,25 @@ func (p *Predictor) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Resu
 		err = p.run(ctx, in, out)
 		if err == nil {
 			p.obs.Executed(p.rows(inputs), time.Since(start))
-			return &Result{values: out, rank0: p.rank0}, nil
+			res := &Result{values: out, rank0: p.rank0}
+			if pooled {
+				res.pooled = p.pooledAt(out)
+			}
+			if pooledErr != nil && p.noPool.CompareAndSwap(false, true) {
+				p.log.Warn("outputs cannot be allocated before the run (the model's output shapes do not follow its dimension names); ONNX Runtime allocates them from now on", zap.Error(pooledErr))
+			}
+			return res, nil
 		}
 		i := p.unconverted(out)
+		hadPooled := pooled && p.pooledAt(out) != nil
 		destroyValues(out)
 		var ie *InferenceError
 		switch {
+		case hadPooled && errors.As(err, &ie):
+			// Perhaps the outputs' dimension names promise shapes the run
+			// does not produce: try once with ONNX Runtime allocating
+			// them, and keep to that if it works.
+			pooled, pooledErr = false, err
 		case i >= 0 && (scalarAt == nil || !scalarAt[i]):
 			if scalarAt == nil {
 				scalarAt = make([]bool, len(p.outputs))
@@ -408,6 +435,21 @@ func (p *Predictor) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Resu
 			return nil, err
 		}
 	}
+}
+
+// pooledAt marks the outputs of out that hold storage from the tensor
+// pools, or is nil when none does.
+func (p *Predictor) pooledAt(out []ort.Value) []bool {
+	var at []bool
+	for i, v := range out {
+		if p.outputs[i].pooled && !isNil(v) {
+			if at == nil {
+				at = make([]bool, len(out))
+			}
+			at[i] = true
+		}
+	}
+	return at
 }
 
 // unconverted returns the index of the output the Go binding failed to

@@ -17,6 +17,9 @@ type Result struct {
 	// rank0 marks outputs declared rank 0, which may come back from ONNX
 	// Runtime as one-element [1] tensors (see allocOutputs).
 	rank0 []bool
+	// pooled marks the outputs whose storage came from the tensor pools
+	// (nil: none); Release gives it back.
+	pooled []bool
 }
 
 // fromORT converts output i, giving declared rank-0 outputs shape [].
@@ -110,10 +113,31 @@ func valueOf(v ort.Value) (Value, error) {
 	return Value{Kind: KindTensor, Tensor: t}, nil
 }
 
-// Close releases the output values.
+// Close releases the output values. Tensors taken from the result keep
+// their data (the garbage collector frees it once they are gone).
 func (r *Result) Close() {
 	destroyValues(r.values)
 	r.values = nil
+	r.pooled = nil
+}
+
+// Release is Close for a caller that is done with every tensor it took
+// from the result: the storage of large outputs goes back to the tensor
+// pools for the next run, so neither those tensors nor any view of their
+// data may be used afterwards.
+func (r *Result) Release() {
+	var keep []*tensor.Tensor
+	for i, at := range r.pooled {
+		if !at || i >= len(r.values) {
+			continue
+		}
+		if t, err := fromORT(r.values[i]); err == nil {
+			keep = append(keep, t)
+		}
+	}
+	r.Close()
+	// Only once ONNX Runtime's values are gone is the storage reused.
+	tensor.RecycleAll(keep)
 }
 
 // NewResult wraps tensors, one per output in the model's order, as a

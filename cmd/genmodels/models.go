@@ -243,6 +243,7 @@ func testModels() ([]file, error) {
 		{"unknown_rank.onnx", unknownRank()},
 		{"zero_dims.onnx", zeroDims()},
 		{"vectors.onnx", vectors()},
+		{"misnamed_dims.onnx", misnamedDims()},
 	}
 	for _, x := range models {
 		if err := add(x.path, x.m); err != nil {

@@ -25,9 +25,10 @@ func bytesOf[T any](s []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(zero)))
 }
 
-// fromLE copies n little-endian elements of size bytes into a new slice.
+// fromLE copies n little-endian elements of size bytes into a new slice
+// (from MakeSlice: its user may recycle it).
 func fromLE[T any](raw []byte, n, size int, get func([]byte) T) []T {
-	out := make([]T, n)
+	out := MakeSlice[T](n)
 	if littleEndian {
 		copy(bytesOf(out), raw)
 		return out
@@ -135,8 +136,10 @@ func RawView(t *Tensor) []byte {
 		return bytesOf(d)
 	case []bool:
 		return bytesOf(d)
+	case []string:
+		return AppendRaw(nil, t)
 	}
-	return AppendRaw(nil, t)
+	return nil
 }
 
 // RawError says why bytes are not the raw layout of a tensor's elements.
@@ -184,13 +187,15 @@ func DecodeRaw(dt DType, count int64, raw []byte, maxString int) (any, error) {
 	case Int64:
 		return fromLE(raw, n, 8, func(b []byte) int64 { return int64(binary.LittleEndian.Uint64(b)) }), nil
 	case Uint8:
-		return append([]uint8{}, raw...), nil
+		out := MakeSlice[uint8](n)
+		copy(out, raw)
+		return out, nil
 	case Uint32:
 		return fromLE(raw, n, 4, binary.LittleEndian.Uint32), nil
 	case Uint64:
 		return fromLE(raw, n, 8, binary.LittleEndian.Uint64), nil
 	case Bool:
-		b := make([]bool, n)
+		b := MakeSlice[bool](n)
 		for i, v := range raw {
 			if v > 1 {
 				return nil, rawErrorf("bool element %d is byte %d, expected 0 or 1", i, v)

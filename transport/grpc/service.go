@@ -268,11 +268,16 @@ func (s *Service) infer(ctx context.Context, r *inference.ModelInferRequest) (*i
 	if err != nil {
 		return nil, err
 	}
+	// Once the response is encoded, the inputs' storage goes back to the
+	// tensor pools.
+	defer tensor.RecycleAll(req.inputs)
 	res, err := v.runner.Predict(ctx, req.inputs)
 	if err != nil {
 		return nil, err
 	}
-	defer res.Close()
+	// The response holds copies of the outputs, so their storage goes
+	// back to the pools.
+	defer res.Release()
 	out, err := encodeResponse(r, v, req, res)
 	if err != nil {
 		s.log.Error("encode gRPC outputs", zap.Error(err))

@@ -429,11 +429,16 @@ func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// Once the answer is written, the inputs' storage goes back to the
+	// tensor pools.
+	defer tensor.RecycleAll(req.inputs)
 	res, err := v.runner.Predict(r.Context(), req.inputs)
 	if err != nil {
 		return err
 	}
-	defer res.Close()
+	// The answer (binary outputs included) is written before the outputs
+	// go back to the pools.
+	defer res.Release()
 	out, chunks, err := appendResponse(body[:0], v, req, res)
 	*bufp = out[:0]
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/core/tensor/tensorjson"
 	"github.com/svc-dev/svc/transport"
 )
@@ -224,12 +225,16 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 		h.writeErr(w, err)
 		return core.OutcomeBadRequest
 	}
+	// Once the answer is written, the inputs' storage goes back to the
+	// tensor pools.
+	defer tensor.RecycleAll(inputs)
 	res, err := v.runner.Predict(r.Context(), inputs)
 	if err != nil {
 		h.writeErr(w, err)
 		return core.OutcomeOf(err)
 	}
-	defer res.Close()
+	// The answer is written before the outputs go back to the pools.
+	defer res.Release()
 	out, err := appendResult(body[:0], v.keys, res)
 	*bufp = out[:0]
 	if err != nil {

@@ -426,11 +426,12 @@ func (d *decoder) resetScratch() {
 	}
 }
 
-// resetSlice empties *s for a new value: a fresh slice of capacity hint
-// that the value will own, or the pooled one emptied when hint ≤ 0.
+// resetSlice empties *s for a new value: a slice of capacity hint that the
+// value will own (large ones from tensor.MakeSlice, so the tensor's user
+// may recycle it), or the decoder's pooled one emptied when hint ≤ 0.
 func resetSlice[T any](s *[]T, hint int64) {
 	if hint > 0 {
-		*s = make([]T, 0, hint)
+		*s = tensor.MakeSlice[T](int(hint))[:0]
 		return
 	}
 	*s = (*s)[:0]

@@ -1,0 +1,140 @@
+package core_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/core/tensor"
+)
+
+func floats(n int, f func(int) float32) *tensor.Tensor {
+	d := make([]float32, n)
+	for i := range d {
+		d[i] = f(i)
+	}
+	return &tensor.Tensor{DType: tensor.Float32, Shape: []int64{int64(n)}, Data: d}
+}
+
+// TestPooledOutputsRepeated runs vectors.onnx (Identity of each input) with
+// large inputs, releasing each result before the next run, so that runs
+// write into storage earlier runs gave back: every run must answer its
+// own values.
+func TestPooledOutputsRepeated(t *testing.T) {
+	p := newPredictor(t, model("vectors.onnx"), config.Runtime{})
+	const n = 50000 // 200 KB of float32, 400 KB of int64: pooled
+	for run := 0; run < 6; run++ {
+		in := make([]*tensor.Tensor, len(p.Specs()))
+		for i, s := range p.Specs() {
+			switch s.DType {
+			case tensor.Float32:
+				in[i] = floats(n, func(j int) float32 { return float32(j*run) + 0.5 })
+			case tensor.Int64:
+				d := make([]int64, n)
+				for j := range d {
+					d[j] = int64(j) << run
+				}
+				in[i] = &tensor.Tensor{DType: s.DType, Shape: []int64{n}, Data: d}
+			default:
+				in[i] = vectorOne(s.DType)
+			}
+		}
+		res, err := p.Predict(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range in {
+			got, err := res.Tensor(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got.Data, in[i].Data) || !reflect.DeepEqual(got.Shape, in[i].Shape) {
+				t.Fatalf("run %d: output %d is not its input", run, i)
+			}
+		}
+		res.Release()
+		tensor.RecycleAll(in)
+	}
+}
+
+// vectorOne is a one-element tensor of dt.
+func vectorOne(dt tensor.DType) *tensor.Tensor {
+	var d any
+	switch dt {
+	case tensor.Float64:
+		d = []float64{2}
+	case tensor.Int8:
+		d = []int8{-3}
+	case tensor.Int16:
+		d = []int16{4}
+	case tensor.Int32:
+		d = []int32{5}
+	case tensor.Int64:
+		d = []int64{6}
+	case tensor.Uint8:
+		d = []uint8{7}
+	case tensor.Uint16, tensor.Float16, tensor.BFloat16:
+		d = []uint16{0x3c00}
+	case tensor.Uint32:
+		d = []uint32{8}
+	case tensor.Uint64:
+		d = []uint64{9}
+	case tensor.Bool:
+		d = []bool{true}
+	case tensor.String:
+		d = []string{"hi"}
+	default:
+		d = []float32{1}
+	}
+	return &tensor.Tensor{DType: dt, Shape: []int64{1}, Data: d}
+}
+
+// TestMisnamedOutputDims runs a model whose declared output shape reuses
+// the input's dimension name for a dimension twice as long. Sizing that
+// output before the run fails; the run is repeated with ONNX Runtime
+// allocating, the answer is right, a warning says so once, and later runs
+// (large or small) need no second try.
+func TestMisnamedOutputDims(t *testing.T) {
+	obs, logs := observer.New(zapcore.WarnLevel)
+	p, err := core.NewPredictor(core.Options{Name: "m", File: model("misnamed_dims.onnx"), Runtime: config.Runtime{}}, zap.New(obs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	for _, n := range []int{30000, 30001, 5} {
+		x := floats(n, func(j int) float32 { return float32(j % 1000) })
+		res, err := p.Predict(context.Background(), []*tensor.Tensor{x})
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		doubled, err := res.Tensor(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same, err := res.Tensor(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		xs := x.Data.([]float32)
+		want := append(append([]float32{}, xs...), xs...)
+		if !reflect.DeepEqual(doubled.Data, want) || !reflect.DeepEqual(doubled.Shape, []int64{int64(2 * n)}) {
+			t.Fatalf("n=%d: doubled has shape %v", n, doubled.Shape)
+		}
+		if !reflect.DeepEqual(same.Data, xs) {
+			t.Fatalf("n=%d: same is not x", n)
+		}
+		res.Release()
+	}
+	warned := logs.FilterMessageSnippet("cannot be allocated before the run").All()
+	if len(warned) != 1 || !strings.Contains(fmt.Sprint(warned[0].ContextMap()["error"]), "doubled") {
+		t.Fatalf("warnings: %v", logs.All())
+	}
+}
