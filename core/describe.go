@@ -200,9 +200,10 @@ func dimSources(inputs []InputSpec, o OutputSpec) (from [][2]int, known bool) {
 // Go binding) and rank-0 outputs, declared so or marked in scalarAt (nil:
 // none marked; an output of unknown shape that came back rank 0). With
 // pooled, it also gives the large outputs planned so storage from the
-// tensor pools (see outputPlan.pooled). The rest are allocated by ONNX
-// Runtime. On error nothing is left allocated.
-func (p *Predictor) allocOutputs(inputs []*tensor.Tensor, scalarAt []bool, pooled bool) (out []ort.Value, err error) {
+// tensor pools (see outputPlan.pooled), and so it does to those memo gives
+// a shape for (see shapeMemo; memo may be nil). The rest are allocated by
+// ONNX Runtime. On error nothing is left allocated.
+func (p *Predictor) allocOutputs(inputs []*tensor.Tensor, scalarAt []bool, pooled bool, memo []ort.Shape) (out []ort.Value, err error) {
 	out = make([]ort.Value, len(p.outputs))
 	defer func() {
 		if err != nil {
@@ -235,10 +236,7 @@ func (p *Predictor) allocOutputs(inputs []*tensor.Tensor, scalarAt []bool, poole
 			out[i] = v
 			continue
 		}
-		if plan.pooled {
-			if !pooled {
-				continue
-			}
+		if plan.pooled && pooled {
 			shape, ok := plan.shapeFor(inputs)
 			if !ok {
 				continue // an optional input left out: ONNX Runtime sizes it
@@ -251,6 +249,13 @@ func (p *Predictor) allocOutputs(inputs []*tensor.Tensor, scalarAt []bool, poole
 			continue
 		}
 		if plan.prealloc == tensor.Invalid {
+			if memo != nil && memo[i] != nil && plan.memoable() && (scalarAt == nil || !scalarAt[i]) {
+				v, err := newPooledOutput(plan.dtype, memo[i])
+				if err != nil {
+					return nil, fmt.Errorf("allocate output '%s': %w", plan.spec.Name, err)
+				}
+				out[i] = v
+			}
 			continue
 		}
 		shape, ok := plan.shapeFor(inputs)

@@ -67,7 +67,9 @@ type Predictor struct {
 	// noPool is set once a run failed with pre-allocated outputs and
 	// succeeded without them (the model's dimension names do not tell its
 	// output shapes): ONNX Runtime allocates every output from then on.
-	noPool  atomic.Bool
+	noPool atomic.Bool
+	// memo sizes large outputs from the shapes of earlier runs.
+	memo    shapeMemo
 	timeout time.Duration
 	obs     RunObserver
 	// batched is true when the model has a batch dimension (Batchable): a
@@ -386,12 +388,23 @@ func (p *Predictor) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Resu
 			scalarAt[i], learnt = true, true
 		}
 	}
-	// pooled says the large outputs get storage from the tensor pools;
-	// pooledErr is the error of a run that had them, retried without.
-	pooled := !p.noPool.Load()
-	var pooledErr error
+	// Large outputs get storage from the tensor pools, sized before the
+	// run from the inputs' dimensions (byName) or from the shapes earlier
+	// runs with the same input shapes gave (memo). A run that fails with
+	// such outputs is repeated once with ONNX Runtime allocating them
+	// (retried holds the first error); if that succeeds, what sized them
+	// is not trusted again.
+	byName := !p.noPool.Load()
+	var key []byte
+	var memo []ort.Shape
+	if p.memo.active.Load() {
+		key = shapesKey(nil, inputs)
+		memo = p.memo.lookup(key)
+	}
+	var retried error
+	var retriedByName, retriedMemo bool
 	for {
-		out, err := p.allocOutputs(inputs, scalarAt, pooled)
+		out, err := p.allocOutputs(inputs, scalarAt, byName, memo)
 		if err != nil {
 			return nil, &InferenceError{Err: err}
 		}
@@ -399,25 +412,29 @@ func (p *Predictor) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Resu
 		err = p.run(ctx, in, out)
 		if err == nil {
 			p.obs.Executed(p.rows(inputs), time.Since(start))
-			res := &Result{values: out, rank0: p.rank0}
-			if pooled {
-				res.pooled = p.pooledAt(out)
+			res := &Result{values: out, rank0: p.rank0, pooled: p.pooledAt(out, byName, memo)}
+			if retried != nil {
+				p.distrust(retriedByName, retriedMemo, key, retried)
 			}
-			if pooledErr != nil && p.noPool.CompareAndSwap(false, true) {
-				p.log.Warn("outputs cannot be allocated before the run (the model's output shapes do not follow its dimension names); ONNX Runtime allocates them from now on", zap.Error(pooledErr))
+			if memo == nil && !p.memo.off.Load() {
+				if shapes := largeShapes(p.outputs, out); shapes != nil {
+					if key == nil {
+						key = shapesKey(nil, inputs)
+					}
+					p.memo.remember(key, shapes)
+				}
 			}
 			return res, nil
 		}
 		i := p.unconverted(out)
-		hadPooled := pooled && p.pooledAt(out) != nil
+		sized := p.pooledAt(out, byName, memo) != nil
 		destroyValues(out)
 		var ie *InferenceError
 		switch {
-		case hadPooled && errors.As(err, &ie):
-			// Perhaps the outputs' dimension names promise shapes the run
-			// does not produce: try once with ONNX Runtime allocating
-			// them, and keep to that if it works.
-			pooled, pooledErr = false, err
+		case sized && retried == nil && errors.As(err, &ie):
+			// Perhaps the outputs are not the shapes they were sized to.
+			retried, retriedByName, retriedMemo = err, byName, memo != nil
+			byName, memo = false, nil
 		case i >= 0 && (scalarAt == nil || !scalarAt[i]):
 			if scalarAt == nil {
 				scalarAt = make([]bool, len(p.outputs))
@@ -437,12 +454,26 @@ func (p *Predictor) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Resu
 	}
 }
 
+// distrust stops sizing outputs the way a run that failed (with err) and
+// then succeeded without them had them sized: by dimension names for the
+// whole model, from the memo for that combination of input shapes.
+func (p *Predictor) distrust(byName, memo bool, key []byte, err error) {
+	if byName && p.noPool.CompareAndSwap(false, true) {
+		p.log.Warn("outputs cannot be allocated before the run (the model's output shapes do not follow its dimension names); ONNX Runtime allocates them from now on", zap.Error(err))
+	}
+	if memo && p.memo.missed(key) {
+		p.log.Info("output shapes vary between runs with the same input shapes; ONNX Runtime allocates them from now on", zap.Error(err))
+	}
+}
+
 // pooledAt marks the outputs of out that hold storage from the tensor
-// pools, or is nil when none does.
-func (p *Predictor) pooledAt(out []ort.Value) []bool {
+// pools (sized by name when byName, or from memo), or is nil when none
+// does.
+func (p *Predictor) pooledAt(out []ort.Value, byName bool, memo []ort.Shape) []bool {
 	var at []bool
 	for i, v := range out {
-		if p.outputs[i].pooled && !isNil(v) {
+		plan := &p.outputs[i]
+		if ((byName && plan.pooled) || (memo != nil && memo[i] != nil && plan.memoable())) && !isNil(v) {
 			if at == nil {
 				at = make([]bool, len(out))
 			}

@@ -118,14 +118,19 @@ func vectors() *onnxpb.Model {
 // misnamedDims declares an output with the input's dimension name that the
 // graph does not keep: doubled = Concat(x, x) is [2n] at run time, though
 // declared [n] (ONNX Runtime warns and runs). same = Identity(x) keeps it.
-// svc sizes outputs from the dimension names before a run; for doubled
-// that fails, and the run must be repeated with ONNX Runtime allocating.
+// nonzero = NonZero(x) is [1, k], k the count of non-zero elements: its
+// shape depends on the values, not only on x's shape. svc sizes outputs
+// before a run, from dimension names or from earlier runs' shapes; for
+// doubled and nonzero that can fail, and the run must be repeated with
+// ONNX Runtime allocating.
 func misnamedDims() *onnxpb.Model {
 	b := newGraph("misnamed_dims")
 	b.input("x", tensorOf(onnxpb.ElemFloat, "n"), "")
 	b.node("Concat", in("x", "x"), out("doubled"), attrInt("axis", 0))
 	b.node("Identity", in("x"), out("same"))
+	b.node("NonZero", in("x"), out("nonzero"))
 	b.output("doubled", tensorOf(onnxpb.ElemFloat, "n"), "declared [n], is [2n]")
 	b.output("same", tensorOf(onnxpb.ElemFloat, "n"), "")
+	b.output("nonzero", tensorOf(onnxpb.ElemInt64, 1, "k"), "indices of the non-zero elements")
 	return b.model()
 }
