@@ -359,6 +359,9 @@ func (b *Batcher) runGroup(group []*pending) {
 		deliverErr(group, &InferenceError{Err: err})
 		return
 	}
+	// The merged inputs are the batcher's own: their storage goes back to
+	// the tensor pools once the run is over and observed.
+	defer tensor.RecycleAll(merged)
 	res, err := b.next.Predict(ctx, merged)
 	if err != nil {
 		deliverErr(group, err)

@@ -24,7 +24,10 @@ func run(ctx context.Context, r core.Runner, body string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer res.Close()
+	// As the servers do: storage goes back to the tensor pools once the
+	// answer is encoded.
+	defer tensor.RecycleAll(in)
+	defer res.Release()
 	return resultJSON(r, res)
 }
 
@@ -54,20 +57,37 @@ func TestBatchingIsBitExact(t *testing.T) {
 	tests := []struct {
 		model string
 		body  func(i int) string
+		// maxBatch is the most rows of a merged run (0: 8).
+		maxBatch int
 	}{
 		{"classifier.onnx", func(i int) string {
 			return fmt.Sprintf(`{"input": [[%d.%d, 3.%d, %d.25, 0.%d]]}`, i%7, i, i%10, i%6, i%9)
-		}},
+		}, 0},
 		{"multi_input.onnx", func(i int) string {
 			if i%3 == 0 { // a request with two rows among single rows
 				return fmt.Sprintf(`{"features": [[%d, 1, 2], [3, %d, 5]], "ids": [[%d, 1], [2, 3]], "mask": [[true, false], [false, true]], "text": ["a%d", "b"]}`, i, i, i, i)
 			}
 			return fmt.Sprintf(`{"features": [[%d.5, -1, 2]], "ids": [[%d, -7]], "mask": [[%v, true]], "text": ["word %d"]}`, i, i, i%2 == 0, i)
-		}},
-		{"float16.onnx", func(i int) string { return fmt.Sprintf(`{"x": [[%d, 0.5, -%d.25, 3]]}`, i, i) }},
+		}, 0},
+		{"float16.onnx", func(i int) string { return fmt.Sprintf(`{"x": [[%d, 0.5, -%d.25, 3]]}`, i, i) }, 0},
 		{"slow.onnx", func(i int) string {
 			return `{"x": [[` + strings.TrimSuffix(strings.Repeat(fmt.Sprintf("0.0%d,", i%10), 256), ",") + `]]}`
-		}},
+		}, 0},
+		// Merged runs large enough for the tensor pools (3 or more
+		// requests): merged inputs and outputs sized from earlier runs
+		// reuse storage, and the answers must not mix.
+		{"classifier.onnx", func(i int) string {
+			var sb strings.Builder
+			sb.WriteString(`{"input": [`)
+			for r := 0; r < 1500; r++ {
+				if r > 0 {
+					sb.WriteByte(',')
+				}
+				fmt.Fprintf(&sb, "[%d.5, 1, %d, %d.25]", (r+i)%7, (r*i)%5, r%3)
+			}
+			sb.WriteString(`]}`)
+			return sb.String()
+		}, 1 << 20},
 	}
 	for _, tt := range tests {
 		t.Run(tt.model, func(t *testing.T) {
@@ -87,7 +107,10 @@ func TestBatchingIsBitExact(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := core.NewBatcher(pool, core.BatchOptions{MaxBatchSize: 8, Slots: 1, Fixed: true})
+			if tt.maxBatch == 0 {
+				tt.maxBatch = 8
+			}
+			b, err := core.NewBatcher(pool, core.BatchOptions{MaxBatchSize: tt.maxBatch, Slots: 1, Fixed: true})
 			if err != nil {
 				t.Fatal(err)
 			}

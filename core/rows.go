@@ -21,46 +21,50 @@ func concatRows(parts []*tensor.Tensor) (*tensor.Tensor, error) {
 	out := &tensor.Tensor{DType: first.DType, Shape: shape}
 	switch first.Data.(type) {
 	case []float32:
-		out.Data = concatData[float32](parts)
+		out.Data = concatData(parts, makeRows[float32])
 	case []float64:
-		out.Data = concatData[float64](parts)
+		out.Data = concatData(parts, makeRows[float64])
 	case []int8:
-		out.Data = concatData[int8](parts)
+		out.Data = concatData(parts, makeRows[int8])
 	case []int16:
-		out.Data = concatData[int16](parts)
+		out.Data = concatData(parts, makeRows[int16])
 	case []int32:
-		out.Data = concatData[int32](parts)
+		out.Data = concatData(parts, makeRows[int32])
 	case []int64:
-		out.Data = concatData[int64](parts)
+		out.Data = concatData(parts, makeRows[int64])
 	case []uint8:
-		out.Data = concatData[uint8](parts)
+		out.Data = concatData(parts, makeRows[uint8])
 	case []uint16:
-		out.Data = concatData[uint16](parts)
+		out.Data = concatData(parts, makeRows[uint16])
 	case []uint32:
-		out.Data = concatData[uint32](parts)
+		out.Data = concatData(parts, makeRows[uint32])
 	case []uint64:
-		out.Data = concatData[uint64](parts)
+		out.Data = concatData(parts, makeRows[uint64])
 	case []bool:
-		out.Data = concatData[bool](parts)
+		out.Data = concatData(parts, makeRows[bool])
 	case []string:
-		out.Data = concatData[string](parts)
+		out.Data = concatData(parts, func(n int) []string { return make([]string, 0, n) })
 	default:
 		return nil, fmt.Errorf("cannot merge %T", first.Data)
 	}
 	return out, nil
 }
 
-func concatData[T any](parts []*tensor.Tensor) []T {
+func concatData[T any](parts []*tensor.Tensor, alloc func(n int) []T) []T {
 	n := 0
 	for _, p := range parts {
 		n += len(p.Data.([]T))
 	}
-	out := make([]T, 0, n)
+	out := alloc(n)
 	for _, p := range parts {
 		out = append(out, p.Data.([]T)...)
 	}
 	return out
 }
+
+// makeRows is an empty slice with room for n elements, large ones from
+// the tensor pools (the batcher gives merged inputs back after the run).
+func makeRows[T tensor.Number](n int) []T { return tensor.MakeSlice[T](n)[:0] }
 
 // sliceRows returns rows [from, to) of t, sharing its data.
 func sliceRows(t *tensor.Tensor, from, to int64) *tensor.Tensor {

@@ -57,12 +57,19 @@ func classOf(n int) int {
 	return i
 }
 
+// Number is an element type whose storage holds no pointers: the numeric
+// types and bool, the only ones pooled.
+type Number interface {
+	~float32 | ~float64 | ~int8 | ~int16 | ~int32 | ~int64 |
+		~uint8 | ~uint16 | ~uint32 | ~uint64 | ~bool
+}
+
 // MakeSlice returns a slice of n elements. Storage of MinPooled bytes or
 // more comes from the pools (its capacity rounded up to a class size) and
 // its contents are unspecified: the caller writes every element, or
 // reslices to [:0] and appends. Smaller slices are made as usual, zeroed.
 // Give the slice back with PutSlice once nothing refers to it.
-func MakeSlice[T any](n int) []T {
+func MakeSlice[T Number](n int) []T {
 	var zero T
 	size := int(unsafe.Sizeof(zero))
 	if size == 0 || n <= 0 || n > maxPooled/size {
@@ -86,7 +93,7 @@ func MakeSlice[T any](n int) []T {
 // MakeSlice (its capacity is a class size), and reports whether it did;
 // other slices are left to the garbage collector. s, and every slice
 // sharing its storage, must not be used afterwards.
-func PutSlice[T any](s []T) bool {
+func PutSlice[T Number](s []T) bool {
 	var zero T
 	size := int(unsafe.Sizeof(zero))
 	if size == 0 || cap(s) == 0 {

@@ -27,7 +27,7 @@ func bytesOf[T any](s []T) []byte {
 
 // fromLE copies n little-endian elements of size bytes into a new slice
 // (from MakeSlice: its user may recycle it).
-func fromLE[T any](raw []byte, n, size int, get func([]byte) T) []T {
+func fromLE[T Number](raw []byte, n, size int, get func([]byte) T) []T {
 	out := MakeSlice[T](n)
 	if littleEndian {
 		copy(bytesOf(out), raw)

@@ -429,7 +429,7 @@ func (d *decoder) resetScratch() {
 // resetSlice empties *s for a new value: a slice of capacity hint that the
 // value will own (large ones from tensor.MakeSlice, so the tensor's user
 // may recycle it), or the decoder's pooled one emptied when hint ≤ 0.
-func resetSlice[T any](s *[]T, hint int64) {
+func resetSlice[T tensor.Number](s *[]T, hint int64) {
 	if hint > 0 {
 		*s = tensor.MakeSlice[T](int(hint))[:0]
 		return
