@@ -7,6 +7,7 @@ import (
 
 	ort "github.com/yalue/onnxruntime_go"
 
+	"github.com/svc-dev/svc/core/onnxrt"
 	"github.com/svc-dev/svc/core/tensor"
 )
 
@@ -52,15 +53,7 @@ func toORT(t *tensor.Tensor) (ort.Value, error) {
 			return ort.NewTensor(shape, d)
 		}
 	case []string:
-		st, err := ort.NewStringTensor(shape)
-		if err != nil {
-			return nil, err
-		}
-		if err := st.SetContents(d); err != nil {
-			_ = st.Destroy()
-			return nil, err
-		}
-		return st, nil
+		return onnxrt.NewStringTensor(shape, d)
 	}
 	return nil, fmt.Errorf("unsupported tensor data %T", t.Data)
 }
@@ -228,7 +221,7 @@ func fromORT(v ort.Value) (*tensor.Tensor, error) {
 			}
 			return scalarOf(tensor.String, s), nil
 		}
-		s, err := x.GetContents()
+		s, err := onnxrt.Strings(x)
 		if err != nil {
 			return nil, fmt.Errorf("read string output: %w", err)
 		}

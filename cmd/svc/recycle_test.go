@@ -184,3 +184,19 @@ func TestLargeTensorsKeepTheirValues(t *testing.T) {
 		})
 	}
 }
+
+// TestStringsKeepNULBytes sends strings with NUL bytes, empty strings and
+// multi-byte characters through vectors.onnx: they come back as sent.
+func TestStringsKeepNULBytes(t *testing.T) {
+	s := startServer(t, model("vectors.onnx"))
+	body := `{"f32":[1.5],"f64":[2],"i8":[1],"i16":[1],"i32":[1],"i64":[1],"u8":[1],"u16":[1],"u32":[1],"u64":[1],"bool":[true],"f16":[0.5],"bf16":[2.5],` +
+		`"str":["a\u0000b","","\u0000","ünï","tail\u0000"]}`
+	r := s.predict(body)
+	if r.Status != 200 {
+		t.Fatalf("/predict: %d %s", r.Status, r.Body)
+	}
+	want := `"str_out":["a\u0000b","","\u0000","ünï","tail\u0000"]`
+	if !bytes.Contains(r.Body, []byte(want)) {
+		t.Fatalf("answer %s lacks %s", r.Body, want)
+	}
+}

@@ -50,6 +50,7 @@ func Load(s Search, verbose bool) (*Env, error) {
 			continue
 		}
 		_ = ort.DisableTelemetry()
+		bindStrings(c.Path)
 		return &Env{libraryPath: c.Path, source: c.Source}, nil
 	}
 	return nil, notFound(s, tried)
