@@ -229,10 +229,15 @@ func (b *Batcher) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Result
 		b.mu.Unlock()
 		// Already taken into a group: its run goes on for the others;
 		// wait for it so this request's result is released properly.
+		var r batchResult
 		select {
 		case group := <-p.lead:
 			b.runGroup(group)
-		case <-p.done:
+			r = <-p.done
+		case r = <-p.done:
+		}
+		if r.res != nil {
+			r.res.Release()
 		}
 		return nil, fmt.Errorf("%w: %w", ErrCanceled, context.Cause(ctx))
 	}
@@ -368,7 +373,15 @@ func (b *Batcher) runGroup(group []*pending) {
 		return
 	}
 	parts, err := split(res, group, b.outputs)
-	res.Close()
+	// The parts view the run's outputs: pooled storage among them goes
+	// back once every member has released its part.
+	if kept := res.detachPooled(); len(kept) > 0 && err == nil {
+		shared := &sharedStorage{tensors: kept}
+		shared.refs.Store(int64(len(parts)))
+		for _, part := range parts {
+			part.shared = shared
+		}
+	}
 	if err != nil {
 		deliverErr(group, &InferenceError{Err: err})
 		return

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	ort "github.com/yalue/onnxruntime_go"
 
@@ -20,6 +21,39 @@ type Result struct {
 	// pooled marks the outputs whose storage came from the tensor pools
 	// (nil: none); Release gives it back.
 	pooled []bool
+	// shared, for one member's part of a merged run, holds the run's
+	// pooled storage, which goes back once every part is released.
+	shared *sharedStorage
+}
+
+// sharedStorage is pooled output storage that the parts of a merged run
+// view; the last part released gives it back.
+type sharedStorage struct {
+	tensors []*tensor.Tensor
+	refs    atomic.Int64
+}
+
+// release drops one part's reference.
+func (s *sharedStorage) release() {
+	if s.refs.Add(-1) == 0 {
+		tensor.RecycleAll(s.tensors)
+	}
+}
+
+// detachPooled closes the result but keeps its pooled storage alive for
+// parts that view it: it returns that storage (nil when none).
+func (r *Result) detachPooled() []*tensor.Tensor {
+	var keep []*tensor.Tensor
+	for i, at := range r.pooled {
+		if !at || i >= len(r.values) {
+			continue
+		}
+		if t, err := fromORT(r.values[i]); err == nil {
+			keep = append(keep, t)
+		}
+	}
+	r.Close()
+	return keep
 }
 
 // fromORT converts output i, giving declared rank-0 outputs shape [].
@@ -126,18 +160,12 @@ func (r *Result) Close() {
 // pools for the next run, so neither those tensors nor any view of their
 // data may be used afterwards.
 func (r *Result) Release() {
-	var keep []*tensor.Tensor
-	for i, at := range r.pooled {
-		if !at || i >= len(r.values) {
-			continue
-		}
-		if t, err := fromORT(r.values[i]); err == nil {
-			keep = append(keep, t)
-		}
-	}
-	r.Close()
 	// Only once ONNX Runtime's values are gone is the storage reused.
-	tensor.RecycleAll(keep)
+	tensor.RecycleAll(r.detachPooled())
+	if r.shared != nil {
+		r.shared.release()
+		r.shared = nil
+	}
 }
 
 // NewResult wraps tensors, one per output in the model's order, as a
