@@ -3,64 +3,29 @@ package onnxrt
 /*
 #cgo linux LDFLAGS: -ldl
 #cgo darwin LDFLAGS: -ldl
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
+#include "ortapi.h"
 
-#ifdef _WIN32
-#include <windows.h>
-static void *svc_open(const char *path) { return (void *)LoadLibraryA(path); }
-static void *svc_sym(void *h, const char *name) { return (void *)GetProcAddress((HMODULE)h, name); }
-static void svc_close(void *h) { FreeLibrary((HMODULE)h); }
-#else
-#include <dlfcn.h>
-static void *svc_open(const char *path) { return dlopen(path, RTLD_LAZY); }
-static void *svc_sym(void *h, const char *name) { return dlsym(h, name); }
-static void svc_close(void *h) { dlclose(h); }
-#endif
-
-// The ONNX Runtime C API is a table of function pointers reached through
-// OrtGetApiBase()->GetApi(version). The table only grows between versions,
-// so the slots used here are stable: GetErrorMessage is slot 2,
-// ReleaseStatus 93, GetAvailableProviders 125, ReleaseAvailableProviders 126.
-typedef struct { void *(*GetApi)(uint32_t version); const char *(*GetVersionString)(void); } svc_api_base;
-typedef svc_api_base *(*svc_get_api_base)(void);
 typedef void *(*svc_get_available)(char ***out, int *len);
 typedef void *(*svc_release_available)(char **ptr, int len);
-typedef const char *(*svc_error_message)(const void *status);
-typedef void (*svc_release_status)(void *status);
 
 // svc_available_providers fills *out/*len; it returns NULL or an error text
 // that the caller frees.
 static char *svc_available_providers(const char *lib, uint32_t api_version, char ***out, int *len) {
 	void *h = svc_open(lib);
 	if (!h) return strdup("cannot open library");
-	svc_get_api_base gb = (svc_get_api_base)svc_sym(h, "OrtGetApiBase");
-	if (!gb) { svc_close(h); return strdup("OrtGetApiBase not found"); }
-	void *const *api = (void *const *)gb()->GetApi(api_version);
+	if (!svc_api_base_of(h)) { svc_close(h); return strdup("OrtGetApiBase not found"); }
+	void *const *api = svc_api_of(h, api_version);
 	if (!api) { svc_close(h); return strdup("library does not offer the requested API version"); }
-	void *status = ((svc_get_available)api[125])(out, len);
-	if (status) {
-		char *msg = strdup(((svc_error_message)api[2])(status));
-		((svc_release_status)api[93])(status);
-		svc_close(h);
-		return msg;
-	}
+	char *msg = svc_status_text(api, ((svc_get_available)api[SVC_GET_AVAILABLE_PROVIDERS])(out, len));
 	svc_close(h);
-	return NULL;
+	return msg;
 }
 
 static void svc_release_available_providers(const char *lib, uint32_t api_version, char **ptr, int len) {
 	void *h = svc_open(lib);
 	if (!h) return;
-	svc_get_api_base gb = (svc_get_api_base)svc_sym(h, "OrtGetApiBase");
-	if (gb) {
-		void *const *api = (void *const *)gb()->GetApi(api_version);
-		if (api) {
-			void *status = ((svc_release_available)api[126])(ptr, len);
-			if (status) ((svc_release_status)api[93])(status);
-		}
-	}
+	void *const *api = svc_api_of(h, api_version);
+	if (api) free(svc_status_text(api, ((svc_release_available)api[SVC_RELEASE_AVAILABLE_PROVIDERS])(ptr, len)));
 	svc_close(h);
 }
 
@@ -75,14 +40,11 @@ static int svc_library_api(const char *lib, uint32_t api_version, char **version
 	*ok = 0;
 	void *h = svc_open(lib);
 	if (!h) return 1;
-	svc_get_api_base gb = (svc_get_api_base)svc_sym(h, "OrtGetApiBase");
-	if (gb) {
-		svc_api_base *base = gb();
-		if (base) {
-			const char *v = base->GetVersionString ? base->GetVersionString() : NULL;
-			*version = strdup(v ? v : "");
-			*ok = base->GetApi(api_version) != NULL;
-		}
+	svc_api_base *base = svc_api_base_of(h);
+	if (base) {
+		const char *v = base->GetVersionString ? base->GetVersionString() : NULL;
+		*version = strdup(v ? v : "");
+		*ok = base->GetApi(api_version) != NULL;
 	}
 	svc_close(h);
 	return 0;

@@ -1,63 +1,33 @@
 package onnxrt
 
 /*
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
+#include "ortapi.h"
 
-#ifdef _WIN32
-#include <windows.h>
-static void *svc_str_open(const char *path) { return (void *)LoadLibraryA(path); }
-static void *svc_str_sym(void *h, const char *name) { return (void *)GetProcAddress((HMODULE)h, name); }
-#else
-#include <dlfcn.h>
-static void *svc_str_open(const char *path) { return dlopen(path, RTLD_LAZY); }
-static void *svc_str_sym(void *h, const char *name) { return dlsym(h, name); }
-#endif
-
-// Slots of the OrtApi table used here (the table only grows between
-// versions): GetErrorMessage 2, GetStringTensorDataLength 53,
-// GetStringTensorContent 54, ReleaseStatus 93,
-// GetResizedStringTensorElementBuffer 252 (C API 14 and later).
-typedef struct { void *(*GetApi)(uint32_t version); const char *(*GetVersionString)(void); } svc_str_api_base;
-typedef svc_str_api_base *(*svc_str_get_api_base)(void);
-typedef const char *(*svc_str_error_message)(const void *status);
-typedef void (*svc_str_release_status)(void *status);
 typedef void *(*svc_str_data_length)(const void *value, size_t *len);
 typedef void *(*svc_str_content)(const void *value, void *s, size_t s_len, size_t *offsets, size_t offsets_len);
 typedef void *(*svc_str_resized_buffer)(void *value, size_t index, size_t length, char **buffer);
 
 static void *const *svc_str_api;
 
-// svc_str_bind finds the OrtApi table of the library at lib, already
-// loaded (dlopen only takes a reference, kept for the process's life).
+// svc_str_bind finds the C API table of the library at lib, already
+// loaded (svc_open only takes a reference, kept for the process's life).
 static int svc_str_bind(const char *lib, uint32_t api_version) {
-	void *h = svc_str_open(lib);
+	void *h = svc_open(lib);
 	if (!h) return 1;
-	svc_str_get_api_base gb = (svc_str_get_api_base)svc_str_sym(h, "OrtGetApiBase");
-	if (!gb) return 1;
-	svc_str_api = (void *const *)gb()->GetApi(api_version);
+	svc_str_api = svc_api_of(h, api_version);
 	return svc_str_api ? 0 : 1;
-}
-
-// svc_str_error turns a status into a malloc'ed message and releases it.
-static char *svc_str_error(void *status) {
-	if (!status) return NULL;
-	char *msg = strdup(((svc_str_error_message)svc_str_api[2])(status));
-	((svc_str_release_status)svc_str_api[93])(status);
-	return msg;
 }
 
 // svc_str_write sets the n elements of string tensor value: element i is
 // data[ends[i-1]:ends[i]] (ends[-1] = 0), bytes copied as they are, NUL
 // bytes included.
 static char *svc_str_write(void *value, const char *data, const size_t *ends, size_t n) {
-	svc_str_resized_buffer resized = (svc_str_resized_buffer)svc_str_api[252];
+	svc_str_resized_buffer resized = (svc_str_resized_buffer)svc_str_api[SVC_GET_RESIZED_STRING_TENSOR_ELEMENT_BUFFER];
 	size_t start = 0;
 	for (size_t i = 0; i < n; i++) {
 		char *buf = NULL;
 		size_t len = ends[i] - start;
-		char *msg = svc_str_error(resized(value, i, len, &buf));
+		char *msg = svc_status_text(svc_str_api, resized(value, i, len, &buf));
 		if (msg) return msg;
 		if (len > 0) memcpy(buf, data + start, len);
 		start = ends[i];
@@ -66,11 +36,11 @@ static char *svc_str_write(void *value, const char *data, const size_t *ends, si
 }
 
 static char *svc_str_length(void *value, size_t *len) {
-	return svc_str_error(((svc_str_data_length)svc_str_api[53])(value, len));
+	return svc_status_text(svc_str_api, ((svc_str_data_length)svc_str_api[SVC_GET_STRING_TENSOR_DATA_LENGTH])(value, len));
 }
 
 static char *svc_str_read(void *value, char *data, size_t len, size_t *offsets, size_t n) {
-	return svc_str_error(((svc_str_content)svc_str_api[54])(value, data, len, offsets, n));
+	return svc_status_text(svc_str_api, ((svc_str_content)svc_str_api[SVC_GET_STRING_TENSOR_CONTENT])(value, data, len, offsets, n));
 }
 */
 import "C"
@@ -129,13 +99,12 @@ func cError(msg *C.char) error {
 
 // NewStringTensor makes a string tensor of shape holding elems.
 func NewStringTensor(shape ort.Shape, elems []string) (*ort.StringTensor, error) {
+	if int64(len(elems)) != shape.FlattenedSize() {
+		return nil, fmt.Errorf("%d strings for shape %v", len(elems), shape)
+	}
 	st, err := ort.NewStringTensor(shape)
 	if err != nil {
 		return nil, err
-	}
-	if int64(len(elems)) != shape.FlattenedSize() {
-		_ = st.Destroy()
-		return nil, fmt.Errorf("%d strings for shape %v", len(elems), shape)
 	}
 	if !stringsBound.Load() {
 		err = st.SetContents(elems)

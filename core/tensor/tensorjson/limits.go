@@ -31,12 +31,9 @@ func CountValues(body []byte, limit int64) (commas int64, input string, over boo
 		case c == '}' || c == ']':
 			depth--
 		case c == '"':
-			j := i + 1
-			for j < len(body) && body[j] != '"' {
-				if body[j] == '\\' {
-					j++
-				}
-				j++
+			j := closingQuote(body, i+1)
+			if j < 0 {
+				j = len(body)
 			}
 			k := j + 1
 			for k < len(body) && isSpace(body[k]) {
@@ -44,7 +41,7 @@ func CountValues(body []byte, limit int64) (commas int64, input string, over boo
 			}
 			if k < len(body) && body[k] == ':' {
 				if depth == 1 {
-					key = body[i+1 : min(j, len(body))]
+					key = body[i+1 : j]
 				}
 			} else {
 				n++
