@@ -201,10 +201,18 @@ func dimSources(inputs []InputSpec, o OutputSpec) (from [][2]int, known bool) {
 // none marked; an output of unknown shape that came back rank 0). With
 // pooled, it also gives the large outputs planned so storage from the
 // tensor pools (see outputPlan.pooled), and so it does to those memo gives
-// a shape for (see shapeMemo; memo may be nil). The rest are allocated by
-// ONNX Runtime. On error nothing is left allocated.
-func (p *Predictor) allocOutputs(inputs []*tensor.Tensor, scalarAt []bool, pooled bool, memo []ort.Shape) (out []ort.Value, err error) {
+// a shape for (see shapeMemo; memo may be nil), and marks them in pooledAt
+// (nil: none). The rest are allocated by ONNX Runtime. On error nothing is
+// left allocated.
+func (p *Predictor) allocOutputs(inputs []*tensor.Tensor, scalarAt []bool, pooled bool, memo []ort.Shape) (out []ort.Value, pooledAt []bool, err error) {
 	out = make([]ort.Value, len(p.outputs))
+	// markPooled records that output i holds pooled storage.
+	markPooled := func(i int) {
+		if pooledAt == nil {
+			pooledAt = make([]bool, len(out))
+		}
+		pooledAt[i] = true
+	}
 	defer func() {
 		if err != nil {
 			destroyValues(out)
@@ -221,17 +229,17 @@ func (p *Predictor) allocOutputs(inputs []*tensor.Tensor, scalarAt []bool, poole
 				// [1]); Result reports it as rank 0.
 				v, err := ort.NewCustomDataTensor(ort.NewShape(1), make([]byte, 2), ortTypeOf(plan.dtype))
 				if err != nil {
-					return nil, fmt.Errorf("allocate output '%s': %w", plan.spec.Name, err)
+					return nil, nil, fmt.Errorf("allocate output '%s': %w", plan.spec.Name, err)
 				}
 				out[i] = v
 				continue
 			}
 			if !hasScalar(plan.dtype) {
-				return nil, fmt.Errorf("output '%s' is a rank-0 %s, which svc's ONNX Runtime binding cannot return", plan.spec.Name, plan.dtype)
+				return nil, nil, fmt.Errorf("output '%s' is a rank-0 %s, which svc's ONNX Runtime binding cannot return", plan.spec.Name, plan.dtype)
 			}
 			v, err := newScalar(plan.dtype)
 			if err != nil {
-				return nil, fmt.Errorf("allocate output '%s': %w", plan.spec.Name, err)
+				return nil, nil, fmt.Errorf("allocate output '%s': %w", plan.spec.Name, err)
 			}
 			out[i] = v
 			continue
@@ -243,34 +251,40 @@ func (p *Predictor) allocOutputs(inputs []*tensor.Tensor, scalarAt []bool, poole
 			}
 			v, err := newPooledOutput(plan.dtype, shape)
 			if err != nil {
-				return nil, fmt.Errorf("allocate output '%s': %w", plan.spec.Name, err)
+				return nil, nil, fmt.Errorf("allocate output '%s': %w", plan.spec.Name, err)
 			}
-			out[i] = v // nil when small: ONNX Runtime allocates it
+			if v != nil { // nil when small: ONNX Runtime allocates it
+				out[i] = v
+				markPooled(i)
+			}
 			continue
 		}
 		if plan.prealloc == tensor.Invalid {
-			if memo != nil && memo[i] != nil && plan.memoable() && (scalarAt == nil || !scalarAt[i]) {
+			if memo != nil && memo[i] != nil && plan.memoable() {
 				v, err := newPooledOutput(plan.dtype, memo[i])
 				if err != nil {
-					return nil, fmt.Errorf("allocate output '%s': %w", plan.spec.Name, err)
+					return nil, nil, fmt.Errorf("allocate output '%s': %w", plan.spec.Name, err)
 				}
-				out[i] = v
+				if v != nil {
+					out[i] = v
+					markPooled(i)
+				}
 			}
 			continue
 		}
 		shape, ok := plan.shapeFor(inputs)
 		if !ok {
-			return nil, fmt.Errorf("output '%s' is %s with a dynamic shape svc cannot size before the run", plan.spec.Name, plan.prealloc)
+			return nil, nil, fmt.Errorf("output '%s' is %s with a dynamic shape svc cannot size before the run", plan.spec.Name, plan.prealloc)
 		}
 		// The Go binding wants at least one byte even for an empty tensor.
 		n := max(shape.FlattenedSize(), 1)
 		v, err := ort.NewCustomDataTensor(shape, make([]byte, 2*n), ortTypeOf(plan.prealloc))
 		if err != nil {
-			return nil, fmt.Errorf("allocate output '%s': %w", plan.spec.Name, err)
+			return nil, nil, fmt.Errorf("allocate output '%s': %w", plan.spec.Name, err)
 		}
 		out[i] = v
 	}
-	return out, nil
+	return out, pooledAt, nil
 }
 
 // shapeFor is the output's shape for these inputs, its dynamic dimensions

@@ -395,16 +395,19 @@ func (p *Predictor) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Resu
 	// (retried holds the first error); if that succeeds, what sized them
 	// is not trusted again.
 	byName := !p.noPool.Load()
+	// key is built in keyBuf (the memo copies what it keeps), so a run
+	// whose input shapes fit allocates nothing for it.
+	var keyBuf [64]byte
 	var key []byte
 	var memo []ort.Shape
 	if p.memo.active.Load() {
-		key = shapesKey(nil, inputs)
+		key = shapesKey(keyBuf[:0], inputs)
 		memo = p.memo.lookup(key)
 	}
 	var retried error
 	var retriedByName, retriedMemo bool
 	for {
-		out, err := p.allocOutputs(inputs, scalarAt, byName, memo)
+		out, pooledAt, err := p.allocOutputs(inputs, scalarAt, byName, memo)
 		if err != nil {
 			return nil, &InferenceError{Err: err}
 		}
@@ -412,14 +415,14 @@ func (p *Predictor) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Resu
 		err = p.run(ctx, in, out)
 		if err == nil {
 			p.obs.Executed(p.rows(inputs), time.Since(start))
-			res := &Result{values: out, rank0: p.rank0, pooled: p.pooledAt(out, byName, memo)}
+			res := &Result{values: out, rank0: p.rank0, pooled: pooledAt}
 			if retried != nil {
 				p.distrust(retriedByName, retriedMemo, key, retried)
 			}
 			if memo == nil && !p.memo.off.Load() {
 				if shapes := largeShapes(p.outputs, out); shapes != nil {
 					if key == nil {
-						key = shapesKey(nil, inputs)
+						key = shapesKey(keyBuf[:0], inputs)
 					}
 					p.memo.remember(key, shapes)
 				}
@@ -427,11 +430,10 @@ func (p *Predictor) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Resu
 			return res, nil
 		}
 		i := p.unconverted(out)
-		sized := p.pooledAt(out, byName, memo) != nil
 		destroyValues(out)
 		var ie *InferenceError
 		switch {
-		case sized && retried == nil && errors.As(err, &ie):
+		case pooledAt != nil && retried == nil && errors.As(err, &ie):
 			// Perhaps the outputs are not the shapes they were sized to.
 			retried, retriedByName, retriedMemo = err, byName, memo != nil
 			byName, memo = false, nil
@@ -464,23 +466,6 @@ func (p *Predictor) distrust(byName, memo bool, key []byte, err error) {
 	if memo && p.memo.missed(key) {
 		p.log.Info("output shapes vary between runs with the same input shapes; ONNX Runtime allocates them from now on", zap.Error(err))
 	}
-}
-
-// pooledAt marks the outputs of out that hold storage from the tensor
-// pools (sized by name when byName, or from memo), or is nil when none
-// does.
-func (p *Predictor) pooledAt(out []ort.Value, byName bool, memo []ort.Shape) []bool {
-	var at []bool
-	for i, v := range out {
-		plan := &p.outputs[i]
-		if ((byName && plan.pooled) || (memo != nil && memo[i] != nil && plan.memoable())) && !isNil(v) {
-			if at == nil {
-				at = make([]bool, len(out))
-			}
-			at[i] = true
-		}
-	}
-	return at
 }
 
 // unconverted returns the index of the output the Go binding failed to

@@ -85,3 +85,25 @@ func TestStringTensors(t *testing.T) {
 }
 
 func head(s []string) []string { return s[:min(len(s), 3)] }
+
+// TestStringTensorsFallback runs the path used when the C API cannot be
+// reached directly (the binding's layout changed): the binding's own
+// writer and reader, which keep everything but NUL bytes.
+func TestStringTensorsFallback(t *testing.T) {
+	onnxrttest.Load(t)
+	prev := onnxrt.SetStringsBound(false)
+	defer onnxrt.SetStringsBound(prev)
+	elems := []string{"a", "", "héllo", strings.Repeat("long ", 100)}
+	st, err := onnxrt.NewStringTensor(ort.NewShape(2, 2), elems)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Destroy()
+	got, err := onnxrt.Strings(st)
+	if err != nil || !reflect.DeepEqual(got, elems) {
+		t.Fatalf("fallback round trip: %q (%v)", got, err)
+	}
+	if _, err := onnxrt.NewStringTensor(ort.NewShape(3), elems); err == nil {
+		t.Error("four strings for three elements were accepted")
+	}
+}

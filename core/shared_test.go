@@ -1,0 +1,220 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/svc-dev/svc/core/tensor"
+)
+
+// echoPooled is a Runner whose outputs copy its input into storage from the
+// tensor pools, as the Predictor's sized outputs are; each Predict waits
+// for a token on gate.
+type echoPooled struct {
+	gate chan struct{}
+	mu   sync.Mutex
+	rows []int64
+}
+
+// echoCols is the width of echoPooled's rows: 80 KB of float32, pooled.
+const echoCols = 20000
+
+func (e *echoPooled) Info() ModelInfo {
+	return ModelInfo{
+		Inputs:  []InputSpec{{Name: "x", Type: "float32", Shape: []int64{-1, echoCols}, Required: true, Kind: KindTensor}},
+		Outputs: []OutputSpec{{Name: "y", Type: "float32", Shape: []int64{-1, echoCols}, Kind: KindTensor}},
+	}
+}
+
+func (e *echoPooled) Specs() []tensor.Spec {
+	return []tensor.Spec{{Name: "x", DType: tensor.Float32, Shape: []int64{-1, echoCols}, Required: true}}
+}
+
+func (e *echoPooled) Predict(ctx context.Context, in []*tensor.Tensor) (*Result, error) {
+	e.mu.Lock()
+	e.rows = append(e.rows, in[0].Shape[0])
+	e.mu.Unlock()
+	select {
+	case <-e.gate:
+	case <-ctx.Done():
+		return nil, ErrCanceled
+	}
+	x := in[0].Data.([]float32)
+	y := tensor.MakeSlice[float32](len(x))
+	copy(y, x)
+	v, err := ort.NewTensor(ort.Shape(in[0].Shape), y)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{values: []ort.Value{v}, pooled: []bool{true}}, nil
+}
+
+func (e *echoPooled) runs() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.rows)
+}
+
+func rowOf(v float32) *tensor.Tensor {
+	d := make([]float32, echoCols)
+	for i := range d {
+		d[i] = v
+	}
+	return &tensor.Tensor{DType: tensor.Float32, Shape: []int64{1, echoCols}, Data: d}
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not reached", what)
+		}
+	}
+}
+
+// TestMergedPartsShareStorage merges two requests into one run whose output
+// storage is pooled: each member's part views it, and it goes back to the
+// pools only when the last part is released. A third member gives up while
+// the merged run is under way: it still waits for the run and releases the
+// part it was handed, or the storage would never go back.
+func TestMergedPartsShareStorage(t *testing.T) {
+	for _, giveUp := range []bool{false, true} {
+		t.Run(fmt.Sprintf("a member gives up: %v", giveUp), func(t *testing.T) {
+			e := &echoPooled{gate: make(chan struct{}, 10)}
+			b, err := NewBatcher(e, BatchOptions{MaxBatchSize: 8, Slots: 1, Fixed: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The first request holds the only slot while the others queue.
+			first := make(chan error, 1)
+			go func() {
+				res, err := b.Predict(context.Background(), []*tensor.Tensor{rowOf(0)})
+				if err == nil {
+					res.Release()
+				}
+				first <- err
+			}()
+			waitUntil(t, "the first run", func() bool { return e.runs() == 1 })
+
+			type answer struct {
+				res *Result
+				err error
+			}
+			members := 2
+			if giveUp {
+				members = 3
+			}
+			answers := make([]chan answer, members)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			for i := range answers {
+				answers[i] = make(chan answer, 1)
+				c := context.Background()
+				if i == 2 {
+					c = ctx
+				}
+				go func() {
+					res, err := b.Predict(c, []*tensor.Tensor{rowOf(float32(i + 1))})
+					answers[i] <- answer{res, err}
+				}()
+				waitUntil(t, "queued", func() bool { return b.Queued() == i+1 })
+			}
+			e.gate <- struct{}{}
+			if err := <-first; err != nil {
+				t.Fatal(err)
+			}
+			waitUntil(t, "the merged run", func() bool { return e.runs() == 2 })
+			e.mu.Lock()
+			merged := e.rows[1]
+			e.mu.Unlock()
+			if merged != int64(members) {
+				t.Fatalf("the merged run has %d rows, want %d", merged, members)
+			}
+			if giveUp {
+				cancel() // taken into the group already: its run goes on
+			}
+			e.gate <- struct{}{}
+
+			var parts []*Result
+			for i := 0; i < 2; i++ {
+				a := <-answers[i]
+				if a.err != nil {
+					t.Fatalf("member %d: %v", i, a.err)
+				}
+				y, err := a.res.Tensor(0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := y.Data.([]float32); len(got) != echoCols || got[0] != float32(i+1) || got[echoCols-1] != float32(i+1) {
+					t.Fatalf("member %d got rows of %v", i, got[0])
+				}
+				parts = append(parts, a.res)
+			}
+			if giveUp {
+				if a := <-answers[2]; !errors.Is(a.err, ErrCanceled) || a.res != nil {
+					t.Fatalf("the member that gave up: %v, %v", a.res, a.err)
+				}
+			}
+			shared := parts[0].shared
+			if shared == nil || parts[1].shared != shared {
+				t.Fatal("the parts do not share the run's storage")
+			}
+			storage := shared.tensors[0]
+			parts[0].Release()
+			if storage.Data == nil {
+				t.Fatal("the storage went back while a part still viewed it")
+			}
+			parts[1].Release()
+			if storage.Data != nil {
+				t.Fatal("the storage did not go back once every part was released")
+			}
+		})
+	}
+}
+
+// TestShapeMemo checks the memo's bookkeeping: it stays off until a shape
+// is remembered, remembers at most maxShapeKeys combinations, forgets a
+// combination that missed (and does not learn it again), and turns off at
+// the maxShapeMisses-th miss, once.
+func TestShapeMemo(t *testing.T) {
+	var m shapeMemo
+	key := func(i int) []byte { return []byte(fmt.Sprint(i, ";")) }
+	shapes := []ort.Shape{ort.NewShape(1, 2)}
+	if m.lookup(key(0)) != nil {
+		t.Fatal("an empty memo gave shapes")
+	}
+	for i := 0; i < maxShapeKeys+10; i++ {
+		m.remember(key(i), shapes)
+	}
+	if !m.active.Load() || m.lookup(key(0)) == nil || m.lookup(key(maxShapeKeys-1)) == nil {
+		t.Fatal("remembered shapes are not found")
+	}
+	if m.lookup(key(maxShapeKeys)) != nil {
+		t.Fatalf("more than %d combinations remembered", maxShapeKeys)
+	}
+	for i := 0; i < maxShapeMisses; i++ {
+		off := m.missed(key(i))
+		if off != (i == maxShapeMisses-1) {
+			t.Fatalf("miss %d turned the memo off: %v", i+1, off)
+		}
+		m.remember(key(i), shapes)
+	}
+	if m.missed(key(100)) {
+		t.Fatal("a miss after the memo went off reported turning it off again")
+	}
+	if m.lookup(key(200)) != nil {
+		t.Fatal("the memo gave shapes after it went off")
+	}
+	m.off.Store(false) // look inside: missed keys stay forgotten
+	for i := 0; i < maxShapeMisses; i++ {
+		if m.lookup(key(i)) != nil {
+			t.Fatalf("combination %d was learnt again after its miss", i)
+		}
+	}
+}
