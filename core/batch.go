@@ -72,6 +72,9 @@ type pending struct {
 	// taken is when a group took the request off the queue (set under the
 	// batcher's lock before the group is handed over).
 	taken time.Time
+	// tag is what the size tuner counts the run of the group this request
+	// leads as (see sizeTuner.Next).
+	tag int
 	// lead receives the group this request must run when it is the
 	// group's leader; otherwise another leader delivers on done.
 	lead chan []*pending
@@ -157,24 +160,23 @@ func (b *Batcher) limit() int {
 	return b.tuner.Limit()
 }
 
-// predict runs inputs of rows on the next runner and tells the tuner what
-// the run cost.
-func (b *Batcher) predict(ctx context.Context, inputs []*tensor.Tensor, rows int64) (*Result, error) {
-	start := time.Now()
+// predict runs inputs on the next runner and tells the tuner of a
+// successful run tagged tag (see sizeTuner.Next).
+func (b *Batcher) predict(ctx context.Context, inputs []*tensor.Tensor, tag int) (*Result, error) {
 	res, err := b.next.Predict(ctx, inputs)
 	if err == nil {
-		b.observe(rows, inputs, time.Since(start))
+		b.observe(tag, inputs)
 	}
 	return res, err
 }
 
-// observe hands a successful run to the tuner.
-func (b *Batcher) observe(rows int64, inputs []*tensor.Tensor, d time.Duration) {
-	if b.tuner == nil || rows < 1 {
+// observe hands a successful run tagged tag to the tuner.
+func (b *Batcher) observe(tag int, inputs []*tensor.Tensor) {
+	if b.tuner == nil || tag == tagAlone {
 		return
 	}
-	if limit, moved := b.tuner.Observe(rows, elementsOf(inputs), d); moved {
-		b.opts.Log.Debug("batch size limit moved", zap.Int("limit", limit), zap.Int64("rows_of_last_run", rows))
+	if limit, moved := b.tuner.Observe(tag, elementsOf(inputs)); moved {
+		b.opts.Log.Debug("batch size limit moved", zap.Int("limit", limit))
 	}
 }
 
@@ -193,14 +195,14 @@ func (b *Batcher) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Result
 		// Nothing to merge with: run as is, outside the slots.
 		b.runs.Add(1)
 		b.opts.Observer.Queued(0)
-		return b.predict(ctx, inputs, p.rows)
+		return b.predict(ctx, inputs, tagAlone)
 	}
 	b.mu.Lock()
 	if b.running < b.opts.Slots && len(b.queue) == 0 && b.opts.MaxQueueDelay == 0 {
 		b.running++
 		b.mu.Unlock()
 		b.opts.Observer.Queued(0)
-		return b.runAlone(ctx, inputs, p.rows)
+		return b.runAlone(ctx, inputs)
 	}
 	p.lead = make(chan []*pending, 1)
 	p.done = make(chan batchResult, 1)
@@ -245,9 +247,9 @@ func (b *Batcher) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Result
 
 // runAlone runs one request that holds a slot (or needs none), then hands
 // the slot to waiting requests.
-func (b *Batcher) runAlone(ctx context.Context, inputs []*tensor.Tensor, rows int64) (*Result, error) {
+func (b *Batcher) runAlone(ctx context.Context, inputs []*tensor.Tensor) (*Result, error) {
 	b.runs.Add(1)
-	res, err := b.predict(ctx, inputs, rows)
+	res, err := b.predict(ctx, inputs, tagAlone)
 	b.release()
 	return res, err
 }
@@ -315,7 +317,12 @@ func (b *Batcher) takeGroupLocked() []*pending {
 	rows := head.rows
 	slots := int64(max(b.opts.Slots, 1))
 	share := (b.headRowsLocked() + slots - 1) / slots
-	limit := min(int64(b.limit()), max(share, head.rows))
+	most, tag := b.opts.MaxBatchSize, tagSettled
+	if b.tuner != nil {
+		most, tag = b.tuner.Next()
+	}
+	head.tag = tag
+	limit := min(int64(most), max(share, head.rows))
 	rest := b.queue[:0]
 	for _, q := range b.queue[1:] {
 		if q.key == head.key && rows+q.rows <= limit {
@@ -338,7 +345,7 @@ func (b *Batcher) runGroup(group []*pending) {
 	defer b.release()
 	b.runs.Add(1)
 	if len(group) == 1 {
-		res, err := b.predict(group[0].ctx, group[0].inputs, group[0].rows)
+		res, err := b.predict(group[0].ctx, group[0].inputs, group[0].tag)
 		group[0].done <- batchResult{res, err}
 		return
 	}
@@ -358,7 +365,6 @@ func (b *Batcher) runGroup(group []*pending) {
 
 	b.merged.Add(1)
 	b.mergedRows.Add(int64(len(group)))
-	start := time.Now()
 	merged, err := concat(group, len(b.specs))
 	if err != nil {
 		deliverErr(group, &InferenceError{Err: err})
@@ -386,11 +392,7 @@ func (b *Batcher) runGroup(group []*pending) {
 		deliverErr(group, &InferenceError{Err: err})
 		return
 	}
-	var rows int64
-	for _, p := range group {
-		rows += p.rows
-	}
-	b.observe(rows, merged, time.Since(start))
+	b.observe(group[0].tag, merged)
 	for i, p := range group {
 		p.done <- batchResult{res: parts[i]}
 	}

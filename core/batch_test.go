@@ -347,13 +347,16 @@ func TestBatcherSharesTheQueueBetweenSlots(t *testing.T) {
 	}
 }
 
+// TestBatcherLimitStartsSmallWhenAdaptive: an adaptive batcher starts
+// settled on one row (probing two at once); a fixed one merges up to
+// MaxBatchSize.
 func TestBatcherLimitStartsSmallWhenAdaptive(t *testing.T) {
 	f := newFake()
 	for _, tt := range []struct {
 		opts core.BatchOptions
 		want int
 	}{
-		{core.BatchOptions{MaxBatchSize: 8, Slots: 1}, 2},
+		{core.BatchOptions{MaxBatchSize: 8, Slots: 1}, 1},
 		{core.BatchOptions{MaxBatchSize: 8, Slots: 1, Fixed: true}, 8},
 		{core.BatchOptions{MaxBatchSize: 1, Slots: 1}, 1},
 	} {

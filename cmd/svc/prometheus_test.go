@@ -195,7 +195,7 @@ func TestPrometheusScrape(t *testing.T) {
 				t.Errorf("in flight = %v between requests", got)
 			}
 			// The batch size limit is there exactly when the model is
-			// batched: the adaptive limit starts at 2 and stays within
+			// batched: the adaptive limit starts at 1 and stays within
 			// max_batch_size.
 			if _, has := after["svc_batch_size_limit"]; has != tt.batched {
 				t.Errorf("svc_batch_size_limit present = %v for a model batched = %v", has, tt.batched)
