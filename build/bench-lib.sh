@@ -115,3 +115,12 @@ with_cpu() {
 	rm -f "$file.times0" "$file.times1"
 	return "$status"
 }
+
+# metrics URL: GET URL/metrics as the Prometheus text exposition.
+metrics() {
+	local hostport=${1#http://} fd
+	exec {fd}<>"/dev/tcp/${hostport%:*}/${hostport##*:}" || return 1
+	printf 'GET /metrics HTTP/1.0\r\nHost: %s\r\nAccept: text/plain\r\n\r\n' "$hostport" >&"$fd"
+	cat <&"$fd"
+	exec {fd}<&-
+}

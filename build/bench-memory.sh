@@ -95,15 +95,6 @@ for t in $MEM_TYPES; do
 	rm -f "$pre.serve.out.err"
 done
 
-# metrics URL: GET URL/metrics as the Prometheus text exposition.
-metrics() {
-	local hostport=${1#http://} fd
-	exec {fd}<>"/dev/tcp/${hostport%:*}/${hostport##*:}" || return 1
-	printf 'GET /metrics HTTP/1.0\r\nHost: %s\r\nAccept: text/plain\r\n\r\n' "$hostport" >&"$fd"
-	cat <&"$fd"
-	exec {fd}<&-
-}
-
 # 2. In flight and after the burst.
 inflight() {
 	local pre=$OUT/mem-inflight shape="x=$MEM_SLOW_BATCH,256" idle peak end after=() i

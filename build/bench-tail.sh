@@ -20,7 +20,8 @@
 #
 #   build/bench-tail.sh && go run ./cmd/benchreport -out /tmp/BENCHMARKS.md
 #
-# Writes $OUT/tail-VARIANT.json (wrk's summary) with a .cpu.json, and
+# Writes $OUT/tail-VARIANT.json (wrk's summary) with a .cpu.json and a
+# .metrics.txt (the server's request-duration histogram after the run), and
 # appends to commands.txt. Knobs: GO, SVC (build/bin/svc), OUT
 # (build/artifacts/bench), TAIL_DURATION (4s), TAIL_CONCURRENCY (4),
 # TAIL_VARIANTS (all of the above, in that order).
@@ -101,6 +102,10 @@ for v in $TAIL_VARIANTS; do
 		echo "bench-tail: $v: wrk had failed requests: $(cat "$file")" >&2
 		status=1
 	fi
+	# The server's own view: how long each request took from reading it
+	# to answering it.
+	show "GET $SERVER_URL/metrics (Accept: text/plain) | grep svc_inference_request_duration_seconds_bucket > $OUT/tail-$v.metrics.txt"
+	metrics "$SERVER_URL" | grep '^svc_inference_request_duration_seconds_bucket' >"$OUT/tail-$v.metrics.txt"
 	show "kill -TERM $SERVER_PID"
 	stop_server
 	rm -f "$OUT/tail-$v.serve.out.err"

@@ -3,14 +3,17 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/svc-dev/svc/cmd/internal/bench"
 )
 
 // The variants of build/bench-tail.sh, in its order: tail-KEY.json (wrk's
-// summary) and tail-KEY.cpu.json.
+// summary), tail-KEY.cpu.json and tail-KEY.metrics.txt (the server's
+// request-duration histogram).
 var tailVariants = []struct{ key, title, change string }{
 	{"default", "defaults", "nothing"},
 	{"log-off", "access log off", "`--access-log off`"},
@@ -25,6 +28,92 @@ type TailRun struct {
 	Key, Title, Change string
 	Wrk                Wrk
 	CPU                *LoadCPU
+	// Server is the server's histogram of its requests' durations after
+	// the run (nil when not scraped).
+	Server *ServerHist
+}
+
+// ServerHist is the server's svc_inference_request_duration_seconds
+// histogram of successful requests: how long each took from reading the
+// request to writing its answer. LE are the buckets' upper bounds in
+// seconds (ascending, +Inf last), Cum the requests at or under each.
+type ServerHist struct {
+	LE, Cum []float64
+}
+
+// parseServerHist reads the histogram's bucket lines of successful
+// requests from a Prometheus text exposition; nil without any.
+func parseServerHist(text string) *ServerHist {
+	type bucket struct{ le, cum float64 }
+	var bs []bucket
+	for _, line := range strings.Split(text, "\n") {
+		name, rest, ok := strings.Cut(line, "{")
+		if !ok || name != "svc_inference_request_duration_seconds_bucket" || !strings.Contains(rest, `status="success"`) {
+			continue
+		}
+		labels, value, ok := strings.Cut(rest, "} ")
+		if !ok {
+			continue
+		}
+		_, le, ok := strings.Cut(labels, `le="`)
+		if !ok {
+			continue
+		}
+		le, _, _ = strings.Cut(le, `"`)
+		bound, err1 := strconv.ParseFloat(le, 64)
+		cum, err2 := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		bs = append(bs, bucket{bound, cum})
+	}
+	if len(bs) == 0 {
+		return nil
+	}
+	sort.Slice(bs, func(i, j int) bool { return bs[i].le < bs[j].le })
+	h := &ServerHist{}
+	for _, b := range bs {
+		h.LE = append(h.LE, b.le)
+		h.Cum = append(h.Cum, b.cum)
+	}
+	return h
+}
+
+// Total is the number of requests counted.
+func (h *ServerHist) Total() float64 { return h.Cum[len(h.Cum)-1] }
+
+// Bound is the smallest bucket bound at or under which at least the
+// share q of the requests fall (+Inf when only the last bucket holds
+// them).
+func (h *ServerHist) Bound(q float64) float64 {
+	for i, c := range h.Cum {
+		if c >= q*h.Total() {
+			return h.LE[i]
+		}
+	}
+	return math.Inf(1)
+}
+
+// Over is the share of the requests that took longer than the bucket
+// bound le (which must be one of LE).
+func (h *ServerHist) Over(le float64) float64 {
+	if h.Total() <= 0 {
+		return 0
+	}
+	for i, b := range h.LE {
+		if b == le {
+			return 1 - h.Cum[i]/h.Total()
+		}
+	}
+	return math.NaN()
+}
+
+// fmtBound writes a bucket bound in seconds as a duration.
+func fmtBound(le float64) string {
+	if math.IsInf(le, 1) {
+		return "∞"
+	}
+	return bench.FormatMicros(le * 1e6)
 }
 
 // Tail holds the variants that ran, in tailVariants order.
@@ -49,6 +138,9 @@ func readTail(dir string) (Tail, error) {
 		}
 		if ok {
 			r.CPU = cpu
+		}
+		if text := readText(dir, "tail-"+v.key+".metrics.txt"); text != "" {
+			r.Server = parseServerHist(text)
 		}
 		out = append(out, r)
 	}
@@ -126,8 +218,10 @@ func writeTail(w io.Writer, t Tail) {
 	fmt.Fprintf(w, "`build/bench-tail.sh`: `svc serve testdata/models/classifier.onnx`, a fresh server per variant, loaded by wrk at concurrency %d (`build/bench-wrk.lua`, the same bodies as above) for one short run each; every variant changes one thing from the defaults. CPU is CPU time over wall time, 100 %% = one core.\n\n", tailLevel)
 	fmt.Fprintln(w, "Two sets of latencies: wrk's own, which include its correction for coordinated omission (when the run ends, each request slower than the mean interval between requests on a connection adds made-up samples, one per interval it overran: the latencies a client sending at a fixed rate would have seen), and the script's timing of each request as it happened (`WRK_LATENCY=1`: from wrk asking for the request to its answer, matched by X-Request-ID, uncorrected). By Little's law the second set's mean × throughput is about the 4 requests in flight; the first set's is not.")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| variant | what changed | throughput | p50 | p90 | p99 | p99 ÷ p50 | max | per request: p50 | p90 | p99 | p99 ÷ p50 | mean × throughput | server CPU | wrk CPU | failed |")
-	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	fmt.Fprintln(w, "The last columns are the server's own view, from its histogram of request durations (`svc_inference_request_duration_seconds`, scraped after the run): how long 99 % of the requests took at most from the server reading the request to writing its answer, to the histogram's bucket bound, and the share that took over 1 ms.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| variant | what changed | throughput | p50 | p90 | p99 | p99 ÷ p50 | max | per request: p50 | p90 | p99 | p99 ÷ p50 | mean × throughput | server CPU | wrk CPU | failed | in the server: p99 ≤ | over 1 ms |")
+	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, r := range t {
 		sc, cc := "", ""
 		if r.CPU != nil {
@@ -139,8 +233,12 @@ func writeTail(w io.Writer, t Tail) {
 			m = fmt.Sprintf("%s | %s | %s | %.1f | %.1f", bench.FormatMicros(x.P50), bench.FormatMicros(x.P90), bench.FormatMicros(x.P99),
 				tailOf(x.P50, x.P99), x.Mean*r.Wrk.RPS()/1e6)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s/s | %s | %s | %s | %.1f | %s | %s | %s | %s | %d |\n", r.Title, r.Change, fmtRPS(r.Wrk.RPS()),
-			bench.FormatMicros(l.P50), bench.FormatMicros(l.P90), bench.FormatMicros(l.P99), tailOf(l.P50, l.P99), bench.FormatMicros(l.Max), m, sc, cc, r.Wrk.Failed())
+		sp99, sover := "", ""
+		if h := r.Server; h != nil {
+			sp99, sover = fmtBound(h.Bound(0.99)), fmt.Sprintf("%.2f %%", 100*h.Over(0.001))
+		}
+		fmt.Fprintf(w, "| %s | %s | %s/s | %s | %s | %s | %.1f | %s | %s | %s | %s | %d | %s | %s |\n", r.Title, r.Change, fmtRPS(r.Wrk.RPS()),
+			bench.FormatMicros(l.P50), bench.FormatMicros(l.P90), bench.FormatMicros(l.P99), tailOf(l.P50, l.P99), bench.FormatMicros(l.Max), m, sc, cc, r.Wrk.Failed(), sp99, sover)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, TailSummary(t))
@@ -160,6 +258,11 @@ func whyTail(w io.Writer, d Data) {
 		x := def.Wrk.MeasuredUS
 		fmt.Fprintf(w, " wrk's percentiles include its correction for coordinated omission, which adds made-up samples behind every slow request; timed one by one without it, the defaults' requests had p50 %s and p99 %s (p99 ÷ p50 %.1f): a smaller tail, but a real one.",
 			bench.FormatMicros(x.P50), bench.FormatMicros(x.P99), tailOf(x.P50, x.P99))
+	}
+	if def := d.Tail.run("default"); def != nil && def.Server != nil && def.Server.Total() > 0 {
+		h := def.Server
+		fmt.Fprintf(w, " The tail is not in the server's handling of the requests: its own histogram of request durations (from reading a request to writing its answer) puts 99 %% of the defaults' %.0f requests at or under %s and %.2f %% over 1 ms, against wrk's p99 of %s. The rest of a slow request's time passes between the two processes: in the kernel's loopback and in threads, the server's and wrk's, waiting for a core to run on.",
+			h.Total(), fmtBound(h.Bound(0.99)), 100*h.Over(0.001), bench.FormatMicros(def.Wrk.LatencyUS.P99))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w)
