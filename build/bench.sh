@@ -4,7 +4,9 @@
 # protocols (build/bench-protocols.sh); the raw baseline (best of batch 1,
 # batch 8 and one single-threaded session per core, in process) of the tiny
 # model, cls and det, with svc bench and wrk against it and the CPU both
-# sides used (build/bench-served.sh); memory checks of the server (RSS
+# sides used (build/bench-served.sh); the same with the server and the
+# load generator on separate cores (build/bench-pinned.sh); memory checks
+# of the server (RSS
 # over many requests; per input type, in flight and after a burst:
 # build/bench-memory.sh); dynamic batching and
 # session settings (threads, spinning, workers) on PaddleOCR cls, measured
@@ -23,7 +25,8 @@
 # command and the svc binary; REPS the rounds of the batching and tuning
 # runs and of rawbatch (5). build/bench-served.sh and build/bench-memory.sh
 # have knobs of their own (SERVED_*, RAW_*, MEM_*), passed on from the
-# environment, as has build/bench-tail.sh (TAIL_*).
+# environment, as have build/bench-pinned.sh (PIN_*) and
+# build/bench-tail.sh (TAIL_*).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -119,6 +122,11 @@ step protocols $?
 #     wrk against it.
 run env GO="$GO" SVC="$SVC" OUT="$OUT" build/bench-served.sh
 step served $?
+
+# 2d. cls and det with the server on one core and the load generator on
+#     the other, against ONNX Runtime on that core alone.
+run env GO="$GO" SVC="$SVC" OUT="$OUT" build/bench-pinned.sh
+step pinned $?
 
 # 3. Memory: the server's VmRSS after ~2,000 and ~20,000 requests.
 memory() {

@@ -282,6 +282,9 @@ func readData(dir string) (Data, error) {
 	if d.Tail, err = readTail(dir); err != nil {
 		return d, err
 	}
+	if d.Pinned, err = readPinned(dir); err != nil {
+		return d, err
+	}
 	for _, name := range []string{profTiny, profCls, profBatchOn, profBatchOff, profCls16, profDet16, profClsBin16, profDetBin16, profLogOn, profLogOff} {
 		p, err := readProfile(dir, name)
 		if err != nil {
@@ -416,6 +419,7 @@ func write(w *bytes.Buffer, dir string) error {
 	section("svc bench: PaddleOCR cls ("+clsModelPath+", input "+clsModelShapeArg+")", d.Cls, env["cls_status"])
 	writeProtocols(w, d.Protocols)
 	writeServed(w, d.Served, machine.CPUs)
+	writePinned(w, d.Pinned)
 	writeBaselineRatios(w, d)
 	writeTail(w, d.Tail)
 

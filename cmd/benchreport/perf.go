@@ -371,7 +371,7 @@ func whyBaseline(w io.Writer, d Data, key string) {
 		est := busy * (1 - p.CPU.LoadShare()) * inf
 		fmt.Fprintf(w, " Multiplied, %s × %s × %s ≈ %s of the cores ran the model: with the baseline keeping both cores on inference, about %s is what served ÷ baseline could reach in that run.",
 			pct(busy), pct(1-p.CPU.LoadShare()), pct(inf), pct(est), fmtRatio(est))
-		fmt.Fprintln(w)
+		fmt.Fprintln(w, pinnedSentence(d, rt.model, rt.proto))
 		fmt.Fprintln(w)
 		writeProfile(w, p, fmt.Sprintf("%s, %s, concurrency %d", modelTitle(rt.model), protoTitle(rt.proto), ratioLevel))
 		return

@@ -257,6 +257,7 @@ func TestWritePerfGolden(t *testing.T) {
 	b.WriteString("\n")
 	writeWhy(&b, targets, d)
 	writeBaselineRatios(&b, d)
+	writePinned(&b, d.Pinned)
 	writeTail(&b, d.Tail)
 	checkGolden(t, "perf.golden.md", b.Bytes())
 }

@@ -173,7 +173,8 @@ func whyBinary(w io.Writer, d Data, model string) {
 		}
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Binary tensors (v2 binary over HTTP, raw contents over gRPC) take the JSON encoding of the tensors out of the request and the answer; what remains between served and raw is the transport (HTTP/1.1 or HTTP/2 with protobuf framing: the body read and written once each), svc's scheduling of requests onto sessions, and the load generator, which runs on the same cores as the server while raw has them alone.")
+	fmt.Fprint(w, "Binary tensors (v2 binary over HTTP, raw contents over gRPC) take the JSON encoding of the tensors out of the request and the answer; what remains between served and raw is the transport (HTTP/1.1 or HTTP/2 with protobuf framing: the body read and written once each), svc's scheduling of requests onto sessions, and the load generator, which runs on the same cores as the server while raw has them alone.")
+	fmt.Fprintln(w, pinnedSentence(d, model, bench.ProtocolV2Binary))
 	fmt.Fprintln(w)
 	writeBinaryProfile(w, d, model)
 }

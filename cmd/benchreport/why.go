@@ -23,6 +23,9 @@ type Data struct {
 	MemLoad MemLoad
 	// Tail is the tail-latency experiment (build/bench-tail.sh).
 	Tail Tail
+	// Pinned are the runs with the server and the load generator on
+	// separate cores (build/bench-pinned.sh).
+	Pinned Pinned
 	// Profiles by name (profTiny, profCls, …); missing ones are absent.
 	Profiles map[string]*Profile
 }

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The server's own cost, without the load generator on its cores: for
+# PaddleOCR cls and det, ONNX Runtime in process (cmd/rawbatch: batch 1 at
+# the default threads and one session of one thread) on CPU 0 alone, then
+# svc serve pinned to CPU 0 and svc bench on CPU 1 through v1 JSON and v2
+# binary tensors. Served ÷ raw is then what the server keeps of ONNX
+# Runtime on the one core it has; make bench's other rows share both cores
+# between the server and the load generator. build/bench.sh runs it after
+# build/bench-served.sh (whose rawbatch it reuses); it also runs alone:
+#
+#   build/bench-pinned.sh && go run ./cmd/benchreport -out /tmp/BENCHMARKS.md
+#
+# Skipped (exit 0, nothing written) without taskset or with fewer than 2
+# CPUs. Writes $OUT/pinned-MODEL-raw.json (rawbatch) and
+# $OUT/pinned-MODEL-PROTOCOL.json (svc bench), and appends to commands.txt.
+# Knobs: GO, SVC (build/bin/svc), OUT (build/artifacts/bench), PIN_MODELS
+# (cls det), PIN_PROTOCOLS (v1 v2-binary), PIN_LEVELS (1,16), PIN_DURATION
+# (4s), PIN_WARMUP (1s), PIN_REPS (2), CLS_SHAPE, DET_SHAPE.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=build/bench-lib.sh
+. build/bench-lib.sh
+
+GO=${GO:-go}
+SVC=${SVC:-build/bin/svc}
+OUT=${OUT:-build/artifacts/bench}
+PIN_MODELS=${PIN_MODELS:-cls det}
+PIN_PROTOCOLS=${PIN_PROTOCOLS:-v1 v2-binary}
+PIN_LEVELS=${PIN_LEVELS:-1,16}
+PIN_DURATION=${PIN_DURATION:-4s}
+PIN_WARMUP=${PIN_WARMUP:-1s}
+PIN_REPS=${PIN_REPS:-2}
+CLS_SHAPE=${CLS_SHAPE:-x=1,3,48,192}
+DET_SHAPE=${DET_SHAPE:-x=1,3,224,256}
+CPUS=$(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc)
+
+die() { echo "bench-pinned: $*" >&2; exit 1; }
+[ -x "$SVC" ] || die "$SVC missing: run 'make build'"
+if ! command -v taskset >/dev/null 2>&1 || [ "$CPUS" -lt 2 ]; then
+	echo "bench-pinned: skipped (needs taskset and 2 CPUs)" >&2
+	exit 0
+fi
+mkdir -p "$OUT"
+trap bench_cleanup EXIT
+trap 'echo "bench-pinned: interrupted" >&2; exit 130' INT TERM
+
+show() { printf '%s\n' "$*" >>"$OUT/commands.txt"; echo "+ $*" >&2; }
+
+LIB=
+for f in "$(dirname "$SVC")"/lib/libonnxruntime.so "$(dirname "$SVC")"/lib/libonnxruntime.dylib; do
+	[ -e "$f" ] && LIB=$f && break
+done
+[ -n "$LIB" ] || die "no ONNX Runtime library in $(dirname "$SVC")/lib: run 'make build'"
+RAWBATCH=$OUT/rawbatch
+if [ ! -x "$RAWBATCH" ]; then
+	show "$GO build -o $RAWBATCH ./cmd/rawbatch"
+	"$GO" build -o "$RAWBATCH" ./cmd/rawbatch || die "cannot build cmd/rawbatch"
+fi
+
+status=0
+for name in $PIN_MODELS; do
+	case $name in
+	cls) shape=$CLS_SHAPE ;;
+	det) shape=$DET_SHAPE ;;
+	*) die "unknown model $name (cls or det)" ;;
+	esac
+	model=build/models/paddleocr-$name
+	[ -f "$model/model.onnx" ] || die "$model/model.onnx missing: run 'make models'"
+	pre=$OUT/pinned-$name
+	rm -f "$pre"-*.json
+
+	show "taskset -c 0 $RAWBATCH -model $model/model.onnx -lib $LIB -shape $shape -batch 1 -sessions 1 -threads 1 -reps $PIN_REPS -duration $PIN_DURATION -warmup $PIN_WARMUP -out $pre-raw.json"
+	if ! run taskset -c 0 "$RAWBATCH" -model "$model/model.onnx" -lib "$LIB" -shape "$shape" -batch 1 -sessions 1 -threads 1 \
+		-reps "$PIN_REPS" -duration "$PIN_DURATION" -warmup "$PIN_WARMUP" -out "$pre-raw.json" 2>>"$OUT/pinned.log"; then
+		echo "bench-pinned: $name: rawbatch failed: $(tail -n 2 "$OUT/pinned.log")" >&2
+		status=1
+		continue
+	fi
+
+	show "taskset -c 0 $SVC serve $model --host 127.0.0.1 --port 0 &"
+	SERVER_WRAP="taskset -c 0" start_server "$pre.serve.out" "$model" || { status=1; continue; }
+	for proto in $PIN_PROTOCOLS; do
+		file=$pre-$proto.json
+		show "taskset -c 1 $SVC bench --url $SERVER_URL --shape $shape --protocol $proto --concurrency $PIN_LEVELS --duration $PIN_DURATION --warmup $PIN_WARMUP --no-raw --json > $file"
+		if ! run taskset -c 1 "$SVC" bench --url "$SERVER_URL" --shape "$shape" --protocol "$proto" --concurrency "$PIN_LEVELS" \
+			--duration "$PIN_DURATION" --warmup "$PIN_WARMUP" --no-raw --json >"$file" 2>>"$OUT/pinned.log"; then
+			echo "bench-pinned: $name $proto failed: $(tail -n 3 "$OUT/pinned.log")" >&2
+			rm -f "$file"
+			status=1
+		fi
+	done
+	show "kill -TERM $SERVER_PID"
+	stop_server
+	rm -f "$pre.serve.out.err"
+done
+exit $status
