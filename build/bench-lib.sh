@@ -1,6 +1,7 @@
-# Shell helpers of build/bench-served.sh and build/bench-memory.sh (sourced;
-# bash). The caller sets SVC and keeps its started processes in CHILDREN
-# (stopped by bench_cleanup, installed as the EXIT trap).
+# Shell helpers of make bench's scripts (sourced; bash). The caller sets
+# SVC (and GO and OUT where used), defines die, and keeps its
+# started processes in CHILDREN (stopped by bench_cleanup, installed as the
+# EXIT trap).
 
 CHILDREN=()
 bench_cleanup() {
@@ -123,4 +124,48 @@ metrics() {
 	printf 'GET /metrics HTTP/1.0\r\nHost: %s\r\nAccept: text/plain\r\n\r\n' "$hostport" >&"$fd"
 	cat <&"$fd"
 	exec {fd}<&-
+}
+
+# find_lib: sets LIB to the ONNX Runtime library beside $SVC (make build
+# puts it in lib/), or dies.
+find_lib() {
+	local f
+	LIB=
+	for f in "$(dirname "$SVC")"/lib/libonnxruntime.so "$(dirname "$SVC")"/lib/libonnxruntime.dylib; do
+		[ -e "$f" ] && LIB=$f && return 0
+	done
+	die "no ONNX Runtime library in $(dirname "$SVC")/lib: run 'make build'"
+}
+
+# ensure_rawbatch: sets RAWBATCH to $OUT/rawbatch, building cmd/rawbatch
+# with $GO when it is not there yet.
+ensure_rawbatch() {
+	RAWBATCH=$OUT/rawbatch
+	[ -x "$RAWBATCH" ] && return 0
+	show "$GO build -o $RAWBATCH ./cmd/rawbatch"
+	"$GO" build -o "$RAWBATCH" ./cmd/rawbatch || die "cannot build cmd/rawbatch"
+}
+
+# paddle_model NAME: sets model (build/models/paddleocr-NAME) and shape
+# (CLS_SHAPE or DET_SHAPE) for cls or det, or dies.
+paddle_model() {
+	case $1 in
+	cls) shape=$CLS_SHAPE ;;
+	det) shape=$DET_SHAPE ;;
+	*) die "unknown model $1 (cls or det)" ;;
+	esac
+	model=build/models/paddleocr-$1
+	[ -f "$model/model.onnx" ] || die "$model/model.onnx missing: run 'make models'"
+}
+
+# show CMD...: records a command in $OUT/commands.txt and echoes it.
+show() { printf '%s\n' "$*" >>"$OUT/commands.txt"; echo "+ $*" >&2; }
+
+# bench_start NAME: makes $OUT, stops the started processes on exit and
+# says NAME was interrupted on Ctrl-C or SIGTERM.
+bench_start() {
+	mkdir -p "$OUT"
+	trap bench_cleanup EXIT
+	# shellcheck disable=SC2064 # NAME is fixed now
+	trap "echo '$1: interrupted' >&2; exit 130" INT TERM
 }

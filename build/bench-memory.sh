@@ -45,11 +45,7 @@ ALL_TYPES="f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool f16 bf16 str"
 die() { echo "bench-memory: $*" >&2; exit 1; }
 [ -x "$SVC" ] || die "$SVC missing: run 'make build'"
 [ -f "$VECTORS" ] && [ -f "$SLOW" ] || die "$VECTORS or $SLOW missing: run 'make genmodels'"
-mkdir -p "$OUT"
-trap bench_cleanup EXIT
-trap 'echo "bench-memory: interrupted" >&2; exit 130' INT TERM
-
-show() { printf '%s\n' "$*" >>"$OUT/commands.txt"; echo "+ $*" >&2; }
+bench_start bench-memory
 
 # elements T: how many elements of type T make a body of about 1 MiB (the
 # JSON of svc bench's random values: floats in [0,1) with their shortest

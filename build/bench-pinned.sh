@@ -40,32 +40,14 @@ if ! command -v taskset >/dev/null 2>&1 || [ "$CPUS" -lt 2 ]; then
 	echo "bench-pinned: skipped (needs taskset and 2 CPUs)" >&2
 	exit 0
 fi
-mkdir -p "$OUT"
-trap bench_cleanup EXIT
-trap 'echo "bench-pinned: interrupted" >&2; exit 130' INT TERM
+bench_start bench-pinned
 
-show() { printf '%s\n' "$*" >>"$OUT/commands.txt"; echo "+ $*" >&2; }
-
-LIB=
-for f in "$(dirname "$SVC")"/lib/libonnxruntime.so "$(dirname "$SVC")"/lib/libonnxruntime.dylib; do
-	[ -e "$f" ] && LIB=$f && break
-done
-[ -n "$LIB" ] || die "no ONNX Runtime library in $(dirname "$SVC")/lib: run 'make build'"
-RAWBATCH=$OUT/rawbatch
-if [ ! -x "$RAWBATCH" ]; then
-	show "$GO build -o $RAWBATCH ./cmd/rawbatch"
-	"$GO" build -o "$RAWBATCH" ./cmd/rawbatch || die "cannot build cmd/rawbatch"
-fi
+find_lib
+ensure_rawbatch
 
 status=0
 for name in $PIN_MODELS; do
-	case $name in
-	cls) shape=$CLS_SHAPE ;;
-	det) shape=$DET_SHAPE ;;
-	*) die "unknown model $name (cls or det)" ;;
-	esac
-	model=build/models/paddleocr-$name
-	[ -f "$model/model.onnx" ] || die "$model/model.onnx missing: run 'make models'"
+	paddle_model "$name"
 	pre=$OUT/pinned-$name
 	rm -f "$pre"-*.json
 

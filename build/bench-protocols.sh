@@ -16,6 +16,8 @@
 # look: PROTO_DURATION=1s PROTO_WARMUP=300ms PROTO_LEVELS=1,4.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=build/bench-lib.sh
+. build/bench-lib.sh
 
 SVC=${SVC:-build/bin/svc}
 OUT=${OUT:-build/artifacts/bench}
@@ -38,13 +40,7 @@ trap 'echo "bench-protocols: interrupted" >&2; exit 130' INT TERM
 
 status=0
 for name in $PROTO_MODELS; do
-	case $name in
-	cls) shape=$CLS_SHAPE ;;
-	det) shape=$DET_SHAPE ;;
-	*) die "unknown model $name (cls or det)" ;;
-	esac
-	model=build/models/paddleocr-$name
-	[ -f "$model/model.onnx" ] || die "$model/model.onnx missing: run 'make models'"
+	paddle_model "$name"
 	for proto in $PROTOCOLS; do
 		file=$OUT/proto-$name-$proto.json
 		cmd=("$SVC" bench "$model" --shape "$shape" --protocol "$proto" --concurrency "$PROTO_LEVELS"

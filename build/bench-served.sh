@@ -51,22 +51,10 @@ CPUS=$(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc)
 die() { echo "bench-served: $*" >&2; exit 1; }
 [ -x "$SVC" ] || die "$SVC missing: run 'make build'"
 command -v wrk >/dev/null 2>&1 || die "wrk missing: run 'bash build/bench-deps.sh' (make bench does)"
-LIB=
-for f in "$(dirname "$SVC")"/lib/libonnxruntime.so "$(dirname "$SVC")"/lib/libonnxruntime.dylib; do
-	[ -e "$f" ] && LIB=$f && break
-done
-[ -n "$LIB" ] || die "no ONNX Runtime library in $(dirname "$SVC")/lib: run 'make build'"
-mkdir -p "$OUT"
-trap bench_cleanup EXIT
-trap 'echo "bench-served: interrupted" >&2; exit 130' INT TERM
+bench_start bench-served
 
-show() { printf '%s\n' "$*" >>"$OUT/commands.txt"; echo "+ $*" >&2; }
-
-RAWBATCH=$OUT/rawbatch
-if [ ! -x "$RAWBATCH" ]; then
-	show "$GO build -o $RAWBATCH ./cmd/rawbatch"
-	"$GO" build -o "$RAWBATCH" ./cmd/rawbatch || die "cannot build cmd/rawbatch"
-fi
+find_lib
+ensure_rawbatch
 
 status=0
 for name in $SERVED_MODELS; do

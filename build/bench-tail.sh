@@ -45,23 +45,12 @@ die() { echo "bench-tail: $*" >&2; exit 1; }
 [ -f "$MODEL" ] || die "$MODEL missing: run 'make genmodels'"
 command -v wrk >/dev/null 2>&1 || die "wrk missing: run 'bash build/bench-deps.sh' (make bench does)"
 mkdir -p "$OUT/cfg"
-trap bench_cleanup EXIT
-trap 'echo "bench-tail: interrupted" >&2; exit 130' INT TERM
-
-show() { printf '%s\n' "$*" >>"$OUT/commands.txt"; echo "+ $*" >&2; }
+bench_start bench-tail
 
 BODIES=$OUT/bodies-tiny
 if [ ! -s "$BODIES/1.json" ]; then
-	LIB=
-	for f in "$(dirname "$SVC")"/lib/libonnxruntime.so "$(dirname "$SVC")"/lib/libonnxruntime.dylib; do
-		[ -e "$f" ] && LIB=$f && break
-	done
-	[ -n "$LIB" ] || die "no ONNX Runtime library in $(dirname "$SVC")/lib: run 'make build'"
-	RAWBATCH=$OUT/rawbatch
-	if [ ! -x "$RAWBATCH" ]; then
-		show "$GO build -o $RAWBATCH ./cmd/rawbatch"
-		"$GO" build -o "$RAWBATCH" ./cmd/rawbatch || die "cannot build cmd/rawbatch"
-	fi
+	find_lib
+	ensure_rawbatch
 	show "$RAWBATCH -model $MODEL -lib $LIB -shape input=1,4 -batch 1 -reps 1 -duration 100ms -warmup 0s -bodies $BODIES -out $OUT/tail-bodies.json"
 	run "$RAWBATCH" -model "$MODEL" -lib "$LIB" -shape input=1,4 -batch 1 -reps 1 -duration 100ms -warmup 0s \
 		-bodies "$BODIES" -out "$OUT/tail-bodies.json" 2>>"$OUT/tail.log" || die "rawbatch failed: $(tail -n 2 "$OUT/tail.log")"

@@ -64,7 +64,8 @@ failed=0
 
 # Processes this script started (servers, svc bench, rawbatch) go in
 # CHILDREN and are stopped on exit, whatever the exit; run, start_server,
-# stop_server, proc_ticks and children_cpu come from there too.
+# stop_server, proc_ticks, children_cpu and show (a command as it appears
+# in BENCHMARKS.md) come from there too.
 # shellcheck source=build/bench-lib.sh
 . build/bench-lib.sh
 trap bench_cleanup EXIT
@@ -74,8 +75,6 @@ exec 3>&2
 trap 'echo "bench: interrupted" >&3; exit 130' INT TERM
 
 env_line() { printf '%s: %s\n' "$1" "$2" >>"$OUT/env.txt"; }
-# show CMD: print a command as it appears in BENCHMARKS.md.
-show() { printf '%s\n' "$*" >>"$OUT/commands.txt"; echo "+ $*" >&2; }
 # step NAME STATUS: record a step's exit status.
 step() {
 	env_line "$1_status" "$2"
