@@ -11,11 +11,12 @@ import (
 // sizeTuner learns, from the model's own runs, how many rows a merged run
 // should hold. Larger runs are not always cheaper per row: on a GPU they
 // usually are, by a lot; on a CPU the answer depends on the model, the
-// threads and what else the cores do. PaddleOCR det on one core runs about
-// 10 % fewer rows per second at batch 4 than alone, yet on two cores
-// shared with the HTTP work it serves about 20 % more requests per second
-// with groups of 4: the saving is around the runs, not in them, so timing
-// the runs alone misleads. The tuner measures what a row costs the whole process.
+// threads and what else the cores do. PaddleOCR det on one thread runs
+// about 7 % fewer rows per second at batch 4 than alone, yet on two cores
+// shared with the HTTP work it served 154 requests per second in groups of
+// 4 against 127 alone in one pair of runs: the saving is around the runs,
+// not in them, so timing the runs alone misleads. The tuner measures what
+// a row costs the whole process.
 //
 // It compares two limits at a time, in alternating phases: while it
 // probes, the groups taken from the queue use the settled limit for
