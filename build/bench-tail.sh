@@ -93,8 +93,8 @@ for v in $TAIL_VARIANTS; do
 	fi
 	# The server's own view: how long each request took from reading it
 	# to answering it.
-	show "GET $SERVER_URL/metrics (Accept: text/plain) | grep svc_inference_request_duration_seconds_bucket > $OUT/tail-$v.metrics.txt"
-	metrics "$SERVER_URL" | grep '^svc_inference_request_duration_seconds_bucket' >"$OUT/tail-$v.metrics.txt"
+	show "GET $SERVER_URL/metrics (Accept: text/plain) | grep svc_inference_request_duration_seconds > $OUT/tail-$v.metrics.txt"
+	metrics "$SERVER_URL" | grep -E '^(# (HELP|TYPE) )?svc_inference_request_duration_seconds' >"$OUT/tail-$v.metrics.txt"
 	show "kill -TERM $SERVER_PID"
 	stop_server
 	rm -f "$OUT/tail-$v.serve.out.err"

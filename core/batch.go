@@ -380,17 +380,20 @@ func (b *Batcher) runGroup(group []*pending) {
 	}
 	parts, err := split(res, group, b.outputs)
 	// The parts view the run's outputs: pooled storage among them goes
-	// back once every member has released its part.
-	if kept := res.detachPooled(); len(kept) > 0 && err == nil {
+	// back once every member has released its part, or at once when the
+	// outputs could not be split.
+	kept := res.detachPooled()
+	if err != nil {
+		tensor.RecycleAll(kept)
+		deliverErr(group, &InferenceError{Err: err})
+		return
+	}
+	if len(kept) > 0 {
 		shared := &sharedStorage{tensors: kept}
 		shared.refs.Store(int64(len(parts)))
 		for _, part := range parts {
 			part.shared = shared
 		}
-	}
-	if err != nil {
-		deliverErr(group, &InferenceError{Err: err})
-		return
 	}
 	b.observe(group[0].tag, merged)
 	for i, p := range group {

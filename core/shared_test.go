@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	ort "github.com/yalue/onnxruntime_go"
 
@@ -18,8 +21,13 @@ import (
 // for a token on gate.
 type echoPooled struct {
 	gate chan struct{}
-	mu   sync.Mutex
-	rows []int64
+	// extraRow makes a merged run's output one row longer than its
+	// input, which cannot be split among the members.
+	extraRow bool
+	mu       sync.Mutex
+	rows     []int64
+	// made is the storage of the last output.
+	made *float32
 }
 
 // echoCols is the width of echoPooled's rows: 80 KB of float32, pooled.
@@ -46,9 +54,16 @@ func (e *echoPooled) Predict(ctx context.Context, in []*tensor.Tensor) (*Result,
 		return nil, ErrCanceled
 	}
 	x := in[0].Data.([]float32)
-	y := tensor.MakeSlice[float32](len(x))
+	shape := ort.Shape(slices.Clone(in[0].Shape))
+	if e.extraRow && shape[0] > 1 {
+		shape[0]++
+	}
+	y := tensor.MakeSlice[float32](int(shape.FlattenedSize()))
 	copy(y, x)
-	v, err := ort.NewTensor(ort.Shape(in[0].Shape), y)
+	e.mu.Lock()
+	e.made = unsafe.SliceData(y)
+	e.mu.Unlock()
+	v, err := ort.NewTensor(shape, y)
 	if err != nil {
 		return nil, err
 	}
@@ -176,6 +191,63 @@ func TestMergedPartsShareStorage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSplitFailureGivesStorageBack: a merged run whose output has more rows
+// than the members brought cannot be split; every member gets the error,
+// and the run's pooled output storage goes back to the pools (sync.Pool
+// may drop what it is given, under the race detector on purpose, so the
+// check runs a few times).
+func TestSplitFailureGivesStorageBack(t *testing.T) {
+	for range 50 {
+		e := &echoPooled{gate: make(chan struct{}, 10), extraRow: true}
+		b, err := NewBatcher(e, BatchOptions{MaxBatchSize: 8, Slots: 1, Fixed: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := make(chan error, 1)
+		go func() {
+			res, err := b.Predict(context.Background(), []*tensor.Tensor{rowOf(0)})
+			if err == nil {
+				res.Release()
+			}
+			first <- err
+		}()
+		waitUntil(t, "the first run", func() bool { return e.runs() == 1 })
+		errs := make(chan error, 2)
+		for i := range 2 {
+			go func() {
+				res, err := b.Predict(context.Background(), []*tensor.Tensor{rowOf(float32(i + 1))})
+				if res != nil {
+					t.Errorf("member %d got an answer from a run that could not be split", i)
+				}
+				errs <- err
+			}()
+			waitUntil(t, "queued", func() bool { return b.Queued() == i+1 })
+		}
+		e.gate <- struct{}{}
+		e.gate <- struct{}{}
+		if err := <-first; err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			err := <-errs
+			var ie *InferenceError
+			if !errors.As(err, &ie) || !strings.Contains(err.Error(), "not a batch of 2 rows") {
+				t.Fatalf("a member of the run that could not be split: %v", err)
+			}
+		}
+		e.mu.Lock()
+		made := e.made
+		e.mu.Unlock()
+		s := tensor.MakeSlice[float32](3 * echoCols)
+		reused := unsafe.SliceData(s) == made
+		tensor.PutSlice(s)
+		if reused {
+			return
+		}
+	}
+	t.Fatal("the output storage of the run that could not be split never went back to the pools")
 }
 
 // TestShapeMemo checks the memo's bookkeeping: it stays off until a shape

@@ -217,7 +217,7 @@ func Baseline(r *RawBatch) (modes []BaselineMode, best *BaselineMode) {
 				errs += run.Level.Errors
 			}
 		}
-		modes = append(modes, BaselineMode{Label: fmt.Sprintf("%d sessions × %d %s, batch 1", k.n, k.t, plural(k.t, "thread")), Items: statOf(vals, errs)})
+		modes = append(modes, BaselineMode{Label: fmt.Sprintf("%d %s × %d %s, batch 1", k.n, plural(k.n, "session"), k.t, plural(k.t, "thread")), Items: statOf(vals, errs)})
 	}
 	for i := range modes {
 		if modes[i].Items.ok() && (best == nil || modes[i].Items.Max > best.Items.Max) {

@@ -4,9 +4,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/svc-dev/svc/cmd/internal/bench"
 )
@@ -41,42 +45,39 @@ type ServerHist struct {
 	LE, Cum []float64
 }
 
-// parseServerHist reads the histogram's bucket lines of successful
-// requests from a Prometheus text exposition; nil without any.
+// parseServerHist reads the histogram of successful requests from a
+// Prometheus text exposition that holds it (its # TYPE line included); nil
+// without it or when the text does not parse.
 func parseServerHist(text string) *ServerHist {
-	type bucket struct{ le, cum float64 }
-	var bs []bucket
-	for _, line := range strings.Split(text, "\n") {
-		name, rest, ok := strings.Cut(line, "{")
-		if !ok || name != "svc_inference_request_duration_seconds_bucket" || !strings.Contains(rest, `status="success"`) {
-			continue
-		}
-		labels, value, ok := strings.Cut(rest, "} ")
-		if !ok {
-			continue
-		}
-		_, le, ok := strings.Cut(labels, `le="`)
-		if !ok {
-			continue
-		}
-		le, _, _ = strings.Cut(le, `"`)
-		bound, err1 := strconv.ParseFloat(le, 64)
-		cum, err2 := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		if err1 != nil || err2 != nil {
-			continue
-		}
-		bs = append(bs, bucket{bound, cum})
+	// The format ends every line with a newline; readText trims the last.
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
 	}
-	if len(bs) == 0 {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
 		return nil
 	}
-	sort.Slice(bs, func(i, j int) bool { return bs[i].le < bs[j].le })
-	h := &ServerHist{}
-	for _, b := range bs {
-		h.LE = append(h.LE, b.le)
-		h.Cum = append(h.Cum, b.cum)
+	fam := fams["svc_inference_request_duration_seconds"]
+	if fam == nil || fam.GetType() != dto.MetricType_HISTOGRAM {
+		return nil
 	}
-	return h
+	for _, m := range fam.GetMetric() {
+		if !slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool { return l.GetName() == "status" && l.GetValue() == "success" }) {
+			continue
+		}
+		h := &ServerHist{}
+		for _, b := range m.GetHistogram().GetBucket() {
+			h.LE = append(h.LE, b.GetUpperBound())
+			h.Cum = append(h.Cum, float64(b.GetCumulativeCount()))
+		}
+		if len(h.LE) == 0 || !math.IsInf(h.LE[len(h.LE)-1], 1) {
+			h.LE = append(h.LE, math.Inf(1))
+			h.Cum = append(h.Cum, float64(m.GetHistogram().GetSampleCount()))
+		}
+		return h
+	}
+	return nil
 }
 
 // Total is the number of requests counted.

@@ -2,26 +2,37 @@ package main
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"testing"
 )
 
 func TestParseServerHist(t *testing.T) {
-	text := `svc_inference_request_duration_seconds_bucket{model="m",status="success",version="1",le="0.001"} 90
-svc_inference_request_duration_seconds_bucket{model="m",status="success",version="1",le="0.0001"} 50
+	text := `# HELP svc_inference_request_duration_seconds Time from receiving an inference request to answering it, by status.
+# TYPE svc_inference_request_duration_seconds histogram
 svc_inference_request_duration_seconds_bucket{model="m",status="failure",version="1",le="0.0001"} 7
-svc_inference_request_duration_seconds_bucket{model="m",status="success",version="1",le="+Inf"} 100
+svc_inference_request_duration_seconds_bucket{model="m",status="failure",version="1",le="0.001"} 7
+svc_inference_request_duration_seconds_bucket{model="m",status="failure",version="1",le="0.01"} 7
+svc_inference_request_duration_seconds_bucket{model="m",status="failure",version="1",le="+Inf"} 7
+svc_inference_request_duration_seconds_sum{model="m",status="failure",version="1"} 0.0003
+svc_inference_request_duration_seconds_count{model="m",status="failure",version="1"} 7
+svc_inference_request_duration_seconds_bucket{model="m",status="success",version="1",le="0.0001"} 50
+svc_inference_request_duration_seconds_bucket{model="m",status="success",version="1",le="0.001"} 90
 svc_inference_request_duration_seconds_bucket{model="m",status="success",version="1",le="0.01"} 99
-svc_inference_queue_duration_seconds_bucket{model="m",version="1",le="0.0001"} 100
-not a metric line`
-	h := parseServerHist(text)
+svc_inference_request_duration_seconds_bucket{model="m",status="success",version="1",le="+Inf"} 100
+svc_inference_request_duration_seconds_sum{model="m",status="success",version="1"} 0.25
+svc_inference_request_duration_seconds_count{model="m",status="success",version="1"} 100
+`
+	// As readText gives it: without the last newline.
+	h := parseServerHist(strings.TrimSuffix(text, "\n"))
 	if h == nil {
 		t.Fatal("no histogram")
 	}
-	if want := []float64{0.0001, 0.001, 0.01, math.Inf(1)}; len(h.LE) != len(want) || h.LE[0] != want[0] || h.LE[3] != want[3] {
-		t.Fatalf("bounds %v, want %v (sorted, successes only)", h.LE, want)
+	if want := []float64{0.0001, 0.001, 0.01, math.Inf(1)}; !slices.Equal(h.LE, want) {
+		t.Fatalf("bounds %v, want %v", h.LE, want)
 	}
 	if h.Total() != 100 {
-		t.Fatalf("total %v, want 100", h.Total())
+		t.Fatalf("total %v, want 100 (the successes only)", h.Total())
 	}
 	for _, c := range []struct{ q, want float64 }{{0.5, 0.0001}, {0.51, 0.001}, {0.9, 0.001}, {0.99, 0.01}, {1, math.Inf(1)}} {
 		if got := h.Bound(c.q); got != c.want {
@@ -34,8 +45,19 @@ not a metric line`
 	if got := h.Over(0.002); !math.IsNaN(got) {
 		t.Errorf("Over(a bound not in the histogram) = %v, want NaN", got)
 	}
-	if parseServerHist("svc_inference_queue_duration_seconds_bucket{le=\"1\"} 3") != nil {
-		t.Error("a histogram from no request-duration lines")
+	for _, bad := range []string{
+		// Buckets without their # TYPE line are not a histogram.
+		"svc_inference_request_duration_seconds_bucket{status=\"success\",le=\"1\"} 3\n",
+		// Another histogram only.
+		"# TYPE svc_inference_queue_duration_seconds histogram\nsvc_inference_queue_duration_seconds_bucket{le=\"+Inf\"} 3\nsvc_inference_queue_duration_seconds_count 3\n",
+		// Not an exposition.
+		"HTTP/1.0 200 OK\n{\"detail\": 1}\n",
+		// No successes.
+		"# TYPE svc_inference_request_duration_seconds histogram\nsvc_inference_request_duration_seconds_count{status=\"failure\"} 2\n",
+	} {
+		if h := parseServerHist(bad); h != nil {
+			t.Errorf("a histogram from %q: %+v", bad, h)
+		}
 	}
 	if fmtBound(math.Inf(1)) != "∞" || fmtBound(0.00025) != "250µs" {
 		t.Errorf("fmtBound: %q, %q", fmtBound(math.Inf(1)), fmtBound(0.00025))
