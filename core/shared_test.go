@@ -84,6 +84,23 @@ func rowOf(v float32) *tensor.Tensor {
 	return &tensor.Tensor{DType: tensor.Float32, Shape: []int64{1, echoCols}, Data: d}
 }
 
+// occupy sends a request that takes b's only slot and waits until e runs
+// it; the request's error arrives on the channel once its run is let
+// through (its answer is released).
+func occupy(t *testing.T, b *Batcher, e *echoPooled) <-chan error {
+	t.Helper()
+	first := make(chan error, 1)
+	go func() {
+		res, err := b.Predict(context.Background(), []*tensor.Tensor{rowOf(0)})
+		if err == nil {
+			res.Release()
+		}
+		first <- err
+	}()
+	waitUntil(t, "the first run", func() bool { return e.runs() == 1 })
+	return first
+}
+
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
@@ -107,15 +124,7 @@ func TestMergedPartsShareStorage(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The first request holds the only slot while the others queue.
-			first := make(chan error, 1)
-			go func() {
-				res, err := b.Predict(context.Background(), []*tensor.Tensor{rowOf(0)})
-				if err == nil {
-					res.Release()
-				}
-				first <- err
-			}()
-			waitUntil(t, "the first run", func() bool { return e.runs() == 1 })
+			first := occupy(t, b, e)
 
 			type answer struct {
 				res *Result
@@ -205,15 +214,7 @@ func TestSplitFailureGivesStorageBack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		first := make(chan error, 1)
-		go func() {
-			res, err := b.Predict(context.Background(), []*tensor.Tensor{rowOf(0)})
-			if err == nil {
-				res.Release()
-			}
-			first <- err
-		}()
-		waitUntil(t, "the first run", func() bool { return e.runs() == 1 })
+		first := occupy(t, b, e)
 		errs := make(chan error, 2)
 		for i := range 2 {
 			go func() {
