@@ -83,19 +83,47 @@ func (m *shapeMemo) lookup(key []byte) []ort.Shape {
 func largeShapes(plans []outputPlan, out []ort.Value) []ort.Shape {
 	var shapes []ort.Shape
 	for i := range plans {
-		if !plans[i].memoable() || isNil(out[i]) || out[i].GetONNXType() != ort.ONNXTypeTensor {
-			continue
-		}
-		shape := out[i].GetShape()
-		if shape.FlattenedSize()*int64(plans[i].dtype.Size()) < tensor.MinPooled {
+		if !plans[i].memoable() || isNil(out[i]) || elementCount(out[i])*int64(plans[i].dtype.Size()) < tensor.MinPooled {
 			continue
 		}
 		if shapes == nil {
 			shapes = make([]ort.Shape, len(plans))
 		}
-		shapes[i] = shape
+		shapes[i] = out[i].GetShape()
 	}
 	return shapes
+}
+
+// elementCount is the number of elements of a numeric tensor value (-1
+// for other values), without copying anything: largeShapes runs after
+// every run the memo did not size, and a value's GetShape allocates a
+// copy of its shape, so it is read only for the outputs kept.
+func elementCount(v ort.Value) int64 {
+	switch x := v.(type) {
+	case *ort.Tensor[float32]:
+		return int64(len(x.GetData()))
+	case *ort.Tensor[float64]:
+		return int64(len(x.GetData()))
+	case *ort.Tensor[int8]:
+		return int64(len(x.GetData()))
+	case *ort.Tensor[int16]:
+		return int64(len(x.GetData()))
+	case *ort.Tensor[int32]:
+		return int64(len(x.GetData()))
+	case *ort.Tensor[int64]:
+		return int64(len(x.GetData()))
+	case *ort.Tensor[uint8]:
+		return int64(len(x.GetData()))
+	case *ort.Tensor[uint16]:
+		return int64(len(x.GetData()))
+	case *ort.Tensor[uint32]:
+		return int64(len(x.GetData()))
+	case *ort.Tensor[uint64]:
+		return int64(len(x.GetData()))
+	case *ort.Tensor[bool]:
+		return int64(len(x.GetData()))
+	}
+	return -1
 }
 
 // remember records shapes for key, unless key is known or the memo is

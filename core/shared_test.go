@@ -291,3 +291,32 @@ func TestShapeMemo(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeShapes: the memo learns the shapes of large numeric outputs only,
+// and checking a run whose outputs are all small allocates nothing (it
+// follows every run the memo did not size).
+func TestLargeShapes(t *testing.T) {
+	plan := outputPlan{spec: OutputSpec{Kind: KindTensor}, dtype: tensor.Float32, prealloc: tensor.Invalid}
+	small, err := ort.NewTensor(ort.NewShape(2, 8), make([]float32, 16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer small.Destroy()
+	n := tensor.MinPooled / 4
+	large, err := ort.NewTensor(ort.NewShape(1, int64(n)), make([]float32, n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer large.Destroy()
+	plans := []outputPlan{plan, plan}
+	if got := largeShapes(plans, []ort.Value{small, small}); got != nil {
+		t.Fatalf("shapes %v for small outputs, want none", got)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { largeShapes(plans, []ort.Value{small, small}) }); allocs != 0 {
+		t.Errorf("%v allocations to check small outputs, want 0", allocs)
+	}
+	got := largeShapes(plans, []ort.Value{small, large})
+	if len(got) != 2 || got[0] != nil || !slices.Equal(got[1], ort.NewShape(1, int64(n))) {
+		t.Fatalf("shapes %v, want only the large output's", got)
+	}
+}
