@@ -252,6 +252,41 @@ func TestLogWriter(t *testing.T) {
 		}
 	})
 
+	t.Run("access lines formatted in the buffer keep its bound", func(t *testing.T) {
+		dst := &blockingWriter{release: make(chan struct{})}
+		out := NewLogWriter(dst, 1000)
+		h := Chain(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}),
+			AccessLog(zap.New(NewJSONCore(out, zapcore.InfoLevel)), nil, mustPolicy(t, "all")))
+		const sent = 40
+		for range sent {
+			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/predict", nil))
+		}
+		dropped := out.Dropped()
+		// A line is about 190 bytes: the goroutine holds at most the
+		// 1000 bytes it took before blocking, and as many wait behind.
+		if dropped < sent-12 || dropped > sent-4 {
+			t.Fatalf("%d of %d lines dropped with the destination blocked", dropped, sent)
+		}
+		close(dst.release)
+		if err := out.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		lines := dst.lines(t)
+		if uint64(len(lines))+dropped != sent {
+			t.Fatalf("%d lines written + %d dropped, want %d", len(lines), dropped, sent)
+		}
+		for _, l := range lines {
+			if l["msg"] != "request" || l["path"] != "/predict" || l["status"] != float64(200) {
+				t.Fatalf("line %v", l)
+			}
+		}
+		// Closed: a line is dropped and counted, never written.
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/predict", nil))
+		if out.Dropped() != dropped+1 || len(dst.lines(t)) != len(lines) {
+			t.Fatalf("after Close: %d dropped, %d lines", out.Dropped(), len(dst.lines(t)))
+		}
+	})
+
 	t.Run("close gives up on a blocked destination", func(t *testing.T) {
 		dst := &blockingWriter{release: make(chan struct{})}
 		out := NewLogWriter(dst, 0)

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"context"
 	"encoding/json"
 	mrand "math/rand/v2"
 	"net/http"
@@ -50,16 +51,23 @@ func TestJSONCoreAccessLineMatchesZap(t *testing.T) {
 	}
 	start := time.Date(2026, 11, 24, 4, 30, 15, 123456789, time.Local)
 	for ci, ctx := range contexts {
-		var want, got zaptest.Buffer
+		var want, got, buffered zaptest.Buffer
 		zapCore := zapcore.NewCore(zapcore.NewJSONEncoder(LogEncoderConfig()), &want, zapcore.InfoLevel)
 		ourCore := NewJSONCore(&got, zapcore.InfoLevel)
+		// Into a LogWriter, as svc serve logs, the line is formatted in
+		// the writer's buffer instead: the same bytes.
+		lw := NewLogWriter(&buffered, 0)
+		t.Cleanup(func() { _ = lw.Close(context.Background()) })
+		lwCore := NewJSONCore(lw, zapcore.InfoLevel)
 		for _, fields := range ctx {
 			zapCore = zapCore.With(fields)
 			ourCore = ourCore.With(fields)
+			lwCore = lwCore.With(fields)
 		}
 		fast, ok := ourCore.(*jsonCore)
-		if !ok {
-			t.Fatalf("context %d: With returned %T, not the JSON core", ci, ourCore)
+		lwFast, lwOK := lwCore.(*jsonCore)
+		if !ok || !lwOK {
+			t.Fatalf("context %d: With returned %T and %T, not the JSON core", ci, ourCore, lwCore)
 		}
 		for _, q := range requests {
 			r := httptest.NewRequest(http.MethodGet, "/", nil)
@@ -67,9 +75,13 @@ func TestJSONCoreAccessLineMatchesZap(t *testing.T) {
 			end := start.Add(q.took)
 			zapAccessLine(zapCore, "", r, q.status, q.bytes, start, end, q.id)
 			fast.writeAccess(r, q.status, q.bytes, start, end, q.id)
-			w, g := take(&want), take(&got)
-			if w != g {
-				t.Errorf("context %d, %q %q:\n zap: %s ours: %s", ci, q.method, q.path, w, g)
+			lwFast.writeAccess(r, q.status, q.bytes, start, end, q.id)
+			if err := lw.Flush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			w, g, b := take(&want), take(&got), take(&buffered)
+			if w != g || w != b {
+				t.Errorf("context %d, %q %q:\n zap: %s ours: %s in a LogWriter: %s", ci, q.method, q.path, w, g, b)
 				continue
 			}
 			var line map[string]any

@@ -95,6 +95,48 @@ func (w *LogWriter) Write(p []byte) (int, error) {
 	half := len(w.pending) <= w.max/2 && len(w.pending)+len(p) > w.max/2
 	w.pending = append(w.pending, p...)
 	w.mu.Unlock()
+	w.signal(first, half)
+	return len(p), nil
+}
+
+// beginLine locks w for a line formatted straight into its buffer: the
+// caller appends the line to the slice returned and hands the result to
+// endLine, which unlocks. Nothing is copied and no buffer is borrowed, at
+// the price of formatting under the lock, so the caller appends only (no
+// logging, nothing that can block). When w is closed it returns false
+// with w unlocked, and the line counts as dropped.
+func (w *LogWriter) beginLine() ([]byte, bool) {
+	w.mu.Lock()
+	if w.closed {
+		w.unreported++
+		w.mu.Unlock()
+		w.dropped.Add(1)
+		return nil, false
+	}
+	return w.pending, true
+}
+
+// endLine takes b, the buffer beginLine returned with one line appended,
+// and unlocks w. A line that would take the buffer past its bound is
+// dropped, as Write drops it.
+func (w *LogWriter) endLine(b []byte) {
+	n := len(w.pending)
+	if len(b) > w.max {
+		w.pending = b[:n] // keep any room the append made
+		w.unreported++
+		w.mu.Unlock()
+		w.dropped.Add(1)
+		return
+	}
+	half := n <= w.max/2 && len(b) > w.max/2
+	w.pending = b
+	w.mu.Unlock()
+	w.signal(n == 0, half)
+}
+
+// signal wakes the goroutine for a first pending line and hurries it when
+// the buffer passed half full.
+func (w *LogWriter) signal(first, half bool) {
 	if first {
 		select {
 		case w.wake <- struct{}{}:
@@ -107,7 +149,6 @@ func (w *LogWriter) Write(p []byte) (int, error) {
 		default:
 		}
 	}
-	return len(p), nil
 }
 
 // Sync waits, up to a second, for what is buffered to reach the
@@ -128,6 +169,12 @@ func (w *LogWriter) Flush(ctx context.Context) error {
 	}
 	ch := w.flushed
 	w.mu.Unlock()
+	// The goroutine may be resting after a write: whoever flushes wants
+	// the lines out now.
+	select {
+	case w.hurry <- struct{}{}:
+	default:
+	}
 	select {
 	case <-ch:
 		return nil
