@@ -10,7 +10,8 @@
 # over many requests; per input type, in flight and after a burst:
 # build/bench-memory.sh); dynamic batching and
 # session settings (threads, spinning, workers) on PaddleOCR cls, measured
-# in short interleaved repetitions; ONNX Runtime in process at batch 1, 8
+# in short interleaved repetitions, and batching on and off at concurrency
+# 1 on two servers side by side; ONNX Runtime in process at batch 1, 8
 # and 32; CPU profiles of the server with the load generator's share of the
 # CPU (also cls and det at concurrency 16 through v1 and v2 binary tensors,
 # and the tiny model at 16 with the access log on and off); the tiny
@@ -23,7 +24,8 @@
 # Needs build/bin/svc, build/models and wrk (make bench runs 'make build
 # models' and build/bench-deps.sh first). GO and SVC override the go
 # command and the svc binary; REPS the rounds of the batching and tuning
-# runs and of rawbatch (5). build/bench-served.sh and build/bench-memory.sh
+# runs and of rawbatch (5); SIDE_PAIRS the pairs of side-by-side runs (8).
+# build/bench-served.sh and build/bench-memory.sh
 # have knobs of their own (SERVED_*, RAW_*, MEM_*), passed on from the
 # environment, as have build/bench-pinned.sh (PIN_*) and
 # build/bench-tail.sh (TAIL_*).
@@ -43,6 +45,8 @@ DURATION=4s
 WARMUP=1s
 TUNE_DURATION=2s
 TUNE_WARMUP=500ms
+SIDE_PAIRS=${SIDE_PAIRS:-8}
+SIDE_DURATION=3s
 PROFILE_DURATION=4s
 
 die() { echo "bench: $*" >&2; exit 1; }
@@ -191,6 +195,40 @@ for rep in $(seq 1 "$REPS"); do
 	done
 done
 step tune $tune_status
+
+# 4b. Batching's cost at concurrency 1, side by side: two servers at once,
+#     the defaults (batching on) and batching off, loaded in turn by short
+#     concurrency-1 runs, the order alternating (on then off, off then
+#     on, ...), so that both meet the same moments of the machine. The
+#     tuning rounds above run the two settings a minute apart, and the load
+#     of a shared machine drifts by more than the 5 % the target allows.
+side_status=0
+if start_server "$OUT/side-on.serve.out" "$CLS" -c "$OUT/cfg/default.yml"; then
+	side_on_pid=$SERVER_PID side_on_url=$SERVER_URL
+	if start_server "$OUT/side-off.serve.out" "$CLS" -c "$OUT/cfg/nobatch.yml"; then
+		side_off_url=$SERVER_URL
+		show "$SVC serve $CLS -c $OUT/cfg/default.yml & $SVC serve $CLS -c $OUT/cfg/nobatch.yml &   # side by side"
+		show "$SVC bench --url URL --shape $CLS_SHAPE --concurrency 1 --duration $SIDE_DURATION --warmup $TUNE_WARMUP --no-raw --json > $OUT/side-on-r1.json   # then off, and so on to -r$SIDE_PAIRS, the order alternating"
+		for rep in $(seq 1 "$SIDE_PAIRS"); do
+			order="on off"
+			[ $((rep % 2)) = 0 ] && order="off on"
+			for side in $order; do
+				url=$side_on_url
+				[ "$side" = off ] && url=$side_off_url
+				run "$SVC" bench --url "$url" --shape "$CLS_SHAPE" --concurrency 1 --duration "$SIDE_DURATION" \
+					--warmup "$TUNE_WARMUP" --no-raw --json >"$OUT/side-$side-r$rep.json" 2>>"$OUT/side.log" || side_status=$?
+			done
+		done
+		stop_server
+	else
+		side_status=1
+	fi
+	SERVER_PID=$side_on_pid
+	stop_server
+else
+	side_status=1
+fi
+step side $side_status
 
 # 5. ONNX Runtime in process (no HTTP, no JSON), one session, default
 #    settings, concurrency 1: rows/s at batch 1, 8 and 32, interleaved.

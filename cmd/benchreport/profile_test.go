@@ -416,6 +416,17 @@ func TestWriteWhy(t *testing.T) {
 		}
 	}
 
+	// Side by side, the pairs are the measurement.
+	d.Tune[sideOff] = []bench.Report{rep([3]float64{1, 250, 2000}), rep([3]float64{1, 250, 2000})}
+	d.Tune[sideOn] = []bench.Report{rep([3]float64{1, 250, 2200}), rep([3]float64{1, 250, 1900})}
+	b.Reset()
+	writeWhy(&b, []Target{{Key: "batch-p50", Goal: "goal E", Met: missed, Miss: "1.0 percentage points"}}, d)
+	if want := "Pair by pair (two servers side by side), p50 on ÷ off was 1.10, 0.95: batching on was slower in 1 of 2 pairs. The ratio goes both ways"; !strings.Contains(b.String(), want) {
+		t.Errorf("why p50 lacks %q:\n%s", want, b.String())
+	}
+	delete(d.Tune, sideOn)
+	delete(d.Tune, sideOff)
+
 	b.Reset()
 	writeWhy(&b, targets[1:2], d)
 	if b.Len() != 0 {

@@ -104,6 +104,9 @@ func TestBatchingTargets(t *testing.T) {
 		gainMeasured string // a substring of Measured
 		gainMiss     string // a substring of Miss ("" = no Miss)
 		p50Miss      string
+		sideOn       []bench.Report // side-by-side runs, when they ran
+		sideOff      []bench.Report
+		p50Measured  string // a substring of the p50 target's Measured
 	}{
 		{
 			name: "both met",
@@ -138,6 +141,33 @@ func TestBatchingTargets(t *testing.T) {
 			gainMiss:     "the served gain would have to be +40.0 %, it is +20.0 %",
 		},
 		{
+			// The side-by-side pairs measure p50 when they ran: here
+			// 0.99 and 1.02 against the rounds' +10 %.
+			name:    "side by side",
+			on:      reps([]float64{550}, []float64{1100}),
+			off:     reps([]float64{500}, []float64{1000}),
+			raw:     rawBatch([]float64{100}, []float64{150}),
+			sideOn:  reps([]float64{1, 1, 1}, []float64{1980, 2040, 2000}),
+			sideOff: reps([]float64{1, 1, 1}, []float64{2000, 2000, 2010}),
+			gain:    "**missed**", p50: "**met**",
+			gainMeasured: "0.20 (",
+			gainMiss:     "0.60 (a ratio of 0.20 against 0.80)",
+			p50Measured:  "0.995 (the median over 3 pairs of runs on two servers side by side of on ÷ off; medians: on 2.00ms, off 2.00ms)",
+		},
+		{
+			name: "rounds when no pair ran",
+			on:   reps([]float64{550}, []float64{1100}),
+			off:  reps([]float64{500}, []float64{1000}),
+			raw:  rawBatch([]float64{100}, []float64{150}),
+			// an off run without its on run pairs with nothing
+			sideOff: reps([]float64{1}, []float64{2000}),
+			gain:    "**missed**", p50: "**missed**",
+			gainMeasured: "0.20 (",
+			gainMiss:     "0.60 (a ratio of 0.20 against 0.80)",
+			p50Miss:      "5.0 percentage points",
+			p50Measured:  "1.100 (the median over 1 rounds of on ÷ off",
+		},
+		{
 			name: "batching slower",
 			on:   reps([]float64{450}, []float64{990}),
 			off:  reps([]float64{500}, []float64{1000}),
@@ -170,7 +200,7 @@ func TestBatchingTargets(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := BatchingTargets(Tuning{"default": tt.on, "nobatch": tt.off}, tt.raw)
+			got := BatchingTargets(Tuning{"default": tt.on, "nobatch": tt.off, sideOn: tt.sideOn, sideOff: tt.sideOff}, tt.raw)
 			if len(got) != 2 {
 				t.Fatalf("%d targets", len(got))
 			}
@@ -183,6 +213,9 @@ func TestBatchingTargets(t *testing.T) {
 			}
 			if (tt.gainMiss == "") != (g.Miss == "") || !strings.Contains(g.Miss, tt.gainMiss) {
 				t.Errorf("gain miss = %q, want %q", g.Miss, tt.gainMiss)
+			}
+			if !strings.Contains(p.Measured, tt.p50Measured) {
+				t.Errorf("p50 measured = %q, want it to contain %q", p.Measured, tt.p50Measured)
 			}
 			if (tt.p50Miss == "") != (p.Miss == "") || !strings.Contains(p.Miss, tt.p50Miss) {
 				t.Errorf("p50 miss = %q, want %q", p.Miss, tt.p50Miss)
@@ -323,6 +356,8 @@ func TestWriteTuningAndBatching(t *testing.T) {
 		"default":  def,
 		"nobatch":  four(rep([3]float64{1, 248, 4050}, [3]float64{8, 430, 17000}, [3]float64{32, 470, 62000})),
 		"workers2": four(rep([3]float64{1, 260, 3600}, [3]float64{8, 600, 13000})),
+		sideOn:     []bench.Report{rep([3]float64{1, 250, 2100}), rep([3]float64{1, 250, 1900})},
+		sideOff:    []bench.Report{rep([3]float64{1, 250, 2000}), rep([3]float64{1, 250, 2000})},
 	}
 	raw := rawBatch([]float64{600, 640, 620}, []float64{896, 880, 920})
 	raw.Runs = append(raw.Runs, raw.Runs[0])
@@ -337,6 +372,7 @@ func TestWriteTuningAndBatching(t *testing.T) {
 		"in the 4 rounds of the session settings below",
 		"| on (default) | 4.00ms (4.00ms–4.00ms) | 250 (250–250) | 500 (500–500) | 550 (550–550) | 58.00ms (58.00ms–58.00ms) |",
 		"| off | 4.05ms (4.05ms–4.05ms) |",
+		"loaded in turn by 2 pairs of short runs, the order alternating, so that both meet the same moments of the machine. p50 with batching on 2.00ms (1.90ms–2.10ms), off 2.00ms (2.00ms–2.00ms); on ÷ off, the median over the pairs: 1.000.",
 		"input x of shape [1, 3, 48, 192]",
 		"| 1 | 620 | 620 (600–640) | +0 % |",
 		"| 8 | 112 | 896 (880–920) | +45 % |",

@@ -377,7 +377,11 @@ func whyBatchP50(w io.Writer, d Data) {
 	}
 	var ratios []string
 	slower, n := 0, 0
-	def, off := d.Tune["default"], d.Tune["nobatch"]
+	def, off, side := batchP50Runs(d.Tune)
+	by, unit := "Round by round", "rounds"
+	if side {
+		by, unit = "Pair by pair (two servers side by side)", "pairs"
+	}
 	for k := 0; k < len(def) && k < len(off); k++ {
 		a, b := level(def[k].Served, 1), level(off[k].Served, 1)
 		if a == nil || b == nil || b.LatencyUS.P50 == 0 {
@@ -391,7 +395,7 @@ func whyBatchP50(w io.Writer, d Data) {
 		}
 	}
 	if n > 0 {
-		fmt.Fprintf(w, " Round by round, p50 on ÷ off was %s: batching on was slower in %d of %d rounds", strings.Join(ratios, ", "), slower, n)
+		fmt.Fprintf(w, " %s, p50 on ÷ off was %s: batching on was slower in %d of %d %s", by, strings.Join(ratios, ", "), slower, n, unit)
 		if slower > 0 && slower < n {
 			fmt.Fprint(w, ". The ratio goes both ways, so the miss is most likely the run-to-run noise of this shared machine rather than a cost of batching.")
 		} else {
