@@ -217,17 +217,25 @@ func (c *Client) Post(ctx context.Context, path string, body []byte, headerLen i
 	if err != nil {
 		return nil, err
 	}
-	if headerLen >= 0 {
-		req.Header.Set("Content-Type", "application/octet-stream")
-		req.Header.Set(HeaderInferenceHeaderLength, strconv.Itoa(headerLen))
-	} else {
-		req.Header.Set("Content-Type", "application/json")
-	}
+	req.Header = RequestHeader(headerLen)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("POST %s: %w", path, err)
 	}
 	return resp, nil
+}
+
+// RequestHeader is the header of an inference request whose body has a
+// JSON part of headerLen bytes followed by binary data, or is all JSON
+// when headerLen < 0.
+func RequestHeader(headerLen int) http.Header {
+	if headerLen >= 0 {
+		return http.Header{
+			"Content-Type":              {"application/octet-stream"},
+			HeaderInferenceHeaderLength: {strconv.Itoa(headerLen)},
+		}
+	}
+	return http.Header{"Content-Type": {"application/json"}}
 }
 
 // DecodeResponse decodes an inference response body; headerLen is its

@@ -132,6 +132,21 @@ func newLoader(p Protocol, base string, workers int, timeout time.Duration, reqs
 	if p == ProtocolGRPC {
 		return newGRPCLoader(workers, reqs)
 	}
+	if strings.HasPrefix(base, "http://") {
+		switch {
+		case p.v1():
+			json := http.Header{"Content-Type": {"application/json"}}
+			return newConnLoader(base, rest.PathPredict, reqs.v1, func(int) http.Header { return json }, workers, timeout)
+		case p.v2() && len(reqs.v2) > 0:
+			bodies := make([][]byte, len(reqs.v2))
+			for k, b := range reqs.v2 {
+				bodies[k] = b.body
+			}
+			return newConnLoader(base, oip.InferPath(reqs.model, ""), bodies, func(k int) http.Header {
+				return oip.RequestHeader(reqs.v2[k].headerLen)
+			}, workers, timeout)
+		}
+	}
 	clients := make([]*http.Client, workers)
 	for i := range clients {
 		clients[i] = newClient(timeout)
