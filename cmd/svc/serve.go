@@ -206,6 +206,11 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 	}
 	threads, slots := core.CPUPlan(share, cfg.Runtime.IntraOpThreads)
 	cfg.Runtime.IntraOpThreads = threads
+	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
+		// Go's own default heeds a container's CPU limit, which the
+		// share (the CPUs the process may be scheduled on) does not.
+		runtime.GOMAXPROCS(core.GoProcs(min(share, runtime.GOMAXPROCS(0))))
+	}
 	options := []fx.Option{
 		fx.Supply(src, log, slots,
 			onnxrt.LibrarySetting(cfg.Runtime.Library),
