@@ -132,60 +132,52 @@ func TestConnLoaderFailures(t *testing.T) {
 		return l.op()(ctx, 0, 0)
 	}
 
-	t.Run("refused, JSON detail, connection kept", func(t *testing.T) {
-		var n atomic.Int32
-		srv, s := recordingServer(t, func(w http.ResponseWriter, r *http.Request) {
-			if n.Add(1) == 1 {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusBadRequest)
-				_, _ = io.WriteString(w, `{"detail": "Missing required input: x"}`)
-				return
+	// A first request refused, then one answered: the refusal's error
+	// carries the server's detail, and its connection is kept or, when
+	// the server closes it, replaced.
+	for _, tt := range []struct {
+		name    string
+		refuse  http.HandlerFunc
+		status  int
+		message string
+		conns   int
+	}{
+		{"refused, JSON detail, connection kept", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"detail": "Missing required input: x"}`)
+		}, http.StatusBadRequest, "status 400: Missing required input: x", 1},
+		{"refused, plain text, connection closed", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Connection", "close")
+			http.Error(w, "  overloaded\n  try later ", http.StatusServiceUnavailable)
+		}, http.StatusServiceUnavailable, "status 503: overloaded try later", 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var n atomic.Int32
+			srv, s := recordingServer(t, func(w http.ResponseWriter, r *http.Request) {
+				if n.Add(1) == 1 {
+					tt.refuse(w, r)
+					return
+				}
+				ok(w, r)
+			})
+			l, err := newConnLoader(srv.URL, "/predict", body, jsonHeader, 1, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
 			}
-			ok(w, r)
-		})
-		l, err := newConnLoader(srv.URL, "/predict", body, jsonHeader, 1, 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.close()
-		status, err := send(t, l, context.Background())
-		if status != http.StatusBadRequest || err == nil || err.Error() != "status 400: Missing required input: x" {
-			t.Fatalf("got %d, %v", status, err)
-		}
-		if status, err := send(t, l, context.Background()); status != http.StatusOK || err != nil {
-			t.Fatalf("after the refusal: %d, %v", status, err)
-		}
-		if c := s.connCount(); c != 1 {
-			t.Errorf("%d connections, want the one kept", c)
-		}
-	})
-
-	t.Run("refused, plain text, connection closed", func(t *testing.T) {
-		var n atomic.Int32
-		srv, s := recordingServer(t, func(w http.ResponseWriter, r *http.Request) {
-			if n.Add(1) == 1 {
-				w.Header().Set("Connection", "close")
-				http.Error(w, "  overloaded\n  try later ", http.StatusServiceUnavailable)
-				return
+			defer l.close()
+			status, err := send(t, l, context.Background())
+			if status != tt.status || err == nil || err.Error() != tt.message {
+				t.Fatalf("got %d, %v; want %d, %q", status, err, tt.status, tt.message)
 			}
-			ok(w, r)
+			if status, err := send(t, l, context.Background()); status != http.StatusOK || err != nil {
+				t.Fatalf("after the refusal: %d, %v", status, err)
+			}
+			if c := s.connCount(); c != tt.conns {
+				t.Errorf("%d connections, want %d", c, tt.conns)
+			}
 		})
-		l, err := newConnLoader(srv.URL, "/predict", body, jsonHeader, 1, 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.close()
-		status, err := send(t, l, context.Background())
-		if status != http.StatusServiceUnavailable || err == nil || err.Error() != "status 503: overloaded try later" {
-			t.Fatalf("got %d, %v", status, err)
-		}
-		if status, err := send(t, l, context.Background()); status != http.StatusOK || err != nil {
-			t.Fatalf("after the close: %d, %v", status, err)
-		}
-		if c := s.connCount(); c != 2 {
-			t.Errorf("%d connections, want a second one after the close", c)
-		}
-	})
+	}
 
 	t.Run("timeout, then a new connection", func(t *testing.T) {
 		release := make(chan struct{})
