@@ -45,9 +45,23 @@ done
 aarch64-linux-gnu-readelf -h "$dir/svc" | grep -q 'Machine:.*AArch64' || die "svc is not an AArch64 executable"
 aarch64-linux-gnu-readelf -h "$dir/lib/libonnxruntime.so.1" | grep -q 'Machine:.*AArch64' || die "the bundled library is not AArch64"
 
+# qemu-user's -L prefix: the cross toolchain's C library, and a
+# /proc/cpuinfo of an arm64 machine (Cortex-A72 cores, as many as this
+# machine has). qemu 7.2 passes the host's own /proc/cpuinfo through, and
+# ONNX Runtime's CPU detection, finding no arm64 core in it, crashed while
+# loading the library on hosts whose kernels list CPU clusters in sysfs
+# (the same library loads with this file in place). qemu looks up every
+# absolute path under the prefix first, so the rest comes from the host.
+prefix=$work/prefix
+mkdir -p "$prefix/proc"
+for entry in "$sysroot"/*; do ln -s "$entry" "$prefix/$(basename "$entry")"; done
+for ((i = 0; i < $(nproc); i++)); do
+  printf 'processor\t: %d\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm crc32 cpuid\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd08\nCPU revision\t: 3\n\n' "$i"
+done >"$prefix/proc/cpuinfo"
+
 # The bundled library must be the one found: no ONNXRUNTIME_LIB, no svc.yml.
 unset ONNXRUNTIME_LIB
-run() { (cd "$work" && "$qemu" -L "$sysroot" "$dir/svc" "$@"); }
+run() { (cd "$work" && "$qemu" -L "$prefix" "$dir/svc" "$@"); }
 
 echo "check-arm64: svc version under $qemu" >&2
 ver=$(run version 2>&1) || die "svc version failed: $ver"
@@ -57,7 +71,7 @@ grep -q "linux/arm64" <<<"$ver" || die "svc version does not say linux/arm64"
 grep -qF "onnxruntime 1.29.0 ($dir/lib/libonnxruntime.so)" <<<"$ver" || die "svc version did not load the bundled library from lib/"
 
 echo "check-arm64: svc serve under $qemu" >&2
-(cd "$work" && exec "$qemu" -L "$sysroot" "$dir/svc" serve "$root/testdata/models/classifier.onnx" \
+(cd "$work" && exec "$qemu" -L "$prefix" "$dir/svc" serve "$root/testdata/models/classifier.onnx" \
   --host 127.0.0.1 --port 0 >"$work/stdout" 2>"$work/stderr") &
 pid=$!
 url=""
