@@ -146,6 +146,11 @@ ensure_rawbatch() {
 	"$GO" build -o "$RAWBATCH" ./cmd/rawbatch || die "cannot build cmd/rawbatch"
 }
 
+# The PaddleOCR models' input shapes in make bench (the environment may
+# override them).
+CLS_SHAPE=${CLS_SHAPE:-x=1,3,48,192}
+DET_SHAPE=${DET_SHAPE:-x=1,3,224,256}
+
 # paddle_model NAME: sets model (build/models/paddleocr-NAME) and shape
 # (CLS_SHAPE or DET_SHAPE) for cls or det, or dies.
 paddle_model() {

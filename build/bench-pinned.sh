@@ -30,8 +30,6 @@ PIN_LEVELS=${PIN_LEVELS:-1,16}
 PIN_DURATION=${PIN_DURATION:-4s}
 PIN_WARMUP=${PIN_WARMUP:-1s}
 PIN_REPS=${PIN_REPS:-2}
-CLS_SHAPE=${CLS_SHAPE:-x=1,3,48,192}
-DET_SHAPE=${DET_SHAPE:-x=1,3,224,256}
 CPUS=$(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc)
 
 die() { echo "bench-pinned: $*" >&2; exit 1; }

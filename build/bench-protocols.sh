@@ -26,17 +26,10 @@ PROTO_DURATION=${PROTO_DURATION:-4s}
 PROTO_WARMUP=${PROTO_WARMUP:-1s}
 PROTO_MODELS=${PROTO_MODELS:-cls det}
 PROTOCOLS=${PROTOCOLS:-v1 v2-json v2-binary grpc}
-CLS_SHAPE=${CLS_SHAPE:-x=1,3,48,192}
-DET_SHAPE=${DET_SHAPE:-x=1,3,224,256}
 
 die() { echo "bench-protocols: $*" >&2; exit 1; }
 [ -x "$SVC" ] || die "$SVC missing: run 'make build'"
-mkdir -p "$OUT"
-
-# The svc bench this script runs; stopped on exit, whatever the exit.
-CHILD=
-trap '[ -n "$CHILD" ] && kill -TERM "$CHILD" 2>/dev/null && wait "$CHILD" 2>/dev/null' EXIT
-trap 'echo "bench-protocols: interrupted" >&2; exit 130' INT TERM
+bench_start bench-protocols
 
 status=0
 for name in $PROTO_MODELS; do
@@ -45,17 +38,12 @@ for name in $PROTO_MODELS; do
 		file=$OUT/proto-$name-$proto.json
 		cmd=("$SVC" bench "$model" --shape "$shape" --protocol "$proto" --concurrency "$PROTO_LEVELS"
 			--duration "$PROTO_DURATION" --warmup "$PROTO_WARMUP" --raw --json)
-		printf '%s > %s\n' "${cmd[*]}" "$file" >>"$OUT/commands.txt"
-		echo "+ ${cmd[*]} > $file" >&2
-		# In the background, so that Ctrl-C reaches the trap at once.
-		"${cmd[@]}" >"$file" 2>"${file%.json}.log" &
-		CHILD=$!
-		if ! wait "$CHILD"; then
+		show "${cmd[*]} > $file"
+		if ! run "${cmd[@]}" >"$file" 2>"${file%.json}.log"; then
 			echo "bench-protocols: $name $proto failed: $(tail -n 3 "${file%.json}.log")" >&2
 			rm -f "$file"
 			status=1
 		fi
-		CHILD=
 	done
 done
 exit $status

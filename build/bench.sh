@@ -38,9 +38,7 @@ REPS=${REPS:-5}
 OUT=build/artifacts/bench
 TINY=testdata/models/classifier.onnx
 CLS=build/models/paddleocr-cls
-CLS_SHAPE=x=1,3,48,192
 DET=build/models/paddleocr-det
-DET_SHAPE=x=1,3,224,256
 DURATION=4s
 WARMUP=1s
 TUNE_DURATION=2s
@@ -49,15 +47,19 @@ SIDE_PAIRS=${SIDE_PAIRS:-8}
 SIDE_DURATION=3s
 PROFILE_DURATION=4s
 
+# Processes this script started (servers, svc bench, rawbatch) go in
+# CHILDREN and are stopped on exit, whatever the exit; run, start_server,
+# stop_server, proc_ticks, children_cpu, find_lib, ensure_rawbatch, the
+# PaddleOCR shapes (CLS_SHAPE, DET_SHAPE) and show (a command as it
+# appears in BENCHMARKS.md) come from there too.
+# shellcheck source=build/bench-lib.sh
+. build/bench-lib.sh
+
 die() { echo "bench: $*" >&2; exit 1; }
 [ -x "$SVC" ] || die "$SVC missing: run 'make build'"
 [ -f "$TINY" ] || die "$TINY missing: run 'make genmodels'"
 [ -f "$CLS/model.onnx" ] || die "$CLS/model.onnx missing: run 'make models'"
-LIB=
-for f in "$(dirname "$SVC")"/lib/libonnxruntime.so "$(dirname "$SVC")"/lib/libonnxruntime.dylib; do
-	[ -e "$f" ] && LIB=$f && break
-done
-[ -n "$LIB" ] || die "no ONNX Runtime library in $(dirname "$SVC")/lib: run 'make build'"
+find_lib
 CLK_TCK=$(getconf CLK_TCK 2>/dev/null || echo 100)
 
 rm -rf "$OUT"
@@ -66,12 +68,6 @@ mkdir -p "$OUT/cfg"
 : >"$OUT/env.txt"
 failed=0
 
-# Processes this script started (servers, svc bench, rawbatch) go in
-# CHILDREN and are stopped on exit, whatever the exit; run, start_server,
-# stop_server, proc_ticks, children_cpu and show (a command as it appears
-# in BENCHMARKS.md) come from there too.
-# shellcheck source=build/bench-lib.sh
-. build/bench-lib.sh
 trap bench_cleanup EXIT
 # fd 3: the terminal's stderr, for the trap (it may run inside a function
 # whose stderr goes to a log).
@@ -202,41 +198,45 @@ step tune $tune_status
 #     on, ...), so that both meet the same moments of the machine. The
 #     tuning rounds above run the two settings a minute apart, and the load
 #     of a shared machine drifts by more than the 5 % the target allows.
-side_status=0
-if start_server "$OUT/side-on.serve.out" "$CLS" -c "$OUT/cfg/default.yml"; then
-	side_on_pid=$SERVER_PID side_on_url=$SERVER_URL
-	if start_server "$OUT/side-off.serve.out" "$CLS" -c "$OUT/cfg/nobatch.yml"; then
-		side_off_url=$SERVER_URL
-		show "$SVC serve $CLS -c $OUT/cfg/default.yml & $SVC serve $CLS -c $OUT/cfg/nobatch.yml &   # side by side"
-		show "$SVC bench --url URL --shape $CLS_SHAPE --concurrency 1 --duration $SIDE_DURATION --warmup $TUNE_WARMUP --no-raw --json > $OUT/side-on-r1.json   # then off, and so on to -r$SIDE_PAIRS, the order alternating"
-		for rep in $(seq 1 "$SIDE_PAIRS"); do
-			order="on off"
-			[ $((rep % 2)) = 0 ] && order="off on"
-			for side in $order; do
-				url=$side_on_url
-				[ "$side" = off ] && url=$side_off_url
-				run "$SVC" bench --url "$url" --shape "$CLS_SHAPE" --concurrency 1 --duration "$SIDE_DURATION" \
-					--warmup "$TUNE_WARMUP" --no-raw --json >"$OUT/side-$side-r$rep.json" 2>>"$OUT/side.log" || side_status=$?
-			done
-		done
+# side_by_side: the two servers, the pairs of runs, both servers stopped.
+side_by_side() {
+	local on_pid on_url off_url rep side url order status=0
+	start_server "$OUT/side-on.serve.out" "$CLS" -c "$OUT/cfg/default.yml" || return 1
+	on_pid=$SERVER_PID on_url=$SERVER_URL
+	if ! start_server "$OUT/side-off.serve.out" "$CLS" -c "$OUT/cfg/nobatch.yml"; then
+		SERVER_PID=$on_pid
 		stop_server
-	else
-		side_status=1
+		return 1
 	fi
-	SERVER_PID=$side_on_pid
+	off_url=$SERVER_URL
+	show "$SVC serve $CLS -c $OUT/cfg/default.yml & $SVC serve $CLS -c $OUT/cfg/nobatch.yml &   # side by side"
+	show "$SVC bench --url URL --shape $CLS_SHAPE --concurrency 1 --duration $SIDE_DURATION --warmup $TUNE_WARMUP --no-raw --json > $OUT/side-on-r1.json   # then off, and so on to -r$SIDE_PAIRS, the order alternating"
+	for rep in $(seq 1 "$SIDE_PAIRS"); do
+		order="on off"
+		[ $((rep % 2)) = 0 ] && order="off on"
+		for side in $order; do
+			url=$on_url
+			[ "$side" = off ] && url=$off_url
+			run "$SVC" bench --url "$url" --shape "$CLS_SHAPE" --concurrency 1 --duration "$SIDE_DURATION" \
+				--warmup "$TUNE_WARMUP" --no-raw --json >"$OUT/side-$side-r$rep.json" 2>>"$OUT/side.log" || status=$?
+		done
+	done
 	stop_server
-else
-	side_status=1
-fi
-step side $side_status
+	SERVER_PID=$on_pid
+	stop_server
+	return "$status"
+}
+side_by_side
+step side $?
 
 # 5. ONNX Runtime in process (no HTTP, no JSON), one session, default
 #    settings, concurrency 1: rows/s at batch 1, 8 and 32, interleaved.
-show "$GO build -o $OUT/rawbatch ./cmd/rawbatch"
-show "$OUT/rawbatch -model $CLS/model.onnx -lib $LIB -shape $CLS_SHAPE -batch 1,8,32 -reps $REPS -duration 1500ms -warmup 300ms -out $OUT/rawbatch.json"
-"$GO" build -o "$OUT/rawbatch" ./cmd/rawbatch &&
-	run "$OUT/rawbatch" -model "$CLS/model.onnx" -lib "$LIB" -shape "$CLS_SHAPE" -batch 1,8,32 \
-		-reps "$REPS" -duration 1500ms -warmup 300ms -out "$OUT/rawbatch.json"
+#    (build/bench-served.sh built rawbatch; ensure_rawbatch builds it only
+#    when that step did not.)
+ensure_rawbatch
+show "$RAWBATCH -model $CLS/model.onnx -lib $LIB -shape $CLS_SHAPE -batch 1,8,32 -reps $REPS -duration 1500ms -warmup 300ms -out $OUT/rawbatch.json"
+run "$RAWBATCH" -model "$CLS/model.onnx" -lib "$LIB" -shape "$CLS_SHAPE" -batch 1,8,32 \
+	-reps "$REPS" -duration 1500ms -warmup 300ms -out "$OUT/rawbatch.json"
 step rawbatch $?
 
 # 6. CPU profiles: svc serve with SVC_CPUPROFILE (written when it stops on

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"time"
 
 	"go.uber.org/fx"
@@ -211,6 +212,20 @@ func CPUPlan(cores, configured int) (threads int, slots RunSlots) {
 		threads = max(1, cores/2)
 	}
 	return threads, RunSlots(max(1, cores/threads))
+}
+
+// goDefaultProcs is Go's own GOMAXPROCS, read before anything sets it.
+var goDefaultProcs = runtime.GOMAXPROCS(0)
+
+// Cores is how many CPUs this process may use: Go's default GOMAXPROCS,
+// which counts the CPUs it may run on within a container's CPU limit, or,
+// when the GOMAXPROCS variable overrides that default, the CPUs it may run
+// on. CPUPlan and GoProcs start from it.
+func Cores() int {
+	if _, set := os.LookupEnv("GOMAXPROCS"); set {
+		return runtime.NumCPU()
+	}
+	return goDefaultProcs
 }
 
 // GoProcs is the number of Go processors (GOMAXPROCS) for a process that

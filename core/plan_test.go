@@ -1,6 +1,9 @@
 package core
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+)
 
 func TestCPUPlan(t *testing.T) {
 	tests := []struct {
@@ -27,5 +30,17 @@ func TestGoProcs(t *testing.T) {
 		if got := GoProcs(tt.cores); got != tt.want {
 			t.Errorf("GoProcs(%d) = %d, want %d", tt.cores, got, tt.want)
 		}
+	}
+}
+
+// TestCores: Go's own default unless the GOMAXPROCS variable overrides it;
+// then every CPU the process may run on.
+func TestCores(t *testing.T) {
+	if got := Cores(); got != goDefaultProcs || got < 1 {
+		t.Fatalf("Cores() = %d without GOMAXPROCS, want Go's default %d", got, goDefaultProcs)
+	}
+	t.Setenv("GOMAXPROCS", "1")
+	if got := Cores(); got != runtime.NumCPU() {
+		t.Fatalf("Cores() = %d with GOMAXPROCS set, want the %d CPUs", got, runtime.NumCPU())
 	}
 }

@@ -84,18 +84,14 @@ func (w *LogWriter) Dropped() uint64 { return w.dropped.Load() }
 // the destination and always reports success, so that a logger does not
 // turn a slow destination into errors of its own.
 func (w *LogWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	if w.closed || len(w.pending)+len(p) > w.max {
-		w.unreported++
-		w.mu.Unlock()
-		w.dropped.Add(1)
-		return len(p), nil
+	b, ok := w.beginLine()
+	switch {
+	case !ok:
+	case len(b)+len(p) > w.max:
+		w.dropUnlock() // without copying p first
+	default:
+		w.endLine(append(b, p...))
 	}
-	first := len(w.pending) == 0
-	half := len(w.pending) <= w.max/2 && len(w.pending)+len(p) > w.max/2
-	w.pending = append(w.pending, p...)
-	w.mu.Unlock()
-	w.signal(first, half)
 	return len(p), nil
 }
 
@@ -108,12 +104,17 @@ func (w *LogWriter) Write(p []byte) (int, error) {
 func (w *LogWriter) beginLine() ([]byte, bool) {
 	w.mu.Lock()
 	if w.closed {
-		w.unreported++
-		w.mu.Unlock()
-		w.dropped.Add(1)
+		w.dropUnlock()
 		return nil, false
 	}
 	return w.pending, true
+}
+
+// dropUnlock counts a dropped write and unlocks w.
+func (w *LogWriter) dropUnlock() {
+	w.unreported++
+	w.mu.Unlock()
+	w.dropped.Add(1)
 }
 
 // endLine takes b, the buffer beginLine returned with one line appended,
@@ -123,9 +124,7 @@ func (w *LogWriter) endLine(b []byte) {
 	n := len(w.pending)
 	if len(b) > w.max {
 		w.pending = b[:n] // keep any room the append made
-		w.unreported++
-		w.mu.Unlock()
-		w.dropped.Add(1)
+		w.dropUnlock()
 		return
 	}
 	half := n <= w.max/2 && len(b) > w.max/2

@@ -60,21 +60,15 @@ func (p Pinned) model(key string) *PinnedModel {
 	return nil
 }
 
-// ratio is the best served level of protocol p over the best raw mode on
-// the one core; ok is false when either is missing.
+// ratio is the best served level of protocol p (bench.Best, as bestRatio
+// takes it) over the best raw mode on the one core; ok is false when either is missing.
 func (m *PinnedModel) ratio(p bench.Protocol) (ratio float64, served *bench.Level, raw float64, ok bool) {
 	_, best := Baseline(m.Raw)
 	r := m.Runs[p]
 	if best == nil || r == nil || best.Items.Max <= 0 {
 		return 0, nil, 0, false
 	}
-	for i := range r.Served {
-		l := &r.Served[i]
-		if l.Errors == 0 && (served == nil || l.ThroughputRPS > served.ThroughputRPS) {
-			served = l
-		}
-	}
-	if served == nil {
+	if served = bench.Best(r.Served); served == nil {
 		return 0, nil, 0, false
 	}
 	return served.ThroughputRPS / best.Items.Max, served, best.Items.Max, true

@@ -239,11 +239,11 @@ func gain(b, a float64) float64 { return b/a - 1 }
 // faster (throughput × (1+g)) and the rest stays as it is.
 func amdahl(f, g float64) float64 { return 1/(1-f+f/(1+g)) - 1 }
 
-// pairedRatio is the median over the rounds of num's metric ÷ den's at
-// concurrency c, pairing the runs of the same round (they ran within a
-// minute of each other, so the machine's drifting load cancels out); n
-// counts the pairs.
-func pairedRatio(num, den []bench.Report, c int, metric func(bench.Level) float64) (ratio float64, n int) {
+// pairedRatios are num's metric ÷ den's at concurrency c, round by round,
+// pairing the runs of the same round (they ran within a minute of each
+// other, so the machine's drifting load cancels out); rounds where either
+// side has no successful run at c are left out.
+func pairedRatios(num, den []bench.Report, c int, metric func(bench.Level) float64) []float64 {
 	var rs []float64
 	for k := 0; k < len(num) && k < len(den); k++ {
 		a, d := level(num[k].Served, c), level(den[k].Served, c)
@@ -252,6 +252,12 @@ func pairedRatio(num, den []bench.Report, c int, metric func(bench.Level) float6
 		}
 		rs = append(rs, metric(*a)/metric(*d))
 	}
+	return rs
+}
+
+// pairedRatio is the median of pairedRatios; n counts the pairs.
+func pairedRatio(num, den []bench.Report, c int, metric func(bench.Level) float64) (ratio float64, n int) {
+	rs := pairedRatios(num, den, c, metric)
 	if len(rs) == 0 {
 		return 0, 0
 	}
@@ -304,7 +310,7 @@ func batchingGains(t Tuning, raw *RawBatch) (served, inProcess float64, ok bool)
 // batching on and off: the side-by-side pairs when they ran (side), the
 // tuning rounds otherwise.
 func batchP50Runs(t Tuning) (on, off []bench.Report, side bool) {
-	if _, n := pairedRatio(t[sideOn], t[sideOff], 1, p50); n > 0 {
+	if len(pairedRatios(t[sideOn], t[sideOff], 1, p50)) > 0 {
 		return t[sideOn], t[sideOff], true
 	}
 	return t["default"], t["nobatch"], false

@@ -375,21 +375,16 @@ func whyBatchP50(w io.Writer, d Data) {
 		_, total := p.Breakdown()
 		fmt.Fprintf(w, " In the tiny model's concurrency-1 profile (batching on) the batcher's own code is %.1f %% of the server's CPU.", 100*own/total)
 	}
-	var ratios []string
-	slower, n := 0, 0
 	def, off, side := batchP50Runs(d.Tune)
 	by, unit := "Round by round", "rounds"
 	if side {
 		by, unit = "Pair by pair (two servers side by side)", "pairs"
 	}
-	for k := 0; k < len(def) && k < len(off); k++ {
-		a, b := level(def[k].Served, 1), level(off[k].Served, 1)
-		if a == nil || b == nil || b.LatencyUS.P50 == 0 {
-			continue
-		}
-		r := a.LatencyUS.P50 / b.LatencyUS.P50
-		ratios = append(ratios, fmt.Sprintf("%.2f", r))
-		n++
+	rs := pairedRatios(def, off, 1, p50)
+	ratios := make([]string, len(rs))
+	slower, n := 0, len(rs)
+	for i, r := range rs {
+		ratios[i] = fmt.Sprintf("%.2f", r)
 		if r > 1 {
 			slower++
 		}

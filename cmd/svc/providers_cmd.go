@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
 	"text/tabwriter"
 
@@ -91,7 +90,7 @@ func checkProviders(stdout io.Writer, name string, cfg config.Config, set provid
 	}
 	fmt.Fprintf(stdout, "\ncheck of %s (%s), %d timed runs per provider after the first:\n", src.Name, src.File, runs)
 	rt := cfg.Runtime
-	rt.IntraOpThreads, _ = core.CPUPlan(runtime.NumCPU(), rt.IntraOpThreads) // as 'svc serve' runs one process
+	rt.IntraOpThreads, _ = core.CPUPlan(core.Cores(), rt.IntraOpThreads) // as 'svc serve' runs one process
 	rows, err := providercheck.Run(set, host, providercheck.Options{
 		File: src.File, Runtime: rt, ProviderOptions: core.ProviderOptions(cfg), Runs: runs,
 	})

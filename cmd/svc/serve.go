@@ -198,7 +198,7 @@ func serve(ctx context.Context, modelName, servedName string, cfg config.Config,
 // stops everything and fails start-up.
 func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose bool, log *zap.Logger, worker *supervisor.Worker, started func(transport.Banner) error) error {
 	// The cores this process may use, and how ONNX Runtime gets them.
-	share := runtime.NumCPU()
+	share := core.Cores()
 	if worker != nil {
 		share = max(1, share/worker.Count)
 	} else if cfg.Serve.Workers > 1 {
@@ -207,9 +207,7 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 	threads, slots := core.CPUPlan(share, cfg.Runtime.IntraOpThreads)
 	cfg.Runtime.IntraOpThreads = threads
 	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
-		// Go's own default heeds a container's CPU limit, which the
-		// share (the CPUs the process may be scheduled on) does not.
-		runtime.GOMAXPROCS(core.GoProcs(min(share, runtime.GOMAXPROCS(0))))
+		runtime.GOMAXPROCS(core.GoProcs(share))
 	}
 	options := []fx.Option{
 		fx.Supply(src, log, slots,

@@ -128,16 +128,24 @@ func (c *Client) get(ctx context.Context, path string, v any) error {
 	return nil
 }
 
+// MaxErrorBody bounds how much of an error answer is read for its detail.
+const MaxErrorBody = 4096
+
 // statusError reads the error body of resp.
 func statusError(method, path string, resp *http.Response) error {
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, MaxErrorBody))
 	_, _ = io.Copy(io.Discard, resp.Body)
+	return &StatusError{Method: method, Path: path, Status: resp.StatusCode, Detail: ErrorDetail(msg)}
+}
+
+// ErrorDetail is the "detail" of an error answer's JSON body, or the body
+// itself, trimmed, when it has none.
+func ErrorDetail(body []byte) string {
 	var e struct {
 		Detail string `json:"detail"`
 	}
-	detail := strings.TrimSpace(string(msg))
-	if json.Unmarshal(msg, &e) == nil && e.Detail != "" {
-		detail = e.Detail
+	if json.Unmarshal(body, &e) == nil && e.Detail != "" {
+		return e.Detail
 	}
-	return &StatusError{Method: method, Path: path, Status: resp.StatusCode, Detail: detail}
+	return strings.TrimSpace(string(body))
 }

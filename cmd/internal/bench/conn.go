@@ -4,15 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
+
+	"github.com/svc-dev/svc/transport/rest"
 )
 
 // connLoader sends the HTTP/1.1 requests of a level's workers, each worker
@@ -34,8 +34,9 @@ type connLoader struct {
 	timeout time.Duration
 	heads   [][]byte // each request's head, as net/http writes it
 	bodies  [][]byte // and its body
-	method  *http.Request
-	conns   []workerConn
+	// post is the request ReadResponse reads the answers of (a POST).
+	post  *http.Request
+	conns []workerConn
 	// staleAfter is staleAfter, but in tests.
 	staleAfter time.Duration
 }
@@ -49,6 +50,9 @@ type workerConn struct {
 	stop func() bool
 	// idleSince is when c's last answer was read.
 	idleSince time.Time
+	// vec and bufs hold the request being written.
+	vec  [2][]byte
+	bufs net.Buffers
 }
 
 // staleAfter is how long a connection may sit idle before a request checks
@@ -56,10 +60,6 @@ type workerConn struct {
 // connections). Under load a worker's connection is never idle that long,
 // and the check, a read that must find nothing, is not made.
 const staleAfter = time.Second
-
-// maxErrorBody bounds how much of a refused request's answer is read for
-// its message.
-const maxErrorBody = 4096
 
 // newConnLoader prepares the requests POST base+path with bodies, body k
 // with the headers header(k), for workers workers. base is an http:// URL.
@@ -72,7 +72,7 @@ func newConnLoader(base, path string, bodies [][]byte, header func(k int) http.H
 		return nil, fmt.Errorf("%s: not an http:// URL", base)
 	}
 	l := &connLoader{addr: hostPort(u), path: path, timeout: timeout, conns: make([]workerConn, workers), staleAfter: staleAfter}
-	l.method, _ = http.NewRequest(http.MethodPost, u.String(), nil)
+	l.post, _ = http.NewRequest(http.MethodPost, u.String(), nil)
 	for k, body := range bodies {
 		req, err := http.NewRequest(http.MethodPost, u.String(), bytes.NewReader(body))
 		if err != nil {
@@ -131,20 +131,23 @@ func (l *connLoader) send(ctx context.Context, w int, seq int64) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	bufs := net.Buffers{l.heads[k], l.bodies[k]}
-	if _, err := bufs.WriteTo(wc.c); err != nil {
+	// Head and body in one write; the vector lives in wc, as WriteTo
+	// takes its address (a local one would be allocated per request).
+	wc.vec = [2][]byte{l.heads[k], l.bodies[k]}
+	wc.bufs = wc.vec[:]
+	if _, err := wc.bufs.WriteTo(wc.c); err != nil {
 		l.drop(wc)
 		return 0, fmt.Errorf("POST %s: %w", l.path, err)
 	}
-	resp, err := http.ReadResponse(wc.br, l.method)
+	resp, err := http.ReadResponse(wc.br, l.post)
 	if err != nil {
 		l.drop(wc)
 		return 0, fmt.Errorf("POST %s: read the answer: %w", l.path, err)
 	}
 	status := resp.StatusCode
 	if status != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		err = fmt.Errorf("status %d: %s", status, clip(detail(msg), 300))
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, rest.MaxErrorBody))
+		err = fmt.Errorf("status %d: %s", status, clip(rest.ErrorDetail(msg), 300))
 	}
 	if _, cerr := io.Copy(io.Discard, resp.Body); cerr != nil {
 		l.drop(wc)
@@ -174,17 +177,6 @@ func closedByPeer(wc *workerConn) bool {
 	_ = wc.c.SetReadDeadline(time.Time{})
 	var ne net.Error
 	return !errors.As(err, &ne) || !ne.Timeout()
-}
-
-// detail is the "detail" of a JSON error answer, or the answer itself.
-func detail(msg []byte) string {
-	var e struct {
-		Detail string `json:"detail"`
-	}
-	if json.Unmarshal(msg, &e) == nil && e.Detail != "" {
-		return e.Detail
-	}
-	return strings.TrimSpace(string(msg))
 }
 
 // dial connects wc, and makes ctx's end unblock the connection.

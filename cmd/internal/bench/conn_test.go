@@ -273,3 +273,24 @@ func TestConnLoaderFailures(t *testing.T) {
 		}
 	})
 }
+
+// TestNewConnLoaderRefuses what it cannot send: another scheme than
+// http://, no bodies, a URL that does not parse.
+func TestNewConnLoaderRefuses(t *testing.T) {
+	header := func(int) http.Header { return nil }
+	for _, tt := range []struct {
+		name, base string
+		bodies     [][]byte
+		want       string
+	}{
+		{"https", "https://127.0.0.1:1", [][]byte{[]byte(`{}`)}, "not an http:// URL"},
+		{"no bodies", "http://127.0.0.1:1", nil, "no request bodies"},
+		{"bad URL", "http://127.0.0.1:bad port", [][]byte{[]byte(`{}`)}, "invalid port"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if l, err := newConnLoader(tt.base, "/predict", tt.bodies, header, 1, time.Second); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("newConnLoader(%q) = %v, %v; want an error with %q", tt.base, l, err, tt.want)
+			}
+		})
+	}
+}
