@@ -66,6 +66,19 @@ proc_ticks() {
 	TICKS=$((f[11] + f[12]))
 }
 
+# proc_sched PID: sets SCHED to "RUN_NS WAIT_NS SLICES THREADS", the sums
+# over the process's threads of /proc/PID/task/TID/schedstat: time on a
+# CPU, time runnable but waiting for one, and time slices. Threads that
+# ended before the call are not counted. Builtins only.
+proc_sched() {
+	local f run=0 wait=0 slices=0 n=0 a b c
+	for f in /proc/"$1"/task/*/schedstat; do
+		read -r a b c <"$f" 2>/dev/null || continue
+		run=$((run + a)) wait=$((wait + b)) slices=$((slices + c)) n=$((n + 1))
+	done
+	SCHED="$run $wait $slices $n"
+}
+
 # proc_kib PID FIELD: sets KIB to FIELD (VmRSS, VmHWM) of /proc/PID/status
 # in KiB. Builtins only.
 proc_kib() {

@@ -20,8 +20,10 @@
 #
 #   build/bench-tail.sh && go run ./cmd/benchreport -out /tmp/BENCHMARKS.md
 #
-# Writes $OUT/tail-VARIANT.json (wrk's summary) with a .cpu.json and a
-# .metrics.txt (the server's request-duration histogram after the run), and
+# Writes $OUT/tail-VARIANT.json (wrk's summary) with a .cpu.json, a
+# .sched.json (the server's threads' time on a core and time waiting for
+# one, from /proc/PID/task/*/schedstat) and a .metrics.txt (the server's
+# request-duration histogram after the run), and
 # appends to commands.txt. Knobs: GO, SVC (build/bin/svc), OUT
 # (build/artifacts/bench), TAIL_DURATION (4s), TAIL_CONCURRENCY (4),
 # TAIL_VARIANTS (all of the above, in that order).
@@ -81,9 +83,20 @@ for v in $TAIL_VARIANTS; do
 	start_server "$OUT/tail-$v.serve.out" "$MODEL" ${args[@]+"${args[@]}"} || { status=1; continue; }
 	threads=$((TAIL_CONCURRENCY < CPUS ? TAIL_CONCURRENCY : CPUS))
 	show "WRK_LATENCY=1 WRK_BODIES=$BODIES WRK_OUT=$file ${client[*]:+${client[*]} }wrk -t$threads -c$TAIL_CONCURRENCY -d$TAIL_DURATION --timeout 30s -s build/bench-wrk.lua $SERVER_URL/predict"
+	proc_sched "$SERVER_PID"
+	sched0=$SCHED
 	WRK_LATENCY=1 WRK_BODIES=$BODIES WRK_OUT=$file with_cpu "${file%.json}.cpu.json" ${client[@]+"${client[@]}"} wrk "-t$threads" "-c$TAIL_CONCURRENCY" \
 		"-d$TAIL_DURATION" --timeout 30s -s build/bench-wrk.lua "$SERVER_URL/predict" >"$OUT/tail-$v.txt" 2>>"$OUT/tail.log"
 	wst=$?
+	# The server's threads as the scheduler saw them: time on a core and
+	# time waiting for one.
+	proc_sched "$SERVER_PID"
+	read -r r0 w0 s0 _ <<<"$sched0"
+	read -r r1 w1 s1 n1 <<<"$SCHED"
+	printf '{"run_s": %s, "wait_s": %s, "slices": %d, "threads": %d}\n' \
+		"$(awk -v a="$r0" -v b="$r1" 'BEGIN {printf "%.4f", (b - a) / 1e9}')" \
+		"$(awk -v a="$w0" -v b="$w1" 'BEGIN {printf "%.4f", (b - a) / 1e9}')" \
+		$((s1 - s0)) "$n1" >"${file%.json}.sched.json"
 	if [ "$wst" != 0 ] || [ ! -s "$file" ]; then
 		echo "bench-tail: $v: wrk failed (status $wst): $(tail -n 2 "$OUT/tail.log")" >&2
 		status=1

@@ -96,6 +96,9 @@ type Model struct {
 	// ended counts the requests ended; lastEnd is when the last one ended
 	// (Unix nanoseconds). The Reclaimer reads them.
 	ended, lastEnd atomic.Int64
+	// runs counts the model's runs since it became ready and runNanos
+	// the time they took. The ProcTuner reads them.
+	runs, runNanos atomic.Int64
 }
 
 // NewModel returns the lifecycle of the model called name, in the loading

@@ -51,6 +51,7 @@ type loaderParams struct {
 	Log       *zap.Logger
 	Sessions  Sessions   `optional:"true"`
 	Slots     RunSlots   `optional:"true"`
+	Procs     TunedProcs `optional:"true"`
 	Prepare   []Preparer `group:"preparers"`
 }
 
@@ -65,6 +66,10 @@ func newLoaderFx(p loaderParams) *Loader {
 	p.LC.Append(fx.StopHook(func(ctx context.Context) error { return p.Model.Close(ctx) }))
 	r := NewReclaimer(p.Model, p.Runtime.ReleaseMemoryAfter.Std())
 	p.LC.Append(fx.StartStopHook(r.Start, r.Stop))
+	if p.Procs > 0 {
+		t := NewProcTuner(p.Model, int(p.Procs), p.Log)
+		p.LC.Append(fx.StartStopHook(t.Start, t.Stop))
+	}
 	return l
 }
 
@@ -227,22 +232,6 @@ func Cores() int {
 	}
 	return goDefaultProcs
 }
-
-// GoProcs is the number of Go processors (GOMAXPROCS) for a process that
-// may use cores CPUs: one more than the cores. A model run holds the Go
-// processor of its goroutine for as long as ONNX Runtime works (a cgo
-// call). With a run on every processor, the HTTP, JSON and batching work of
-// the requests behind them waits until Go's system monitor takes a
-// processor back from a run, which it checks for every 20 µs to 10 ms, and
-// the runs then wait for one to return to. One processor more keeps that
-// work going while the runs hold theirs; the operating system still shares
-// the same cores between all of them. Measured on 2 cores, served one
-// after the other, 3 processors against 2: PaddleOCR cls at concurrency 16
-// +6 to +10 % requests/s through JSON and +7 to +12 % through v2 binary
-// tensors, with 5 to 9 % less server CPU per request; det (its runs fill
-// the cores either way) within 2 %; a tiny model +5 to +10 % at
-// concurrency 16 and unchanged at concurrency 1.
-func GoProcs(cores int) int { return max(1, cores) + 1 }
 
 // newRunner puts the batcher in front of the pool when batching is on and
 // the model allows it. Either way, no more runs are under way at once than

@@ -121,8 +121,16 @@ func (o *modelObserver) Queued(d time.Duration) {
 
 func (o *modelObserver) Executed(n int, d time.Duration) {
 	if o.counting() {
+		o.m.runs.Add(1)
+		o.m.runNanos.Add(int64(d))
 		o.m.obs.Executed(n, d)
 	}
+}
+
+// runCounts is the number of runs since the model became ready and the
+// time they took (nanoseconds).
+func (m *Model) runCounts() (runs, nanos int64) {
+	return m.runs.Load(), m.runNanos.Load()
 }
 
 // SetObserver makes obs the model's observer (nil: none). Call it before

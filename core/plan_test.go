@@ -26,7 +26,7 @@ func TestCPUPlan(t *testing.T) {
 }
 
 func TestGoProcs(t *testing.T) {
-	for _, tt := range []struct{ cores, want int }{{1, 2}, {2, 3}, {16, 17}, {0, 2}, {-3, 2}} {
+	for _, tt := range []struct{ cores, want int }{{1, 1}, {2, 2}, {16, 16}, {0, 1}, {-3, 1}} {
 		if got := GoProcs(tt.cores); got != tt.want {
 			t.Errorf("GoProcs(%d) = %d, want %d", tt.cores, got, tt.want)
 		}

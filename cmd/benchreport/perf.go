@@ -302,7 +302,7 @@ func PerfTargets(d Data) []Target {
 	out := BaselineTargets(d)
 	out = append(out, ValidationTarget(d.Profiles[profDet16]))
 	out = append(out, AccessLogTarget(d.Profiles[profLogOn], d.Profiles[profLogOff]))
-	return append(out, TailTarget(d.Served))
+	return append(out, TailTarget(d.Served), TailOwnCoreTarget(d.Tail))
 }
 
 // writeBaselineRatios renders the ratio targets' figures: per model and

@@ -63,3 +63,38 @@ svc_inference_request_duration_seconds_count{model="m",status="success",version=
 		t.Errorf("fmtBound: %q, %q", fmtBound(math.Inf(1)), fmtBound(0.00025))
 	}
 }
+
+func TestTailOwnCoreTarget(t *testing.T) {
+	run := func(key string, p50, p99 float64, non200 int64) TailRun {
+		r := TailRun{Key: key}
+		r.Wrk.Requests, r.Wrk.DurationUS, r.Wrk.Non200 = 20000, 1_000_000, non200
+		r.Wrk.LatencyUS.P50, r.Wrk.LatencyUS.P99 = p50, p99
+		return r
+	}
+	tests := []struct {
+		name     string
+		tail     Tail
+		met      string // "met", "missed" or "" (not checked)
+		measured string
+	}{
+		{"met", Tail{run("default", 100, 3000, 0), run("pinned", 120, 590, 0)}, "met", "wrk 4.9 (p50 120µs, p99 590µs, 20000/s); the defaults sharing both cores with wrk: 20000/s"},
+		{"missed", Tail{run("pinned", 100, 700, 0)}, "missed", "wrk 7.0 (p50 100µs, p99 700µs, 20000/s)"},
+		{"failed requests", Tail{run("pinned", 100, 400, 3)}, "missed", "wrk 4.0 (p50 100µs, p99 400µs, 19997/s)"},
+		{"no pinned run", Tail{run("default", 100, 300, 0)}, "", "not measured"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := TailOwnCoreTarget(tt.tail)
+			res := ""
+			if got.Met != nil {
+				res = map[bool]string{true: "met", false: "missed"}[*got.Met]
+			}
+			if res != tt.met || got.Measured != tt.measured {
+				t.Fatalf("TailOwnCoreTarget = %s, %q; want %s, %q", res, got.Measured, tt.met, tt.measured)
+			}
+			if (res == "missed" && tt.name == "missed") != (got.Miss != "") {
+				t.Fatalf("Miss = %q", got.Miss)
+			}
+		})
+	}
+}

@@ -126,6 +126,8 @@ func writeWhy(w io.Writer, targets []Target, d Data) {
 			whyAccessLog(w, d)
 		case "tail":
 			whyTail(w, d)
+		case "tail-own-core":
+			whyTailOwnCore(w, d.Tail)
 		case "mem-types":
 			whyMemTypes(w, d.MemLoad)
 		case "mem-burst":

@@ -1,0 +1,119 @@
+package main_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestGoProcsFollowRunLength serves a model whose runs take milliseconds
+// and one whose runs take microseconds, under load: the first gets one Go
+// processor more than the cores (go_sched_gomaxprocs_threads on /metrics,
+// and a log line), the second keeps one per core; GOMAXPROCS in the
+// environment fixes the number whatever the runs.
+func TestGoProcsFollowRunLength(t *testing.T) {
+	if v, set := os.LookupEnv("GOMAXPROCS"); set {
+		// The servers must start without it, as they do in production.
+		os.Unsetenv("GOMAXPROCS")
+		t.Cleanup(func() { os.Setenv("GOMAXPROCS", v) })
+	}
+	tests := []struct {
+		name  string
+		model string
+		body  string
+		env   []string
+		// extra is the processors expected over the starting number.
+		extra int
+	}{
+		{"long runs add a processor", "slow.onnx", slowBody(1), nil, 1},
+		{"short runs keep one per core", "classifier.onnx", `{"input": [[5.1, 3.5, 1.4, 0.2]]}`, nil, 0},
+		{"GOMAXPROCS fixes it", "slow.onnx", slowBody(1), []string{"GOMAXPROCS=1"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := startServerEnv(t, tt.env, model(tt.model), "--access-log", "off")
+			procs := func() int {
+				sc, _ := scrapeMetrics(t, s, prometheusAccept)
+				return int(sc.value(t, "go_sched_gomaxprocs_threads", nil))
+			}
+			start := procs()
+			if start < 1 {
+				t.Fatalf("go_sched_gomaxprocs_threads = %d at start", start)
+			}
+
+			ctx, cancel := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			var ok, bad atomic.Int64
+			var firstBad atomic.Value
+			for range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for ctx.Err() == nil {
+						req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/predict", strings.NewReader(tt.body))
+						req.Header.Set("Content-Type", "application/json")
+						resp, err := http.DefaultClient.Do(req)
+						if err != nil {
+							if ctx.Err() == nil {
+								bad.Add(1)
+								firstBad.CompareAndSwap(nil, err.Error())
+							}
+							continue
+						}
+						_, _ = io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+						if resp.StatusCode == http.StatusOK {
+							ok.Add(1)
+						} else {
+							bad.Add(1)
+							firstBad.CompareAndSwap(nil, resp.Status)
+						}
+					}
+				}()
+			}
+			defer func() { cancel(); wg.Wait() }()
+
+			// The tuner decides after three windows of 200 ms in a row;
+			// give it many more, and stop early once it has changed.
+			want := start + tt.extra
+			got := start
+			for deadline := time.Now().Add(4 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+				if got = procs(); got != start {
+					break
+				}
+			}
+			cancel()
+			wg.Wait()
+			if bad.Load() > 0 {
+				t.Fatalf("%d requests failed under load (first: %v)", bad.Load(), firstBad.Load())
+			}
+			if ok.Load() == 0 {
+				t.Fatal("no request succeeded")
+			}
+			if got != want {
+				t.Fatalf("GOMAXPROCS %d after %d requests, started at %d: want %d", got, ok.Load(), start, want)
+			}
+			changed := false
+			for _, line := range strings.Split(s.stderr.String()+s.stdout.String(), "\n") {
+				var rec map[string]any
+				if json.Unmarshal([]byte(line), &rec) != nil || rec["msg"] != "Go processors set for the length of the model's runs" {
+					continue
+				}
+				changed = true
+				if int(rec["gomaxprocs"].(float64)) != want || int(rec["was"].(float64)) != start {
+					t.Errorf("log line %s: want gomaxprocs %d, was %d", line, want, start)
+				}
+			}
+			if changed != (tt.extra != 0) {
+				t.Errorf("logged a change: %v, want %v\nstderr:\n%s", changed, tt.extra != 0, s.stderr)
+			}
+		})
+	}
+}

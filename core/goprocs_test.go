@@ -1,0 +1,137 @@
+package core
+
+import (
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+func TestProcsFor(t *testing.T) {
+	tests := []struct {
+		name  string
+		cores int
+		mean  time.Duration
+		cur   int
+		want  int
+	}{
+		{"short runs drop the extra processor", 2, 7 * time.Microsecond, 3, 2},
+		{"short runs keep cores", 2, 7 * time.Microsecond, 2, 2},
+		{"long runs add one", 2, 2 * time.Millisecond, 2, 3},
+		{"long runs keep cores+1", 2, 2 * time.Millisecond, 3, 3},
+		{"at the long bound", 4, longRun, 4, 5},
+		{"just under the short bound", 4, shortRun - 1, 5, 4},
+		{"between the bounds keeps cores", 2, 100 * time.Microsecond, 2, 2},
+		{"between the bounds keeps cores+1", 2, 100 * time.Microsecond, 3, 3},
+		{"one core, short", 1, time.Microsecond, 2, 1},
+		{"one core, long", 1, time.Second, 1, 2},
+		{"no cores counted as one", 0, time.Second, 1, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := procsFor(tt.cores, tt.mean, tt.cur); got != tt.want {
+				t.Fatalf("procsFor(%d, %v, %d) = %d, want %d", tt.cores, tt.mean, tt.cur, got, tt.want)
+			}
+		})
+	}
+}
+
+// fakeProcs stands in for runtime.GOMAXPROCS and records every change.
+type fakeProcs struct {
+	n   int
+	set []int
+}
+
+func (f *fakeProcs) procs(n int) int {
+	old := f.n
+	if n > 0 {
+		f.n = n
+		f.set = append(f.set, n)
+	}
+	return old
+}
+
+// TestProcTunerSteps drives the tuner's steps by hand: each step, the runs
+// given end on the model; the tuner must change GOMAXPROCS only after
+// procAgree windows in a row called for it, never on an idle or lightly
+// loaded window, and go back when the runs change length.
+func TestProcTunerSteps(t *testing.T) {
+	type window struct {
+		runs int64
+		each time.Duration
+	}
+	const win = 100 * time.Millisecond
+	short := window{2000, 10 * time.Microsecond}  // 20 ms of runs: busy enough
+	long := window{50, 2 * time.Millisecond}      // 100 ms of runs
+	light := window{2, 2 * time.Millisecond}      // 4 ms: under a tenth of a core
+	middle := window{500, 100 * time.Microsecond} // between the bounds
+	idle := window{}
+	tests := []struct {
+		name    string
+		start   int
+		windows []window
+		want    []int // GOMAXPROCS after each window
+	}{
+		{"short runs on cores stay", 2, []window{short, short, short, short}, []int{2, 2, 2, 2}},
+		{"long runs add a processor after procAgree windows", 2, []window{long, long, long, long}, []int{2, 2, 3, 3}},
+		{"short runs take it back", 3, []window{short, short, short}, []int{3, 3, 2}},
+		{"an interruption starts the count again", 2, []window{long, long, short, long, long, long}, []int{2, 2, 2, 2, 2, 3}},
+		{"idle and light windows do not count", 2, []window{long, idle, long, light, long}, []int{2, 2, 2, 2, 3}},
+		{"runs between the bounds keep the setting", 3, []window{middle, middle, middle, middle}, []int{3, 3, 3, 3}},
+		{"and back and forth", 2, []window{long, long, long, short, short, short}, []int{2, 2, 3, 3, 3, 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := NewModel("m")
+			f := &fakeProcs{n: tt.start}
+			tu := NewProcTuner(m, 2, zap.NewNop())
+			tu.procs, tu.window = f.procs, win
+			for i, w := range tt.windows {
+				m.runs.Add(w.runs)
+				m.runNanos.Add(w.runs * int64(w.each))
+				tu.step()
+				if f.n != tt.want[i] {
+					t.Fatalf("after window %d (%d runs of %v): GOMAXPROCS %d, want %d (changes %v)", i+1, w.runs, w.each, f.n, tt.want[i], f.set)
+				}
+			}
+		})
+	}
+}
+
+// TestProcTunerCountsServedRuns: the runs the model's observer is told of
+// once it is ready are what the tuner reads; the warm-up's are not.
+func TestProcTunerCountsServedRuns(t *testing.T) {
+	m := NewModel("m")
+	m.Observer().Executed(1, time.Second) // loading: the warm-up run
+	if r, d := m.runCounts(); r != 0 || d != 0 {
+		t.Fatalf("runs counted while loading: %d, %v", r, time.Duration(d))
+	}
+	m.state.Store(int32(StateReady))
+	m.Observer().Executed(4, 3*time.Millisecond)
+	m.Observer().Executed(1, time.Millisecond)
+	if r, d := m.runCounts(); r != 2 || time.Duration(d) != 4*time.Millisecond {
+		t.Fatalf("runCounts() = %d, %v; want 2, 4ms", r, time.Duration(d))
+	}
+}
+
+// TestProcTunerStartStop: the goroutine starts once and Stop waits for it;
+// Stop before Start and twice is fine.
+func TestProcTunerStartStop(t *testing.T) {
+	m := NewModel("m")
+	tu := NewProcTuner(m, 2, zap.NewNop())
+	f := &fakeProcs{n: 2}
+	tu.procs, tu.window = f.procs, time.Millisecond
+	tu.Start()
+	tu.Start()
+	time.Sleep(5 * time.Millisecond)
+	tu.Stop()
+	tu.Stop()
+	if len(f.set) != 0 {
+		t.Fatalf("an idle model changed GOMAXPROCS: %v", f.set)
+	}
+
+	never := NewProcTuner(m, 2, zap.NewNop())
+	never.Stop()
+	never.Start() // after Stop: starts nothing
+	never.Stop()
+}
