@@ -48,7 +48,7 @@ type Setting struct {
 // Settings lists the tuning runs in table order; "default" comes first and
 // the others are compared with it.
 var Settings = []Setting{
-	{"default", "defaults", "none: half the cores as intra-op threads (1 on 2 cores) with as many runs in flight as fill the cores, spinning off, batching on (max_batch_size 32), 1 worker, Go with one processor more than the cores (GOMAXPROCS 3 on 2 cores)"},
+	{"default", "defaults", "none: half the cores as intra-op threads (1 on 2 cores) with as many runs in flight as fill the cores, spinning off, batching on (max_batch_size 32), 1 worker, Go with one processor per core and one more while the runs are long (GOMAXPROCS 2, then 3, on 2 cores)"},
 	{"nobatch", "batching off", "`batching.enabled: false`"},
 	{"threads1", "1 intra-op thread", "`runtime.intra_op_threads: 1`"},
 	{"threads2", "2 intra-op threads", "`runtime.intra_op_threads: 2`"},
