@@ -3,6 +3,7 @@ package tensorjson
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 )
 
 // This file holds the hot loops: the element loops of innermost arrays of
@@ -24,6 +25,38 @@ func parse8Digits(x uint64) uint64 {
 	const mul1 = 100 + 1000000<<32
 	const mul2 = 1 + 10000<<32
 	return ((x&mask)*mul1 + ((x>>16)&mask)*mul2) >> 32
+}
+
+// digitRun is how many of the 8 little-endian bytes in x, from the low
+// one, are ASCII digits before the first that is not (8: all of them).
+func digitRun(x uint64) int {
+	// A byte is a digit when its high nibble is 3 and adding 6 keeps it
+	// so. A carry out of a byte (0xFA and up) can only spoil the bytes
+	// above it, and that byte is not a digit anyway.
+	m := ((x & 0xF0F0F0F0F0F0F0F0) ^ 0x3030303030303030) | (((x + 0x0606060606060606) & 0xF0F0F0F0F0F0F0F0) ^ 0x3030303030303030)
+	// The high bit of each byte that is not zero, without carries between
+	// bytes.
+	h := (((m & 0x7F7F7F7F7F7F7F7F) + 0x7F7F7F7F7F7F7F7F) | m) & 0x8080808080808080
+	return bits.TrailingZeros64(h) >> 3
+}
+
+// padDigits moves the n ASCII digits at the low end of the 8 little-endian
+// bytes in x to the top and fills the bytes below with '0': leading zeros,
+// which leave the value as it is. n is 0 to 8 (0: all '0').
+func padDigits(x uint64, n int) uint64 {
+	return x<<(64-8*n) | 0x3030303030303030>>(8*n)
+}
+
+// digits16 reads the run of up to 16 ASCII digits at b[p:p+16] (16 bytes
+// that must be there) 8 at a time, without a branch on how many there are
+// (which varies from number to number and would be mispredicted): their
+// count and their value.
+func digits16(b []byte, p int) (n int, v uint64) {
+	x1 := binary.LittleEndian.Uint64(b[p:])
+	x2 := binary.LittleEndian.Uint64(b[p+8:])
+	n1 := digitRun(x1)
+	n2 := digitRun(x2) & -(n1 >> 3) // the second word only after 8 digits
+	return n1 + n2, parse8Digits(padDigits(x1, n1))*pow10u[n2] + parse8Digits(padDigits(x2, n2))
 }
 
 // negPow10 holds 10^-k rounded to float64.
@@ -56,7 +89,11 @@ func fastDecimal(b []byte, p int) (mant uint64, exp int, neg bool, end int, ok b
 		p++
 		fs := p
 		// Typical float32 output has 7 to 9 fraction digits.
-		if p+8 <= len(b) {
+		if p+16 <= len(b) {
+			n, frac := digits16(b, p)
+			mant = mant*pow10u[n] + frac
+			p += n
+		} else if p+8 <= len(b) {
 			if x := binary.LittleEndian.Uint64(b[p:]); is8Digits(x) {
 				mant = mant*100000000 + parse8Digits(x)
 				p += 8
@@ -132,14 +169,41 @@ func (d *decoder) leafFloat32(depth int, i int64) (int64, error) {
 	p := d.pos
 	out := d.f32
 	for {
-		mant, exp, neg, end, ok := fastDecimal(b, p)
+		// The common "[-]d.ddd": one integer digit, no exponent, read here
+		// without a call; anything else goes to fastDecimal.
+		q := p
+		neg := q < len(b) && b[q] == '-'
+		if neg {
+			q++
+		}
+		ok := false
 		var v float32
-		if ok {
-			v, ok = fastFloat32(mant, exp, neg)
+		if q+18 <= len(b) && b[q]-'0' <= 9 && b[q+1] == '.' {
+			x1 := binary.LittleEndian.Uint64(b[q+2:])
+			x2 := binary.LittleEndian.Uint64(b[q+10:])
+			n1 := digitRun(x1)
+			n2 := digitRun(x2) & -(n1 >> 3)
+			n := n1 + n2
+			if end := q + 2 + n; n1 > 0 && n < 16 && b[end]|0x20 != 'e' {
+				mant := uint64(b[q]-'0')*pow10u[n] + parse8Digits(padDigits(x1, n1))*pow10u[n2] + parse8Digits(padDigits(x2, n2))
+				if v, ok = fastFloat32(mant, -n, neg); ok {
+					p = end
+				}
+			}
+		}
+		if !ok {
+			var mant uint64
+			var exp, end int
+			mant, exp, neg, end, ok = fastDecimal(b, p)
+			if ok {
+				v, ok = fastFloat32(mant, exp, neg)
+			}
+			if ok {
+				p = end
+			}
 		}
 		if ok {
 			out = append(out, v)
-			p = end
 		} else {
 			d.pos, d.f32 = p, out
 			d.idx[depth-1] = i

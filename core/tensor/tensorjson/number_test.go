@@ -1,6 +1,7 @@
 package tensorjson
 
 import (
+	"encoding/binary"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -207,6 +208,9 @@ func checkFloatLiteral(t *testing.T, s string) {
 	}{
 		{tensor.Float32, `[` + s + `]`, 1}, {tensor.Float32, `[0, ` + s + `]`, 1}, {tensor.Float32, `[[0], [` + s + `]]`, 2}, {tensor.Float32, s, 0},
 		{tensor.Float64, `[` + s + `]`, 1}, {tensor.Float64, `[0,` + s + `]`, 1}, {tensor.Float64, `[[0], [` + s + `]]`, 2}, {tensor.Float64, s, 0},
+		// With 16 bytes and more after the literal (the fast scanner reads
+		// the digits 8 bytes at a time).
+		{tensor.Float32, `[` + s + `, 0.5, 0.25, 0.125, 0.0625]`, 1}, {tensor.Float64, `[` + s + `,0.5,0.25,0.125,0.0625]`, 1},
 	} {
 		var sp tensor.Spec
 		switch c.rank {
@@ -227,13 +231,20 @@ func checkFloatLiteral(t *testing.T, s string) {
 		if err != nil {
 			t.Fatalf("%v %s: %v", c.d, c.body, err)
 		}
+		// The literal is the last element, or the first when padded.
+		at := func(n int) int {
+			if strings.HasSuffix(c.body, "0.0625]") {
+				return 0
+			}
+			return n - 1
+		}
 		switch data := out[0].Data.(type) {
 		case []float32:
-			if got := data[len(data)-1]; math.Float32bits(got) != math.Float32bits(float32(want32)) {
+			if got := data[at(len(data))]; math.Float32bits(got) != math.Float32bits(float32(want32)) {
 				t.Fatalf("%v %s: got %v (%08x), want %v (%08x)", c.d, c.body, got, math.Float32bits(got), float32(want32), math.Float32bits(float32(want32)))
 			}
 		case []float64:
-			if got := data[len(data)-1]; math.Float64bits(got) != math.Float64bits(want64) {
+			if got := data[at(len(data))]; math.Float64bits(got) != math.Float64bits(want64) {
 				t.Fatalf("%v %s: got %v, want %v", c.d, c.body, got, want64)
 			}
 		}
@@ -381,6 +392,70 @@ func TestDecodeHalfAgainstBig(t *testing.T) {
 			if got := out[0].Data.([]uint16)[0]; got != want && !(got&0x7fff == 0 && want&0x7fff == 0) {
 				t.Fatalf("%v %s: got %04x, want %04x", c.d, s, got, want)
 			}
+		}
+	}
+}
+
+// TestDigitRun checks the word-at-a-time digit scanner against a byte loop:
+// every byte value at every position after a run of digits, with digits,
+// non-digits and bytes that carry (0xFA and up) after it.
+func TestDigitRun(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	fills := []func() byte{
+		func() byte { return byte('0' + r.IntN(10)) },
+		func() byte { return byte(r.IntN(256)) },
+		func() byte { return byte(0xFA + r.IntN(6)) },
+	}
+	for pos := 0; pos <= 8; pos++ {
+		for c := 0; c < 256; c++ {
+			for _, fill := range fills {
+				var w [8]byte
+				for i := range w {
+					switch {
+					case i < pos:
+						w[i] = byte('0' + r.IntN(10))
+					case i == pos:
+						w[i] = byte(c)
+					default:
+						w[i] = fill()
+					}
+				}
+				want, value := 0, uint64(0)
+				for want < 8 && w[want]-'0' <= 9 {
+					value = value*10 + uint64(w[want]-'0')
+					want++
+				}
+				x := binary.LittleEndian.Uint64(w[:])
+				if got := digitRun(x); got != want {
+					t.Fatalf("digitRun(%q) = %d, want %d", w[:], got, want)
+				}
+				if got := parse8Digits(padDigits(x, want)); got != value {
+					t.Fatalf("parse8Digits(padDigits(%q, %d)) = %d, want %d", w[:], want, got, value)
+				}
+			}
+		}
+	}
+}
+
+// TestFastDecimalLongFractions: fractions of every length from 1 to 24
+// digits, with and without 16 bytes after them, give what strconv gives.
+func TestFastDecimalLongFractions(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for n := 1; n <= 24; n++ {
+		for i := 0; i < 200; i++ {
+			var b strings.Builder
+			if i%3 == 0 {
+				b.WriteByte('-')
+			}
+			b.WriteString(strconv.Itoa(r.IntN(1000)))
+			b.WriteByte('.')
+			for k := 0; k < n; k++ {
+				b.WriteByte(byte('0' + r.IntN(10)))
+			}
+			if i%4 == 1 {
+				b.WriteString("e-" + strconv.Itoa(r.IntN(30)))
+			}
+			checkFloatLiteral(t, b.String())
 		}
 	}
 }
