@@ -178,16 +178,19 @@ func (d *decoder) leafFloat32(depth int, i int64) (int64, error) {
 		}
 		ok := false
 		var v float32
-		if q+18 <= len(b) && b[q]-'0' <= 9 && b[q+1] == '.' {
-			x1 := binary.LittleEndian.Uint64(b[q+2:])
-			x2 := binary.LittleEndian.Uint64(b[q+10:])
-			n1 := digitRun(x1)
-			n2 := digitRun(x2) & -(n1 >> 3)
-			n := n1 + n2
-			if end := q + 2 + n; n1 > 0 && n < 16 && b[end]|0x20 != 'e' {
-				mant := uint64(b[q]-'0')*pow10u[n] + parse8Digits(padDigits(x1, n1))*pow10u[n2] + parse8Digits(padDigits(x2, n2))
-				if v, ok = fastFloat32(mant, -n, neg); ok {
-					p = end
+		if q+18 <= len(b) {
+			w := b[q : q+18 : q+18] // a fixed length: no bounds checks below
+			if w[0]-'0' <= 9 && w[1] == '.' {
+				x1 := binary.LittleEndian.Uint64(w[2:10])
+				x2 := binary.LittleEndian.Uint64(w[10:18])
+				n1 := uint(digitRun(x1))
+				n2 := uint(digitRun(x2)) & -(n1 >> 3)
+				n := n1 + n2
+				if n1 > 0 && n < 16 && w[2+n]|0x20 != 'e' {
+					mant := uint64(w[0]-'0')*pow10u[n] + parse8Digits(padDigits(x1, int(n1)))*pow10u[n2] + parse8Digits(padDigits(x2, int(n2)))
+					if v, ok = fastFloat32(mant, -int(n), neg); ok {
+						p = q + 2 + int(n)
+					}
 				}
 			}
 		}
