@@ -232,6 +232,17 @@ func readJSON(dir, name string, v any) (bool, error) {
 	return true, nil
 }
 
+// readOptional reads dir/name as JSON into a new T; nil when the file is
+// not there.
+func readOptional[T any](dir, name string) (*T, error) {
+	v := new(T)
+	ok, err := readJSON(dir, name, v)
+	if !ok {
+		return nil, err
+	}
+	return v, nil
+}
+
 func readText(dir, name string) string {
 	b, err := os.ReadFile(filepath.Join(dir, name))
 	if err != nil {

@@ -153,21 +153,11 @@ func readTail(dir string) (Tail, error) {
 		if !ok {
 			continue
 		}
-		cpu := &LoadCPU{}
-		ok, err = readJSON(dir, "tail-"+v.key+".cpu.json", cpu)
-		if err != nil {
+		if r.CPU, err = readOptional[LoadCPU](dir, "tail-"+v.key+".cpu.json"); err != nil {
 			return nil, err
 		}
-		if ok {
-			r.CPU = cpu
-		}
-		sched := &TailSched{}
-		ok, err = readJSON(dir, "tail-"+v.key+".sched.json", sched)
-		if err != nil {
+		if r.Sched, err = readOptional[TailSched](dir, "tail-"+v.key+".sched.json"); err != nil {
 			return nil, err
-		}
-		if ok {
-			r.Sched = sched
 		}
 		if text := readText(dir, "tail-"+v.key+".metrics.txt"); text != "" {
 			r.Server = parseServerHist(text)
