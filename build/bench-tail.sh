@@ -89,14 +89,14 @@ for v in $TAIL_VARIANTS; do
 		"-d$TAIL_DURATION" --timeout 30s -s build/bench-wrk.lua "$SERVER_URL/predict" >"$OUT/tail-$v.txt" 2>>"$OUT/tail.log"
 	wst=$?
 	# The server's threads as the scheduler saw them: time on a core and
-	# time waiting for one.
+	# time waiting for one (none written when the server is gone).
 	proc_sched "$SERVER_PID"
-	read -r r0 w0 s0 _ <<<"$sched0"
-	read -r r1 w1 s1 n1 <<<"$SCHED"
-	printf '{"run_s": %s, "wait_s": %s, "slices": %d, "threads": %d}\n' \
-		"$(awk -v a="$r0" -v b="$r1" 'BEGIN {printf "%.4f", (b - a) / 1e9}')" \
-		"$(awk -v a="$w0" -v b="$w1" 'BEGIN {printf "%.4f", (b - a) / 1e9}')" \
-		$((s1 - s0)) "$n1" >"${file%.json}.sched.json"
+	awk -v a="$sched0" -v b="$SCHED" 'BEGIN {
+		split(a, x, " "); split(b, y, " ")
+		if (y[4] > 0)
+			printf "{\"run_s\": %.4f, \"wait_s\": %.4f, \"slices\": %d, \"threads\": %d}\n", (y[1] - x[1]) / 1e9, (y[2] - x[2]) / 1e9, y[3] - x[3], y[4]
+	}' >"${file%.json}.sched.json"
+	[ -s "${file%.json}.sched.json" ] || rm -f "${file%.json}.sched.json"
 	if [ "$wst" != 0 ] || [ ! -s "$file" ]; then
 		echo "bench-tail: $v: wrk failed (status $wst): $(tail -n 2 "$OUT/tail.log")" >&2
 		status=1

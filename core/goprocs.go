@@ -1,6 +1,7 @@
 package core
 
 import (
+	"os"
 	"runtime"
 	"sync"
 	"time"
@@ -52,8 +53,16 @@ const (
 )
 
 // TunedProcs is the number of cores whose Go processors a ProcTuner sets
-// while the model serves; 0 (or not supplied) starts no tuner.
+// while the model serves, unless GOMAXPROCS is in the environment; 0 (or
+// not supplied) starts no tuner.
 type TunedProcs int
+
+// procsFixed reports whether the GOMAXPROCS variable fixes the number of
+// Go processors (svc then leaves it alone).
+func procsFixed() bool {
+	_, set := os.LookupEnv("GOMAXPROCS")
+	return set
+}
 
 // GoProcs is the number of Go processors a process that may use cores CPUs
 // starts with: one per core.
@@ -103,10 +112,13 @@ func NewProcTuner(m *Model, cores int, log *zap.Logger) *ProcTuner {
 	}
 }
 
-// Start runs the tuner in a goroutine it owns until Stop (once; later calls
-// do nothing).
+// Start sets GOMAXPROCS to GoProcs(cores) and runs the tuner in a
+// goroutine it owns until Stop (once; later calls do nothing).
 func (t *ProcTuner) Start() {
-	t.start.Do(func() { go t.run() })
+	t.start.Do(func() {
+		t.procs(GoProcs(t.cores))
+		go t.run()
+	})
 }
 
 // Stop ends the tuner and waits for its goroutine. It may be called more

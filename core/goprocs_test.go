@@ -114,24 +114,30 @@ func TestProcTunerCountsServedRuns(t *testing.T) {
 	}
 }
 
-// TestProcTunerStartStop: the goroutine starts once and Stop waits for it;
-// Stop before Start and twice is fine.
+// TestProcTunerStartStop: Start sets one processor per core and starts the
+// goroutine once, and Stop waits for it; Stop before Start and twice is
+// fine, and a tuner stopped before it started sets nothing.
 func TestProcTunerStartStop(t *testing.T) {
 	m := NewModel("m")
 	tu := NewProcTuner(m, 2, zap.NewNop())
-	f := &fakeProcs{n: 2}
+	f := &fakeProcs{n: 3}
 	tu.procs, tu.window = f.procs, time.Millisecond
 	tu.Start()
 	tu.Start()
 	time.Sleep(5 * time.Millisecond)
 	tu.Stop()
 	tu.Stop()
-	if len(f.set) != 0 {
-		t.Fatalf("an idle model changed GOMAXPROCS: %v", f.set)
+	if len(f.set) != 1 || f.set[0] != 2 {
+		t.Fatalf("GOMAXPROCS set to %v: want the 2 cores at Start, then no change while the model is idle", f.set)
 	}
 
 	never := NewProcTuner(m, 2, zap.NewNop())
+	g := &fakeProcs{n: 3}
+	never.procs = g.procs
 	never.Stop()
 	never.Start() // after Stop: starts nothing
 	never.Stop()
+	if len(g.set) != 0 {
+		t.Fatalf("a tuner stopped before it started set GOMAXPROCS: %v", g.set)
+	}
 }

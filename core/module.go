@@ -66,7 +66,7 @@ func newLoaderFx(p loaderParams) *Loader {
 	p.LC.Append(fx.StopHook(func(ctx context.Context) error { return p.Model.Close(ctx) }))
 	r := NewReclaimer(p.Model, p.Runtime.ReleaseMemoryAfter.Std())
 	p.LC.Append(fx.StartStopHook(r.Start, r.Stop))
-	if p.Procs > 0 {
+	if p.Procs > 0 && !procsFixed() {
 		t := NewProcTuner(p.Model, int(p.Procs), p.Log)
 		p.LC.Append(fx.StartStopHook(t.Start, t.Stop))
 	}
@@ -227,7 +227,7 @@ var goDefaultProcs = runtime.GOMAXPROCS(0)
 // when the GOMAXPROCS variable overrides that default, the CPUs it may run
 // on. CPUPlan and GoProcs start from it.
 func Cores() int {
-	if _, set := os.LookupEnv("GOMAXPROCS"); set {
+	if procsFixed() {
 		return runtime.NumCPU()
 	}
 	return goDefaultProcs

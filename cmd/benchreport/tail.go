@@ -50,12 +50,20 @@ type TailSched struct {
 	Threads int     `json:"threads"`
 }
 
-// perRequest is the wait for a core per request, in µs.
-func (s *TailSched) perRequest(requests int64) float64 {
+// perRequest is the wait for a core per request, in µs, and the time
+// slices per request.
+func (s *TailSched) perRequest(requests int64) (waitUS, slices float64) {
 	if s == nil || requests <= 0 {
-		return 0
+		return 0, 0
 	}
-	return 1e6 * s.WaitS / float64(requests)
+	return 1e6 * s.WaitS / float64(requests), float64(s.Slices) / float64(requests)
+}
+
+// waited says how long the threads waited for a core over a run of
+// requests requests, as the report's sentences put it.
+func (s *TailSched) waited(requests int64) string {
+	wait, slices := s.perRequest(requests)
+	return fmt.Sprintf("%.2f s runnable but waiting for a core (%s per request, in %.2f time slices per request)", s.WaitS, bench.FormatMicros(wait), slices)
 }
 
 // ServerHist is the server's svc_inference_request_duration_seconds
@@ -261,8 +269,8 @@ func writeTail(w io.Writer, t Tail) {
 		}
 		swait, sslices := "", ""
 		if x := r.Sched; x != nil && r.Wrk.Requests > 0 {
-			swait = bench.FormatMicros(x.perRequest(r.Wrk.Requests))
-			sslices = fmt.Sprintf("%.2f", float64(x.Slices)/float64(r.Wrk.Requests))
+			wait, slices := x.perRequest(r.Wrk.Requests)
+			swait, sslices = bench.FormatMicros(wait), fmt.Sprintf("%.2f", slices)
 		}
 		fmt.Fprintf(w, "| %s | %s | %s/s | %s | %s | %s | %.1f | %s | %s | %s | %s | %d | %s | %s | %s | %s |\n", r.Title, r.Change, fmtRPS(r.Wrk.RPS()),
 			bench.FormatMicros(l.P50), bench.FormatMicros(l.P90), bench.FormatMicros(l.P99), tailOf(l.P50, l.P99), bench.FormatMicros(l.Max), m, sc, cc, r.Wrk.Failed(), sp99, sover, swait, sslices)
@@ -292,9 +300,8 @@ func whyTail(w io.Writer, d Data) {
 			h.Total(), fmtBound(h.Bound(0.99)), 100*h.Over(0.001), bench.FormatMicros(def.Wrk.LatencyUS.P99))
 	}
 	if def, own := d.Tail.run("default"), d.Tail.run("pinned"); def != nil && own != nil && def.Sched != nil && own.Sched != nil {
-		fmt.Fprintf(w, " The scheduler's counts show where: over the defaults' run the server's %d threads spent %.2f s runnable but waiting for a core (%s per request, in %.2f time slices per request), against %.2f s (%s per request, %.2f slices) with the server on a core of its own and wrk on the other, where p99 ÷ p50 was %.1f (p99 %s, %s/s).",
-			def.Sched.Threads, def.Sched.WaitS, bench.FormatMicros(def.Sched.perRequest(def.Wrk.Requests)), float64(def.Sched.Slices)/float64(max(def.Wrk.Requests, 1)),
-			own.Sched.WaitS, bench.FormatMicros(own.Sched.perRequest(own.Wrk.Requests)), float64(own.Sched.Slices)/float64(max(own.Wrk.Requests, 1)),
+		fmt.Fprintf(w, " The scheduler's counts show where: over the defaults' run the server's %d threads spent %s, against %s with the server on a core of its own and wrk on the other, where p99 ÷ p50 was %.1f (p99 %s, %s/s).",
+			def.Sched.Threads, def.Sched.waited(def.Wrk.Requests), own.Sched.waited(own.Wrk.Requests),
 			tailOf(own.Wrk.LatencyUS.P50, own.Wrk.LatencyUS.P99), bench.FormatMicros(own.Wrk.LatencyUS.P99), fmtRPS(own.Wrk.RPS()))
 	}
 	fmt.Fprintln(w)
@@ -312,8 +319,7 @@ func whyTailOwnCore(w io.Writer, t Tail) {
 	}
 	fmt.Fprintf(w, "With the server alone on CPU 0 and wrk on CPU 1, the two no longer take turns on the same cores.")
 	if x := r.Sched; x != nil {
-		fmt.Fprintf(w, " The server's %d threads spent %.2f s of the run runnable but waiting for the core (%s per request, %.2f time slices per request).",
-			x.Threads, x.WaitS, bench.FormatMicros(x.perRequest(r.Wrk.Requests)), float64(x.Slices)/float64(max(r.Wrk.Requests, 1)))
+		fmt.Fprintf(w, " The server's %d threads spent %s.", x.Threads, x.waited(r.Wrk.Requests))
 	}
 	if h := r.Server; h != nil && h.Total() > 0 {
 		fmt.Fprintf(w, " The server's own histogram puts 99 %% of its %.0f requests at or under %s and %.2f %% over 1 ms, against wrk's p99 of %s.",

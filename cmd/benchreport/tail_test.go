@@ -2,6 +2,9 @@ package main
 
 import (
 	"math"
+	"os"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -76,11 +79,12 @@ func TestTailOwnCoreTarget(t *testing.T) {
 		tail     Tail
 		met      string // "met", "missed" or "" (not checked)
 		measured string
+		miss     bool // a "missed by" line: the ratio is over the bound
 	}{
-		{"met", Tail{run("default", 100, 3000, 0), run("pinned", 120, 590, 0)}, "met", "wrk 4.9 (p50 120µs, p99 590µs, 20000/s); the defaults sharing both cores with wrk: 20000/s"},
-		{"missed", Tail{run("pinned", 100, 700, 0)}, "missed", "wrk 7.0 (p50 100µs, p99 700µs, 20000/s)"},
-		{"failed requests", Tail{run("pinned", 100, 400, 3)}, "missed", "wrk 4.0 (p50 100µs, p99 400µs, 19997/s)"},
-		{"no pinned run", Tail{run("default", 100, 300, 0)}, "", "not measured"},
+		{"met", Tail{run("default", 100, 3000, 0), run("pinned", 120, 590, 0)}, "met", "wrk 4.9 (p50 120µs, p99 590µs, 20000/s); the defaults sharing both cores with wrk: 20000/s", false},
+		{"missed", Tail{run("pinned", 100, 700, 0)}, "missed", "wrk 7.0 (p50 100µs, p99 700µs, 20000/s)", true},
+		{"failed requests", Tail{run("pinned", 100, 400, 3)}, "missed", "wrk 4.0 (p50 100µs, p99 400µs, 19997/s)", false},
+		{"no pinned run", Tail{run("default", 100, 300, 0)}, "", "not measured", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,8 +96,52 @@ func TestTailOwnCoreTarget(t *testing.T) {
 			if res != tt.met || got.Measured != tt.measured {
 				t.Fatalf("TailOwnCoreTarget = %s, %q; want %s, %q", res, got.Measured, tt.met, tt.measured)
 			}
-			if (res == "missed" && tt.name == "missed") != (got.Miss != "") {
+			if tt.miss != (got.Miss != "") {
 				t.Fatalf("Miss = %q", got.Miss)
+			}
+		})
+	}
+}
+
+// TestReadTailSched: a run's scheduler counts are read when their file is
+// there, left out when it is not, and a file that does not parse is an
+// error that names it.
+func TestReadTailSched(t *testing.T) {
+	wrk, err := os.ReadFile(filepath.Join("testdata", "perf", "tail-default.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, sched string // sched "": no file
+		want        *TailSched
+		err         string
+	}{
+		{"read", `{"run_s": 1.5, "wait_s": 0.25, "slices": 300, "threads": 7}`, &TailSched{RunS: 1.5, WaitS: 0.25, Slices: 300, Threads: 7}, ""},
+		{"missing", "", nil, ""},
+		{"malformed", `{"run_s": 1.5,`, nil, "tail-default.sched.json"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "tail-default.json"), wrk, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if tt.sched != "" {
+				if err := os.WriteFile(filepath.Join(dir, "tail-default.sched.json"), []byte(tt.sched), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := readTail(dir)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("readTail = %v, %v; want an error naming %s", got, err, tt.err)
+				}
+				return
+			}
+			if err != nil || len(got) != 1 {
+				t.Fatalf("readTail = %v, %v; want the one run", got, err)
+			}
+			if !reflect.DeepEqual(got[0].Sched, tt.want) {
+				t.Fatalf("Sched = %+v, want %+v", got[0].Sched, tt.want)
 			}
 		})
 	}

@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
@@ -206,13 +205,8 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 	}
 	threads, slots := core.CPUPlan(share, cfg.Runtime.IntraOpThreads)
 	cfg.Runtime.IntraOpThreads = threads
-	var procs core.TunedProcs // GOMAXPROCS set: Go's processors stay as set
-	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
-		runtime.GOMAXPROCS(core.GoProcs(share))
-		procs = core.TunedProcs(share)
-	}
 	options := []fx.Option{
-		fx.Supply(src, log, slots, procs,
+		fx.Supply(src, log, slots, core.TunedProcs(share),
 			onnxrt.LibrarySetting(cfg.Runtime.Library),
 			onnxrt.Verbose(verbose),
 			onnxrt.MemoryLimit(cfg.Runtime.MemoryLimit),

@@ -205,12 +205,14 @@ func checkFloatLiteral(t *testing.T, s string) {
 		d    tensor.DType
 		body string
 		rank int
+		// first: the literal is the first element (else the last).
+		first bool
 	}{
-		{tensor.Float32, `[` + s + `]`, 1}, {tensor.Float32, `[0, ` + s + `]`, 1}, {tensor.Float32, `[[0], [` + s + `]]`, 2}, {tensor.Float32, s, 0},
-		{tensor.Float64, `[` + s + `]`, 1}, {tensor.Float64, `[0,` + s + `]`, 1}, {tensor.Float64, `[[0], [` + s + `]]`, 2}, {tensor.Float64, s, 0},
+		{tensor.Float32, `[` + s + `]`, 1, false}, {tensor.Float32, `[0, ` + s + `]`, 1, false}, {tensor.Float32, `[[0], [` + s + `]]`, 2, false}, {tensor.Float32, s, 0, false},
+		{tensor.Float64, `[` + s + `]`, 1, false}, {tensor.Float64, `[0,` + s + `]`, 1, false}, {tensor.Float64, `[[0], [` + s + `]]`, 2, false}, {tensor.Float64, s, 0, false},
 		// With 16 bytes and more after the literal (the fast scanner reads
 		// the digits 8 bytes at a time).
-		{tensor.Float32, `[` + s + `, 0.5, 0.25, 0.125, 0.0625]`, 1}, {tensor.Float64, `[` + s + `,0.5,0.25,0.125,0.0625]`, 1},
+		{tensor.Float32, `[` + s + `, 0.5, 0.25, 0.125, 0.0625]`, 1, true}, {tensor.Float64, `[` + s + `,0.5,0.25,0.125,0.0625]`, 1, true},
 	} {
 		var sp tensor.Spec
 		switch c.rank {
@@ -231,9 +233,8 @@ func checkFloatLiteral(t *testing.T, s string) {
 		if err != nil {
 			t.Fatalf("%v %s: %v", c.d, c.body, err)
 		}
-		// The literal is the last element, or the first when padded.
 		at := func(n int) int {
-			if strings.HasSuffix(c.body, "0.0625]") {
+			if c.first {
 				return 0
 			}
 			return n - 1
