@@ -15,8 +15,10 @@
 #     seconds after the last answer.
 #
 # build/bench.sh runs it; it also runs alone (then cmd/benchreport reports
-# what it wrote). Writes $OUT/mem-type-T.json (svc bench) and
-# mem-type-T.rss.json, mem-inflight.json, mem-inflight.rss.json and
+# what it wrote). Writes $OUT/mem-type-T.json (svc bench),
+# mem-type-T.rss.json, mem-type-T.mprof and mem-type-T.alloc.txt (Go's
+# allocation profile of the server, and its top sites by bytes),
+# mem-inflight.json, mem-inflight.rss.json and
 # mem-inflight.metrics.txt (Go's heap figures after the burst);
 # appends to commands.txt. Knobs: SVC, OUT, MEM_TYPES (all 14), MEM_CONC
 # (4), MEM_DURATION (2s), MEM_INFLIGHT (16), MEM_SLOW_BATCH (384 rows of
@@ -38,6 +40,7 @@ MEM_SLOW_BATCH=${MEM_SLOW_BATCH:-384}
 MEM_BURST=${MEM_BURST:-3s}
 MEM_SETTLE=${MEM_SETTLE:-5}
 SERVER_ENV=${MEM_ENV:-}
+GO=${GO:-go}
 VECTORS=testdata/models/vectors.onnx
 SLOW=testdata/models/slow.onnx
 ALL_TYPES="f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool f16 bf16 str"
@@ -71,8 +74,10 @@ for t in $MEM_TYPES; do
 		if [ "$o" = "$t" ]; then shapes+=(--shape "$o=$(elements "$o")"); else shapes+=(--shape "$o=1"); fi
 	done
 	pre=$OUT/mem-type-$t
-	show "${SERVER_ENV:+$SERVER_ENV }$SVC serve $VECTORS --host 127.0.0.1 --port 0 &"
-	start_server "$pre.serve.out" "$VECTORS" || { status=1; continue; }
+	# Go's allocation profile of the run, written when the server stops:
+	# where the memory over idle was allocated.
+	show "${SERVER_ENV:+$SERVER_ENV }SVC_MEMPROFILE=$pre.mprof $SVC serve $VECTORS --host 127.0.0.1 --port 0 &"
+	SERVER_ENV="${SERVER_ENV:+$SERVER_ENV }SVC_MEMPROFILE=$pre.mprof" start_server "$pre.serve.out" "$VECTORS" || { status=1; continue; }
 	proc_kib "$SERVER_PID" VmRSS
 	idle=$KIB
 	show "$SVC bench --url $SERVER_URL ${shapes[*]} --concurrency $MEM_CONC --duration $MEM_DURATION --warmup 0s --no-raw --json > $pre.json"
@@ -89,6 +94,11 @@ for t in $MEM_TYPES; do
 	fi
 	stop_server
 	rm -f "$pre.serve.out.err"
+	if [ -f "$pre.rss.json" ]; then
+		show "$GO tool pprof -sample_index=alloc_space -top -nodecount=12 $pre.mprof > $pre.alloc.txt"
+		"$GO" tool pprof -sample_index=alloc_space -top -nodecount=12 "$pre.mprof" >"$pre.alloc.txt" 2>/dev/null ||
+			{ echo "bench-memory: type $t: no allocation profile" >&2; rm -f "$pre.alloc.txt"; }
+	fi
 done
 
 # 2. In flight and after the burst.

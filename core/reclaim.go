@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/svc-dev/svc/core/tensor"
 )
 
 // Reclaimer gives memory back to the operating system once the model has
@@ -13,9 +15,10 @@ import (
 // buffers in pools and Go keeps freed heap for the next allocation; on an
 // idle server no garbage collection runs, so after a burst all of it would
 // stay resident. Once no request is in flight and none has ended for the
-// idle period, the Reclaimer runs a collection (which empties the pools'
-// current generation), then debug.FreeOSMemory (a second collection, which
-// frees what the pools had set aside, and the return of every free page).
+// idle period, the Reclaimer empties the tensor pools (tensor.Trim), runs a
+// collection (which also empties the request buffers' pools' current
+// generation), then debug.FreeOSMemory (a second collection, which frees
+// what those pools had set aside, and the return of every free page).
 // It does so once per idle period, and never while requests run.
 //
 // Memory ONNX Runtime's arena keeps for activations is not Go's and stays
@@ -74,6 +77,7 @@ func (r *Reclaimer) run() {
 		if ended == reclaimedAt || r.m.InFlight() > 0 || time.Since(time.Unix(0, last)) < r.after {
 			continue
 		}
+		tensor.Trim()
 		runtime.GC()
 		debug.FreeOSMemory()
 		reclaimedAt = ended

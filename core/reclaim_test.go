@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/tensor"
 )
 
 func TestReclaimerGivesMemoryBackOncePerIdlePeriod(t *testing.T) {
@@ -19,8 +20,16 @@ func TestReclaimerGivesMemoryBackOncePerIdlePeriod(t *testing.T) {
 		t.Fatalf("%d reclaims before any request", n)
 	}
 
+	// What a request gave back to the tensor pools is let go.
+	tensor.PutSlice(tensor.MakeSlice[byte](tensor.MinPooled))
+	if n, _ := tensor.Retained(); n == 0 {
+		t.Fatal("the tensor pools hold nothing before the reclaim")
+	}
 	m.EndRequest(m.BeginRequest(), core.OutcomeSuccess)
 	waitFor(t, func() bool { return r.Reclaims() == 1 })
+	if n, bytes := tensor.Retained(); n != 0 {
+		t.Fatalf("the tensor pools hold %d buffers (%d bytes) after the reclaim", n, bytes)
+	}
 	time.Sleep(120 * time.Millisecond)
 	if n := r.Reclaims(); n != 1 {
 		t.Fatalf("%d reclaims in one idle period, want 1", n)

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/svc-dev/svc/core/tensor"
 )
 
 // UnsupportedEncodingError is a request body in a Content-Encoding the
@@ -26,22 +28,30 @@ func (e *UnsupportedEncodingError) Error() string {
 // gzipReaders keeps gzip readers (about 40 KiB each) between requests.
 var gzipReaders sync.Pool
 
-// ReadBody reads the whole request body into buf (reusing its capacity),
-// enforcing limit: a body over it is an *http.MaxBytesError, refused at once
-// when Content-Length already says so. A body with Content-Encoding gzip
-// is decompressed, and the limit applies to the decompressed bytes (so a
-// compression bomb stops at the limit); identity is the same as none, and
-// any other encoding is an *UnsupportedEncodingError. Every HTTP frontend
-// reads its bodies with it; BodyError maps its errors to an answer.
-func ReadBody(r *http.Request, buf []byte, limit int64) ([]byte, error) {
+// ReadBody reads the whole request body into a buffer from the tensor
+// pools (tensor.MakeSlice), enforcing limit: a body over it is an
+// *http.MaxBytesError, refused at once when Content-Length already says
+// so. A body with Content-Encoding gzip is decompressed, and the limit
+// applies to the decompressed bytes (so a compression bomb stops at the
+// limit); identity is the same as none, and any other encoding is an
+// *UnsupportedEncodingError. Every HTTP frontend reads its bodies with it;
+// BodyError maps its errors to an answer.
+//
+// The buffer has room for a quarter more than a declared Content-Length:
+// handlers write the answer over the body, and an answer about the size
+// of the body then fits. Pooled buffers are not zeroed again, so room that
+// is never written costs no memory. The caller gives the buffer back with
+// PutBody, also when ReadBody fails.
+func ReadBody(r *http.Request, limit int64) ([]byte, error) {
+	var buf []byte
 	if r.ContentLength > limit {
 		return buf, &http.MaxBytesError{Limit: limit}
 	}
 	var src io.Reader = r.Body
 	switch enc := contentEncoding(r.Header); enc {
 	case "", "identity":
-		if r.ContentLength > 0 && int64(cap(buf)) < r.ContentLength {
-			buf = make([]byte, 0, r.ContentLength)
+		if r.ContentLength > 0 {
+			buf = bodyBuffer(r.ContentLength + r.ContentLength/4 + 1)
 		}
 	case "gzip", "x-gzip":
 		zr, _ := gzipReaders.Get().(*gzip.Reader)
@@ -62,7 +72,12 @@ func ReadBody(r *http.Request, buf []byte, limit int64) ([]byte, error) {
 	body := http.MaxBytesReader(nil, io.NopCloser(src), limit)
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			// Full (or none yet): twice the room, from the pools, and the
+			// old buffer back to them.
+			grown := bodyBuffer(max(2*int64(cap(buf)), tensor.MinPooled))[:len(buf)]
+			copy(grown, buf)
+			PutBody(buf)
+			buf = grown
 		}
 		n, err := body.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
@@ -78,6 +93,18 @@ func ReadBody(r *http.Request, buf []byte, limit int64) ([]byte, error) {
 		}
 	}
 }
+
+// bodyBuffer is an empty buffer of at least n bytes, pooled when n is at
+// least tensor.MinPooled (a body smaller than that gets a buffer of that
+// size: one class for the small bodies, reused).
+func bodyBuffer(n int64) []byte {
+	return tensor.MakeSlice[byte](int(max(n, tensor.MinPooled)))[:0]
+}
+
+// PutBody gives a buffer of ReadBody back to the pools (or, when it grew
+// beyond them as an answer was written over it, to the garbage collector).
+// Neither it nor anything sharing its storage may be used afterwards.
+func PutBody(b []byte) { tensor.PutSlice(b) }
 
 // contentEncoding is the request's Content-Encoding, lower-cased; several
 // values (a chain of encodings) are returned as written.

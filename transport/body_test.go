@@ -7,7 +7,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"unsafe"
 
+	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/transport"
 )
 
@@ -61,7 +63,7 @@ func TestReadBody(t *testing.T) {
 				for _, e := range tt.encoding {
 					r.Header.Add("Content-Encoding", e)
 				}
-				got, err := transport.ReadBody(r, nil, limit)
+				got, err := transport.ReadBody(r, limit)
 				if tt.status == 0 {
 					if err != nil || string(got) != tt.want {
 						t.Fatalf("ReadBody = %.50q, %v; want %.50q", got, err, tt.want)
@@ -75,6 +77,61 @@ func TestReadBody(t *testing.T) {
 				if status != tt.status || msg != tt.msg {
 					t.Fatalf("BodyError = %d %q, want %d %q", status, msg, tt.status, tt.msg)
 				}
+			}
+		})
+	}
+}
+
+// TestReadBodyBuffers checks the buffers ReadBody reads into: every body
+// read whole, whether its length is declared, unknown (chunked) or known
+// only once decompressed; room for an answer a quarter larger than a
+// declared body; and the storage given back with PutBody reused by the
+// next body of about the same size.
+func TestReadBodyBuffers(t *testing.T) {
+	const limit = 8 << 20
+	large := strings.Repeat("0123456789", 30000) // 300 KB: several growths from 64 KiB
+	tests := []struct {
+		name     string
+		body     []byte
+		length   int64 // Content-Length; -1 unknown
+		encoding string
+		want     string
+		minCap   int
+	}{
+		{name: "small, declared", body: []byte("{}"), length: 2, want: "{}", minCap: tensor.MinPooled},
+		{name: "large, declared", body: []byte(large), length: int64(len(large)), want: large, minCap: len(large) * 5 / 4},
+		{name: "large, chunked", body: []byte(large), length: -1, want: large, minCap: len(large)},
+		{name: "large, gzip", body: gzipped(t, large), length: -1, encoding: "gzip", want: large, minCap: len(large)},
+		{name: "empty", body: nil, length: 0, want: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var first *byte
+			for i := range 2 {
+				r := httptest.NewRequest(http.MethodPost, "/predict", bytes.NewReader(tt.body))
+				r.ContentLength = tt.length
+				if tt.encoding != "" {
+					r.Header.Set("Content-Encoding", tt.encoding)
+				}
+				got, err := transport.ReadBody(r, limit)
+				if err != nil || string(got) != tt.want {
+					t.Fatalf("ReadBody = %.50q (%d bytes), %v; want %.50q (%d bytes)", got, len(got), err, tt.want, len(tt.want))
+				}
+				if cap(got) < tt.minCap {
+					t.Fatalf("capacity %d, want at least %d", cap(got), tt.minCap)
+				}
+				if tt.minCap == 0 {
+					transport.PutBody(got)
+					return
+				}
+				// The second body of the same size reads into the
+				// storage the first gave back.
+				p := unsafe.SliceData(got)
+				if i == 1 && p != first {
+					t.Fatal("the buffer given back was not reused")
+				}
+				first = p
+				transport.PutBody(got)
 			}
 		})
 	}

@@ -61,6 +61,20 @@ type MemType struct {
 	PeakKiB     int64  `json:"peak_kib"`
 	// Run is the svc bench report (nil: missing).
 	Run *bench.Report `json:"-"`
+	// Alloc is the top of the server's allocation profile (nil: missing).
+	Alloc *AllocProfile `json:"-"`
+}
+
+// requests counts the run's requests, failed ones included.
+func (m MemType) requests() int64 {
+	if m.Run == nil {
+		return 0
+	}
+	var n int64
+	for _, l := range m.Run.Served {
+		n += l.Requests
+	}
+	return n
 }
 
 // BodyBytes is the mean body size of the run.
@@ -151,6 +165,13 @@ func readMemLoad(dir string) (MemLoad, error) {
 		} else if ok {
 			m.Run = &r
 		}
+		if text := readText(dir, "mem-type-"+t.key+".alloc.txt"); text != "" {
+			p, err := parseAllocTop(text)
+			if err != nil {
+				return out, fmt.Errorf("mem-type-%s.alloc.txt: %w", t.key, err)
+			}
+			m.Alloc = p
+		}
 		out.Types = append(out.Types, m)
 	}
 	var in MemInflight
@@ -222,7 +243,12 @@ func whyMemTypes(w io.Writer, m MemLoad) {
 	}
 	fmt.Fprintln(w)
 	if hi > 0 {
-		fmt.Fprintf(w, "The measured factors are %.1f to %.1f times the estimate. Numeric tensors of 64 KiB or more come from svc's tensor pools and go back to them after each answer (vectors.onnx names its outputs' dimensions after its inputs', so its outputs are sized before the run from the pools too): they do not become garbage. The estimate leaves out the rest: the body buffer's growth while it is read, the pools keeping a buffer for each request recently in flight, the garbage of the smaller allocations (GOGC 100 lets it reach the size of the live heap) and, for strings, which are not pooled, every copy on the way to and from ONNX Runtime (one 32-byte C++ string per element plus the text of those longer than 15 bytes, for the input and again for the output, and the Go strings read back). The types whose tensors are large beside their JSON (64-bit integers, strings) are the ones over the bound; the full table is under Memory below.\n\n", lo, hi)
+		fmt.Fprintf(w, "The measured factors are %.1f to %.1f times the estimate. Numeric tensors of 64 KiB or more and the request bodies come from svc's tensor pools (one free list per size, shared by every request) and go back to them, the inputs as soon as the run is over, the outputs and the body (the answer is written over it) once the answer is sent: they do not become garbage. The estimate leaves out the rest: the pools keeping the buffers of the requests recently in flight, the garbage of the smaller allocations (GOGC 100 lets it reach the size of the live heap) and, for strings, which are not pooled, every copy on the way to and from ONNX Runtime. ONNX Runtime holds each string element as a 32-byte C++ string (plus the text of those longer than 15 bytes), for the input and again for the output: 64 bytes per element against the 8.5 bytes of JSON of a short word, so its copies alone are about 7.5× the body, in C memory that Go's profile does not see. The types whose tensors are large beside their JSON are the ones at or over the bound; the full table is under Memory below.\n\n", lo, hi)
+	}
+	for _, x := range m.Types {
+		if x.Factor() > memMaxPerInFlight {
+			writeAllocProfile(w, x)
+		}
 	}
 }
 
@@ -319,13 +345,7 @@ func writeMemLoad(w io.Writer, m MemLoad) {
 		fmt.Fprintln(w, "| type | elements | body | concurrency | requests | idle | peak | peak − idle | factor | result |")
 		fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|---|")
 		for _, x := range m.Types {
-			var reqs, errs int64
-			if x.Run != nil {
-				for _, l := range x.Run.Served {
-					reqs += l.Requests
-					errs += l.Errors
-				}
-			}
+			reqs, errs := x.requests(), x.errors()
 			res := "met"
 			if x.Factor() > memMaxPerInFlight || x.BodyBytes() == 0 || errs > 0 {
 				res = "**missed**"

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
@@ -148,6 +149,22 @@ func serve(ctx context.Context, modelName, servedName string, cfg config.Config,
 			return fmt.Errorf("SVC_CPUPROFILE: %w", err)
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if path := os.Getenv("SVC_MEMPROFILE"); path != "" {
+		// Go's allocation profile of the whole run (every sampled
+		// allocation's site and size, and what is still live), written
+		// when the server stops, for memory work.
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("SVC_MEMPROFILE: %w", err)
+		}
+		defer func() {
+			runtime.GC() // the live figures as of the last collection
+			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+				log.Warn("SVC_MEMPROFILE", zap.Error(err))
+			}
+			_ = f.Close()
+		}()
 	}
 
 	// Resolve the model once, up front, so a missing model fails before

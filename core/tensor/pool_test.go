@@ -1,7 +1,10 @@
 package tensor
 
 import (
+	"runtime"
+	"slices"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -112,20 +115,121 @@ func TestPutSliceAndRecycle(t *testing.T) {
 	}
 }
 
-// TestPooledStorageReused checks that a slice given back is handed out
-// again for a request of the same class (sync.Pool may drop items, under
-// the race detector on purpose, so it tries a few times).
+// TestPooledStorageReused checks that a slice given back on one goroutine
+// is handed out again on another, for a request of the same class.
 func TestPooledStorageReused(t *testing.T) {
-	for range 50 {
-		s := MakeSlice[float32](30000)
-		p := unsafe.SliceData(s)
+	s := MakeSlice[float32](30000)
+	p := unsafe.SliceData(s)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
 		PutSlice(s)
-		r := MakeSlice[float32](29000)
-		if unsafe.SliceData(r) == p {
-			PutSlice(r)
-			return
-		}
-		PutSlice(r)
+	}()
+	<-done
+	r := MakeSlice[float32](29000)
+	defer PutSlice(r)
+	if unsafe.SliceData(r) != p {
+		t.Fatal("storage given back on another goroutine was not reused")
 	}
-	t.Fatal("storage given back was never reused")
+}
+
+// TestFreeListTrim runs a free list through gets, puts and trims and
+// checks what each trim keeps: the buffers that some moment since the
+// previous trim needed, the most recently returned.
+func TestFreeListTrim(t *testing.T) {
+	type op struct {
+		put, get int  // buffers given back, then taken
+		trim     bool // then a trim of the unused
+		all      bool // then Trim's emptying
+	}
+	tests := []struct {
+		name string
+		ops  []op
+		want []int // the buffers left (by the order they were first put), oldest first
+	}{
+		{"a first trim keeps what was put", []op{{put: 3, trim: true}}, []int{0, 1, 2}},
+		{"unused for a whole period: dropped", []op{{put: 3, trim: true}, {trim: true}}, nil},
+		{"all of them in use at one moment: kept", []op{{put: 3, trim: true}, {get: 3}, {put: 3, trim: true}}, []int{0, 1, 2}},
+		{"two of three in use at most: the oldest dropped", []op{{put: 3, trim: true}, {get: 2}, {put: 2, trim: true}}, []int{1, 2}},
+		{"a period's low point counts, not its end", []op{{put: 3, trim: true}, {get: 3}, {put: 3}, {get: 1}, {put: 1, trim: true}}, []int{0, 1, 2}},
+		{"emptied", []op{{put: 3, all: true}}, nil},
+		{"emptied, then used again", []op{{put: 2, all: true}, {put: 1, trim: true}, {get: 1}, {put: 1, trim: true}}, []int{2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var l freeList
+			ids := map[*uint64]int{}
+			var taken [][]uint64
+			for _, o := range tt.ops {
+				for range o.put {
+					var b []uint64
+					if n := len(taken); n > 0 {
+						b, taken = taken[n-1], taken[:n-1]
+					} else {
+						b = make([]uint64, 1)
+						ids[&b[0]] = len(ids)
+					}
+					l.put(b)
+				}
+				for range o.get {
+					b := l.get()
+					if b == nil {
+						t.Fatal("get found the list empty")
+					}
+					taken = append(taken, b)
+				}
+				if o.trim {
+					l.trim(false)
+				}
+				if o.all {
+					l.trim(true)
+				}
+			}
+			var got []int
+			for _, b := range l.bufs {
+				got = append(got, ids[&b[0]])
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("left %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestPoolsTrimmedByCollections gives buffers back and lets the garbage
+// collector run: the cleanup it triggers trims the pools, so buffers
+// nobody takes are gone after a few collections. Trim empties the rest.
+func TestPoolsTrimmedByCollections(t *testing.T) {
+	const n = 5 * MinPooled / 4 // a class no other test uses
+	c := classFor(n)
+	held := func() int {
+		l := &classPools[c]
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.bufs)
+	}
+	for _, s := range [][]byte{MakeSlice[byte](n), MakeSlice[byte](n), MakeSlice[byte](n)} {
+		PutSlice(s)
+	}
+	if got := held(); got != 3 {
+		t.Fatalf("the class holds %d buffers, want 3", got)
+	}
+	if buffers, bytes := Retained(); buffers < 3 || bytes < 3*n {
+		t.Fatalf("Retained() = %d buffers, %d bytes; want at least 3 of %d bytes", buffers, bytes, n)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for held() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d unused buffers still held after 30 s of collections", held())
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	PutSlice(MakeSlice[byte](n))
+	PutSlice(MakeSlice[uint16](MinPooled))
+	Trim()
+	if buffers, bytes := Retained(); buffers != 0 || bytes != 0 {
+		t.Fatalf("after Trim, Retained() = %d buffers, %d bytes", buffers, bytes)
+	}
 }

@@ -268,10 +268,10 @@ func (s *Service) infer(ctx context.Context, r *inference.ModelInferRequest) (*i
 	if err != nil {
 		return nil, err
 	}
-	// Once the response is encoded, the inputs' storage goes back to the
-	// tensor pools.
-	defer tensor.RecycleAll(req.inputs)
 	res, err := v.runner.Predict(ctx, req.inputs)
+	// The run is over and no output shares the inputs' storage: it goes
+	// back to the tensor pools before the response is encoded.
+	tensor.RecycleAll(req.inputs)
 	if err != nil {
 		return nil, err
 	}

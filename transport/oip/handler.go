@@ -33,7 +33,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -79,7 +78,6 @@ type Handler struct {
 	opts     Options
 	server   []byte
 	view     atomic.Pointer[view]
-	bufPool  sync.Pool
 	log      *zap.Logger
 	nameJSON []byte
 }
@@ -142,7 +140,6 @@ func NewHandler(o Options) (*Handler, error) {
 	h := &Handler{opts: o, log: o.Logger}
 	h.server = mustJSON(ServerMetadata{Name: ServerName, Version: o.Version, Extensions: Extensions})
 	h.nameJSON = jsonString(nil, o.Model.Name())
-	h.bufPool.New = func() any { b := make([]byte, 0, 64<<10); return &b }
 	return h, nil
 }
 
@@ -391,19 +388,11 @@ func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	bufp := h.bufPool.Get().(*[]byte)
-	defer func() {
-		if cap(*bufp) <= 64<<20 {
-			h.bufPool.Put(bufp)
-		}
-	}()
-	body, err := transport.ReadBody(r, (*bufp)[:0], h.opts.MaxBodyBytes)
-	*bufp = body[:0]
+	body, err := transport.ReadBody(r, h.opts.MaxBodyBytes)
+	// The answer is written over the body; the buffer goes back once it
+	// is sent.
+	defer transport.PutBody(body)
 	if err != nil {
-		// A refused body (over the limit, a compression bomb) does not
-		// leave its buffer in the pool: the pool would keep one such
-		// buffer per concurrent request for good.
-		*bufp = nil
 		status, msg := transport.BodyError(err, h.opts.MaxBodyBytes)
 		return &Error{Status: status, Message: msg}
 	}
@@ -429,10 +418,10 @@ func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	// Once the answer is written, the inputs' storage goes back to the
-	// tensor pools.
-	defer tensor.RecycleAll(req.inputs)
 	res, err := v.runner.Predict(r.Context(), req.inputs)
+	// The run is over and no output shares the inputs' storage: it goes
+	// back to the tensor pools before the answer is encoded.
+	tensor.RecycleAll(req.inputs)
 	if err != nil {
 		return err
 	}
@@ -440,7 +429,6 @@ func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request) error {
 	// go back to the pools.
 	defer res.Release()
 	out, chunks, err := appendResponse(body[:0], v, req, res)
-	*bufp = out[:0]
 	if err != nil {
 		h.log.Error("encode v2 outputs", zap.Error(err), zap.String("request_id", w.Header().Get(transport.RequestIDHeader)))
 		return &core.InferenceError{Err: err}

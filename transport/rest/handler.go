@@ -11,7 +11,6 @@ import (
 	"mime"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -54,11 +53,10 @@ type Options struct {
 
 // Handler serves the v1 endpoints.
 type Handler struct {
-	opts    Options
-	health  []byte
-	view    atomic.Pointer[view]
-	bufPool sync.Pool
-	log     *zap.Logger
+	opts   Options
+	health []byte
+	view   atomic.Pointer[view]
+	log    *zap.Logger
 }
 
 // view is what the handler derives from the loaded model, once.
@@ -86,7 +84,6 @@ func NewHandler(o Options) (*Handler, error) {
 	}
 	h := &Handler{opts: o, log: o.Logger}
 	h.health = mustJSON(Health{Status: "healthy", Model: o.Model.Name()})
-	h.bufPool.New = func() any { b := make([]byte, 0, 64<<10); return &b }
 	return h, nil
 }
 
@@ -186,19 +183,11 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 	if !ok {
 		return core.OutcomeNotReady
 	}
-	bufp := h.bufPool.Get().(*[]byte)
-	defer func() {
-		if cap(*bufp) <= 64<<20 {
-			h.bufPool.Put(bufp)
-		}
-	}()
-	body, err := transport.ReadBody(r, (*bufp)[:0], h.opts.MaxBodyBytes)
-	*bufp = body[:0]
+	body, err := transport.ReadBody(r, h.opts.MaxBodyBytes)
+	// The answer is written over the body; the buffer goes back once it
+	// is sent.
+	defer transport.PutBody(body)
 	if err != nil {
-		// A refused body (over the limit, a compression bomb) does not
-		// leave its buffer in the pool: the pool would keep one such
-		// buffer per concurrent request for good.
-		*bufp = nil
 		status, msg := transport.BodyError(err, h.opts.MaxBodyBytes)
 		WriteError(w, status, msg)
 		return core.OutcomeBadRequest
@@ -225,10 +214,11 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 		h.writeErr(w, err)
 		return core.OutcomeBadRequest
 	}
-	// Once the answer is written, the inputs' storage goes back to the
-	// tensor pools.
-	defer tensor.RecycleAll(inputs)
 	res, err := v.runner.Predict(r.Context(), inputs)
+	// The run is over and no output shares the inputs' storage: it goes
+	// back to the tensor pools before the answer is encoded, so a request
+	// holds its input or its answer, never both.
+	tensor.RecycleAll(inputs)
 	if err != nil {
 		h.writeErr(w, err)
 		return core.OutcomeOf(err)
@@ -236,7 +226,6 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 	// The answer is written before the outputs go back to the pools.
 	defer res.Release()
 	out, err := appendResult(body[:0], v.keys, res)
-	*bufp = out[:0]
 	if err != nil {
 		h.log.Error("encode outputs", zap.Error(err), zap.String("request_id", w.Header().Get(transport.RequestIDHeader)))
 		WriteError(w, http.StatusInternalServerError, "Inference failed: "+err.Error())

@@ -1,0 +1,58 @@
+package main_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestProfilesWrittenAtStop serves with SVC_CPUPROFILE and SVC_MEMPROFILE
+// and checks that both profiles are written when the server stops: gzipped
+// pprof protocol buffers of the right kind, the allocation profile holding
+// the request's large body buffer by its allocation site.
+func TestProfilesWrittenAtStop(t *testing.T) {
+	dir := t.TempDir()
+	cpu, mem := filepath.Join(dir, "cpu.prof"), filepath.Join(dir, "mem.prof")
+	s := startServerEnv(t, []string{"SVC_CPUPROFILE=" + cpu, "SVC_MEMPROFILE=" + mem}, model("classifier.onnx"))
+	// 1 MiB of body: its buffer is an allocation the profile samples
+	// whatever the sampling rate does with smaller ones.
+	body := `{"input": [[5.1, 3.5, 1.4, 0.2]]` + strings.Repeat(" ", 1<<20) + `}`
+	if r := s.predict(body); r.Status != 200 {
+		t.Fatalf("predict: %d %s", r.Status, r.Body)
+	}
+	if code := s.stop(syscall.SIGTERM); code != 0 {
+		t.Fatalf("exit code %d\nstderr:\n%s", code, s.stderr)
+	}
+	tests := []struct {
+		path string
+		want []string // strings of the profile's string table
+	}{
+		{cpu, []string{"samples", "cpu", "nanoseconds"}},
+		{mem, []string{"alloc_space", "inuse_space", "transport.ReadBody"}},
+	}
+	for _, tt := range tests {
+		f, err := os.Open(tt.path)
+		if err != nil {
+			t.Fatalf("profile not written: %v", err)
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatalf("%s: not gzipped: %v", tt.path, err)
+		}
+		raw, err := io.ReadAll(zr)
+		_ = f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", tt.path, err)
+		}
+		for _, w := range tt.want {
+			if !bytes.Contains(raw, []byte(w)) {
+				t.Errorf("%s: no %q in the profile", filepath.Base(tt.path), w)
+			}
+		}
+	}
+}
