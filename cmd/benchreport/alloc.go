@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"regexp"
-	"strconv"
 	"strings"
 )
 
@@ -37,51 +35,23 @@ func parseAllocTop(s string) (*AllocProfile, error) {
 		return nil, err
 	}
 	p := &AllocProfile{Total: total}
-	sc := bufio.NewScanner(strings.NewReader(s))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	rows := false
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) >= 5 && f[0] == "flat" && f[1] == "flat%" {
-			rows = true
-			continue
-		}
-		if !rows || len(f) < 6 {
-			continue
-		}
+	rows, err := pprofRows(s, func(f []string) error {
 		b, err := parsePprofBytes(f[0])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if b > 0 {
 			p.Sites = append(p.Sites, AllocSite{Name: strings.TrimSuffix(strings.Join(f[5:], " "), " (inline)"), Bytes: b})
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if !rows {
 		return nil, fmt.Errorf("no table of nodes")
 	}
-	return p, sc.Err()
-}
-
-// parsePprofBytes parses a pprof size: 0, 512B, 1.50kB, 44.01MB, 1.2GB.
-func parsePprofBytes(s string) (float64, error) {
-	if s == "0" {
-		return 0, nil
-	}
-	units := []struct {
-		suffix string
-		scale  float64
-	}{{"kB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"TB", 1 << 40}, {"B", 1}}
-	for _, u := range units {
-		if v, ok := strings.CutSuffix(s, u.suffix); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				return 0, fmt.Errorf("pprof size %q: %w", s, err)
-			}
-			return f * u.scale, nil
-		}
-	}
-	return 0, fmt.Errorf("pprof size %q: unknown unit", s)
+	return p, nil
 }
 
 // shortFunc drops the module path from a function name.

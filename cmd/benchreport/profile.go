@@ -104,6 +104,31 @@ func parsePprofTop(s string) (samples, duration float64, cum, flat map[string]fl
 	if samples, err = parsePprofValue(m[2]); err != nil {
 		return 0, 0, nil, nil, err
 	}
+	rows, err := pprofRows(s, func(f []string) error {
+		fl, err1 := parsePprofValue(f[0])
+		cu, err2 := parsePprofValue(f[3])
+		if err1 != nil || err2 != nil {
+			return nil
+		}
+		name := strings.TrimSuffix(strings.Join(f[5:], " "), " (inline)")
+		// A function listed twice (inlined and not) adds up.
+		cum[name] += cu
+		flat[name] += fl
+		return nil
+	})
+	if err != nil {
+		return 0, 0, nil, nil, err
+	}
+	if !rows {
+		return 0, 0, nil, nil, fmt.Errorf("no table of nodes")
+	}
+	return samples, duration, cum, flat, nil
+}
+
+// pprofRows calls row with the fields of each node line of go tool pprof
+// -top output (flat, flat%, sum%, cum, cum%, then the name), and reports
+// whether the table's header was found. row's error stops the scan.
+func pprofRows(s string, row func(f []string) error) (bool, error) {
 	sc := bufio.NewScanner(strings.NewReader(s))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	rows := false
@@ -116,41 +141,46 @@ func parsePprofTop(s string) (samples, duration float64, cum, flat map[string]fl
 		if !rows || len(f) < 6 {
 			continue
 		}
-		fl, err1 := parsePprofValue(f[0])
-		cu, err2 := parsePprofValue(f[3])
-		if err1 != nil || err2 != nil {
-			continue
+		if err := row(f); err != nil {
+			return rows, err
 		}
-		name := strings.TrimSuffix(strings.Join(f[5:], " "), " (inline)")
-		// A function listed twice (inlined and not) adds up.
-		cum[name] += cu
-		flat[name] += fl
 	}
-	if !rows {
-		return 0, 0, nil, nil, fmt.Errorf("no table of nodes")
-	}
-	return samples, duration, cum, flat, sc.Err()
+	return rows, sc.Err()
 }
 
+// pprofUnit is a suffix of a pprof value and what one of it is worth.
+type pprofUnit struct {
+	suffix string
+	scale  float64
+}
+
+// Units of pprof's times (in seconds) and sizes (in bytes), each list
+// with no suffix before a longer one it ends.
+var (
+	pprofTimes = []pprofUnit{{"mins", 60}, {"hrs", 3600}, {"ns", 1e-9}, {"us", 1e-6}, {"µs", 1e-6}, {"ms", 1e-3}, {"s", 1}}
+	pprofSizes = []pprofUnit{{"kB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"TB", 1 << 40}, {"B", 1}}
+)
+
 // parsePprofValue parses a pprof time: 0, 250us, 10ms, 2.46s, 1.5mins.
-func parsePprofValue(s string) (float64, error) {
-	units := []struct {
-		suffix string
-		scale  float64
-	}{{"mins", 60}, {"hrs", 3600}, {"ns", 1e-9}, {"us", 1e-6}, {"µs", 1e-6}, {"ms", 1e-3}, {"s", 1}}
+func parsePprofValue(s string) (float64, error) { return parsePprofUnit(s, "value", pprofTimes) }
+
+// parsePprofBytes parses a pprof size: 0, 512B, 1.50kB, 44.01MB, 1.2GB.
+func parsePprofBytes(s string) (float64, error) { return parsePprofUnit(s, "size", pprofSizes) }
+
+func parsePprofUnit(s, kind string, units []pprofUnit) (float64, error) {
+	if s == "0" {
+		return 0, nil
+	}
 	for _, u := range units {
 		if v, ok := strings.CutSuffix(s, u.suffix); ok {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
-				return 0, fmt.Errorf("pprof value %q: %w", s, err)
+				return 0, fmt.Errorf("pprof %s %q: %w", kind, s, err)
 			}
 			return f * u.scale, nil
 		}
 	}
-	if s == "0" {
-		return 0, nil
-	}
-	return 0, fmt.Errorf("pprof value %q: unknown unit", s)
+	return 0, fmt.Errorf("pprof %s %q: unknown unit", kind, s)
 }
 
 // Functions the breakdown looks up.
