@@ -223,7 +223,7 @@ func typeTitle(key string) string {
 // whyMemTypes puts each type's factor beside the size of its tensor
 // relative to its JSON.
 func whyMemTypes(w io.Writer, m MemLoad) {
-	fmt.Fprintf(w, "The factor compares the server's extra memory with the JSON bodies in flight, but a request holds more than its body: its input as a tensor, the model's output (vectors.onnx returns each input as it is: a tensor as large again) and the JSON answer (about the body's size again, written into the body's buffer). The tensor's size relative to the body depends on the type: a random integer from 0 to 9 is 2 bytes of JSON (\"3,\") and 8 bytes as an int64, so for int64 the input tensor alone is 4× the body and input, output and answer together about 2 × 4 + 2 = 10×, over the %.0f× bound before any overhead. Per type (tensor bytes: element size × elements; strings: a 16-byte header per string plus its bytes):\n\n", memMaxPerInFlight)
+	fmt.Fprintf(w, "The factor compares the server's extra memory with the JSON bodies in flight, but a request holds more than its body: its input as a tensor, the model's output (vectors.onnx returns each input as it is: a tensor as large again) and the JSON answer (about the body's size again, written into the body's buffer). The tensor's size relative to the body depends on the type: a random integer from 0 to 9 is 2 bytes of JSON (\"3,\") and 8 bytes as an int64, so for int64 the input tensor alone is 4× the body, and a request holding its input, output and answer at once would hold about 2 × 4 + 2 = 10×, over the %.0f× bound before any overhead. Requests seldom hold all three at once: an input goes back to the pools as soon as its run is over, and only as many runs as cores are in flight, the other requests holding their body and input while they wait or their output and answer while it is written. Per type (tensor bytes: element size × elements; strings: a 16-byte header per string plus its bytes):\n\n", memMaxPerInFlight)
 	fmt.Fprintln(w, "| type | JSON bytes per element | tensor bytes per element | tensor ÷ body | estimate: 2 × tensor ÷ body + 2 | measured factor | measured ÷ estimate |")
 	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|")
 	lo, hi := 0.0, 0.0
@@ -248,6 +248,13 @@ func whyMemTypes(w io.Writer, m MemLoad) {
 	for _, x := range m.Types {
 		if x.Factor() > memMaxPerInFlight {
 			writeAllocProfile(w, x)
+			if x.Type == "str" && x.Alloc != nil && x.requests() > 0 && x.BodyBytes() > 0 {
+				body := float64(x.BodyBytes())
+				goPer := x.Alloc.Total / float64(x.requests()) / body
+				cpp := 2 * 32 * float64(x.Elements) / body
+				fmt.Fprintf(w, "Besides Go's %.1f× per request, ONNX Runtime's C++ strings for the input and the output take 2 × 32 bytes × %d elements, %.1f× the body, in C memory: a request of strings allocates about %.1f× its body, much of it held until its answer is written, so four of them in flight are over the %.0f× bound however soon the garbage is collected. Holding strings in fewer copies would take a string tensor that is one buffer of text and one of offsets from the JSON to ONNX Runtime and back; ONNX Runtime's C API takes and gives strings only as its own C++ strings.\n\n",
+					goPer, x.Elements, cpp, goPer+cpp, memMaxPerInFlight)
+			}
 		}
 	}
 }
