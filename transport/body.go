@@ -39,8 +39,9 @@ var gzipReaders sync.Pool
 //
 // The buffer has room for a quarter more than a declared Content-Length:
 // handlers write the answer over the body, and an answer about the size
-// of the body then fits. Pooled buffers are not zeroed again, so room that
-// is never written costs no memory. The caller gives the buffer back with
+// of the body then fits. A pooled buffer is not cleared when it is reused,
+// and a new one is mostly fresh pages from the system, which take memory
+// only where they are written. The caller gives the buffer back with
 // PutBody, also when ReadBody fails.
 func ReadBody(r *http.Request, limit int64) ([]byte, error) {
 	var buf []byte
@@ -73,8 +74,9 @@ func ReadBody(r *http.Request, limit int64) ([]byte, error) {
 	for {
 		if len(buf) == cap(buf) {
 			// Full (or none yet): twice the room, from the pools, and the
-			// old buffer back to them.
-			grown := bodyBuffer(max(2*int64(cap(buf)), tensor.MinPooled))[:len(buf)]
+			// old buffer back to them. One byte past the limit is enough
+			// to find a body over it.
+			grown := bodyBuffer(min(max(2*int64(cap(buf)), tensor.MinPooled), limit+1))[:len(buf)]
 			copy(grown, buf)
 			PutBody(buf)
 			buf = grown

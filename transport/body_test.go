@@ -136,3 +136,31 @@ func TestReadBodyBuffers(t *testing.T) {
 		})
 	}
 }
+
+// TestReadBodyGrowsToTheLimit reads bodies of unknown length around the
+// limit: the buffer grows by doubling but never past one byte over the
+// limit (rounded up to its pool's size), and a body over the limit is
+// refused.
+func TestReadBodyGrowsToTheLimit(t *testing.T) {
+	const limit = 300000
+	read := func(n int) ([]byte, error) {
+		r := httptest.NewRequest(http.MethodPost, "/predict", strings.NewReader(strings.Repeat("7", n)))
+		r.ContentLength = -1
+		return transport.ReadBody(r, limit)
+	}
+	got, err := read(limit)
+	if err != nil || len(got) != limit {
+		t.Fatalf("ReadBody of %d bytes: %d bytes, %v", limit, len(got), err)
+	}
+	// Doubling from 256 KiB would make 512 KiB; the limit stops it at the
+	// size class of limit+1 bytes, at most a quarter more.
+	if max := (limit + 1) * 5 / 4; cap(got) > max {
+		t.Fatalf("capacity %d for a limit of %d, want at most %d", cap(got), limit, max)
+	}
+	transport.PutBody(got)
+	got, err = read(limit + 1)
+	if status, _ := transport.BodyError(err, limit); err == nil || status != http.StatusRequestEntityTooLarge {
+		t.Fatalf("ReadBody of %d bytes: %d bytes, %v; want a 413", limit+1, len(got), err)
+	}
+	transport.PutBody(got)
+}
