@@ -3,7 +3,6 @@ package core
 import (
 	"os"
 	"runtime"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -87,6 +86,7 @@ func procsFor(cores int, mean time.Duration, cur int) int {
 // than a tenth of a core leaves the setting as it is. Set GOMAXPROCS in the
 // environment to fix the number instead (the server then starts no tuner).
 type ProcTuner struct {
+	*loop
 	m     *Model
 	cores int
 	log   *zap.Logger
@@ -94,11 +94,7 @@ type ProcTuner struct {
 	// tests replace it.
 	procs  func(n int) int
 	window time.Duration
-	stop   chan struct{}
-	done   chan struct{}
-	start  sync.Once
-	halt   sync.Once
-	// The run goroutine's own: the model's run counters at the last step,
+	// The loop goroutine's own: the model's run counters at the last step,
 	// and the change the last steps called for (want, agree steps in a row).
 	runs, busy  int64
 	want, agree int
@@ -106,42 +102,16 @@ type ProcTuner struct {
 
 // NewProcTuner tunes GOMAXPROCS for m on cores CPUs.
 func NewProcTuner(m *Model, cores int, log *zap.Logger) *ProcTuner {
-	return &ProcTuner{
-		m: m, cores: max(1, cores), log: log, procs: runtime.GOMAXPROCS, window: procWindow,
-		stop: make(chan struct{}), done: make(chan struct{}),
-	}
+	return &ProcTuner{loop: newLoop(), m: m, cores: max(1, cores), log: log, procs: runtime.GOMAXPROCS, window: procWindow}
 }
 
-// Start sets GOMAXPROCS to GoProcs(cores) and runs the tuner in a
-// goroutine it owns until Stop (once; later calls do nothing).
+// Start sets GOMAXPROCS to GoProcs(cores) and runs the tuner every window
+// in a goroutine it owns until Stop (once; later calls do nothing).
 func (t *ProcTuner) Start() {
-	t.start.Do(func() {
+	t.start(t.window, func() {
 		t.procs(GoProcs(t.cores))
-		go t.run()
-	})
-}
-
-// Stop ends the tuner and waits for its goroutine. It may be called more
-// than once, and before Start (which then starts nothing).
-func (t *ProcTuner) Stop() {
-	t.halt.Do(func() { close(t.stop) })
-	t.start.Do(func() { close(t.done) })
-	<-t.done
-}
-
-func (t *ProcTuner) run() {
-	defer close(t.done)
-	tick := time.NewTicker(t.window)
-	defer tick.Stop()
-	t.runs, t.busy = t.m.runCounts()
-	for {
-		select {
-		case <-t.stop:
-			return
-		case <-tick.C:
-			t.step()
-		}
-	}
+		t.runs, t.busy = t.m.runCounts()
+	}, t.step)
 }
 
 // step looks at the runs since the last step and changes GOMAXPROCS when

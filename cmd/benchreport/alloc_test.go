@@ -65,3 +65,40 @@ func TestShortFunc(t *testing.T) {
 		}
 	}
 }
+
+// TestReadMemTypeAlloc: a type's allocation profile is read with its run
+// when the file is there, left out when it is not, and a file that does
+// not parse is an error that names it.
+func TestReadMemTypeAlloc(t *testing.T) {
+	run, rss := readFixture(t, "load", "mem-type-str.json"), readFixture(t, "load", "mem-type-str.rss.json")
+	for _, tt := range []struct {
+		name, alloc string // alloc "": no file
+		sites       int    // sites read; -1: no profile
+		err         string
+	}{
+		{"read", readFixture(t, "load", "mem-type-str.alloc.txt"), 5, ""},
+		{"missing", "", -1, ""},
+		{"malformed", "File: svc\nType: alloc_space\n", 0, "mem-type-str.alloc.txt"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := fixtureDir(t, map[string]string{"mem-type-str.json": run, "mem-type-str.rss.json": rss, "mem-type-str.alloc.txt": tt.alloc})
+			got, err := readMemLoad(dir)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("readMemLoad: %v; want an error naming %s", err, tt.err)
+				}
+				return
+			}
+			if err != nil || len(got.Types) != 1 {
+				t.Fatalf("readMemLoad = %+v, %v; want the string run", got, err)
+			}
+			sites := -1
+			if a := got.Types[0].Alloc; a != nil {
+				sites = len(a.Sites)
+			}
+			if sites != tt.sites {
+				t.Fatalf("%d sites read, want %d", sites, tt.sites)
+			}
+		})
+	}
+}

@@ -66,6 +66,22 @@ func (s *TailSched) waited(requests int64) string {
 	return fmt.Sprintf("%.2f s runnable but waiting for a core (%s per request, in %.2f time slices per request)", s.WaitS, bench.FormatMicros(wait), slices)
 }
 
+// inServer says what the server's histogram saw of the run's requests
+// (whose: "its", "the defaults'"), beside wrk's p99; call it only with a
+// histogram.
+func (r *TailRun) inServer(whose string) string {
+	h := r.Server
+	return fmt.Sprintf("99 %% of %s %.0f requests at or under %s and %.2f %% over 1 ms, against wrk's p99 of %s",
+		whose, h.Total(), fmtBound(h.Bound(0.99)), 100*h.Over(0.001), bench.FormatMicros(r.Wrk.LatencyUS.P99))
+}
+
+// uncorrected gives the run's latencies timed one by one, without wrk's
+// correction; call it only when they were measured.
+func (r *TailRun) uncorrected() string {
+	x := r.Wrk.MeasuredUS
+	return fmt.Sprintf("p50 %s and p99 %s (p99 ÷ p50 %.1f)", bench.FormatMicros(x.P50), bench.FormatMicros(x.P99), tailOf(x.P50, x.P99))
+}
+
 // ServerHist is the server's svc_inference_request_duration_seconds
 // histogram of successful requests: how long each took from reading the
 // request to writing its answer. LE are the buckets' upper bounds in
@@ -289,17 +305,14 @@ func whyTail(w io.Writer, d Data) {
 		return
 	}
 	fmt.Fprintf(w, "The experiment under Tail latency below changes one thing at a time. %s", TailSummary(d.Tail))
-	if def := d.Tail.run("default"); def != nil && def.Wrk.MeasuredUS != nil {
-		x := def.Wrk.MeasuredUS
-		fmt.Fprintf(w, " wrk's percentiles include its correction for coordinated omission, which adds made-up samples behind every slow request; timed one by one without it, the defaults' requests had p50 %s and p99 %s (p99 ÷ p50 %.1f): a smaller tail, but a real one.",
-			bench.FormatMicros(x.P50), bench.FormatMicros(x.P99), tailOf(x.P50, x.P99))
+	def, own := d.Tail.run("default"), d.Tail.run("pinned")
+	if def != nil && def.Wrk.MeasuredUS != nil {
+		fmt.Fprintf(w, " wrk's percentiles include its correction for coordinated omission, which adds made-up samples behind every slow request; timed one by one without it, the defaults' requests had %s: a smaller tail, but a real one.", def.uncorrected())
 	}
-	if def := d.Tail.run("default"); def != nil && def.Server != nil && def.Server.Total() > 0 {
-		h := def.Server
-		fmt.Fprintf(w, " The tail is not in the server's handling of the requests: its own histogram of request durations (from reading a request to writing its answer) puts 99 %% of the defaults' %.0f requests at or under %s and %.2f %% over 1 ms, against wrk's p99 of %s. The rest of a slow request's time passes between the two processes: in the kernel's loopback and in threads, the server's and wrk's, waiting for a core to run on.",
-			h.Total(), fmtBound(h.Bound(0.99)), 100*h.Over(0.001), bench.FormatMicros(def.Wrk.LatencyUS.P99))
+	if def != nil && def.Server != nil && def.Server.Total() > 0 {
+		fmt.Fprintf(w, " The tail is not in the server's handling of the requests: its own histogram of request durations (from reading a request to writing its answer) puts %s. The rest of a slow request's time passes between the two processes: in the kernel's loopback and in threads, the server's and wrk's, waiting for a core to run on.", def.inServer("the defaults'"))
 	}
-	if def, own := d.Tail.run("default"), d.Tail.run("pinned"); def != nil && own != nil && def.Sched != nil && own.Sched != nil {
+	if def != nil && own != nil && def.Sched != nil && own.Sched != nil {
 		fmt.Fprintf(w, " The scheduler's counts show where: over the defaults' run the server's %d threads spent %s, against %s with the server on a core of its own and wrk on the other, where p99 ÷ p50 was %.1f (p99 %s, %s/s).",
 			def.Sched.Threads, def.Sched.waited(def.Wrk.Requests), own.Sched.waited(own.Wrk.Requests),
 			tailOf(own.Wrk.LatencyUS.P50, own.Wrk.LatencyUS.P99), bench.FormatMicros(own.Wrk.LatencyUS.P99), fmtRPS(own.Wrk.RPS()))
@@ -322,12 +335,10 @@ func whyTailOwnCore(w io.Writer, t Tail) {
 		fmt.Fprintf(w, " The server's %d threads spent %s.", x.Threads, x.waited(r.Wrk.Requests))
 	}
 	if h := r.Server; h != nil && h.Total() > 0 {
-		fmt.Fprintf(w, " The server's own histogram puts 99 %% of its %.0f requests at or under %s and %.2f %% over 1 ms, against wrk's p99 of %s.",
-			h.Total(), fmtBound(h.Bound(0.99)), 100*h.Over(0.001), bench.FormatMicros(r.Wrk.LatencyUS.P99))
+		fmt.Fprintf(w, " The server's own histogram puts %s.", r.inServer("its"))
 	}
-	if x := r.Wrk.MeasuredUS; x != nil {
-		fmt.Fprintf(w, " Timed one by one without wrk's correction for coordinated omission: p50 %s, p99 %s (p99 ÷ p50 %.1f).",
-			bench.FormatMicros(x.P50), bench.FormatMicros(x.P99), tailOf(x.P50, x.P99))
+	if r.Wrk.MeasuredUS != nil {
+		fmt.Fprintf(w, " Timed one by one without wrk's correction for coordinated omission: %s.", r.uncorrected())
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w)

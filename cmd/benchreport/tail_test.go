@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -107,10 +108,7 @@ func TestTailOwnCoreTarget(t *testing.T) {
 // there, left out when it is not, and a file that does not parse is an
 // error that names it.
 func TestReadTailSched(t *testing.T) {
-	wrk, err := os.ReadFile(filepath.Join("testdata", "perf", "tail-default.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	wrk := readFixture(t, "perf", "tail-default.json")
 	for _, tt := range []struct {
 		name, sched string // sched "": no file
 		want        *TailSched
@@ -121,15 +119,7 @@ func TestReadTailSched(t *testing.T) {
 		{"malformed", `{"run_s": 1.5,`, nil, "tail-default.sched.json"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "tail-default.json"), wrk, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if tt.sched != "" {
-				if err := os.WriteFile(filepath.Join(dir, "tail-default.sched.json"), []byte(tt.sched), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			dir := fixtureDir(t, map[string]string{"tail-default.json": wrk, "tail-default.sched.json": tt.sched})
 			got, err := readTail(dir)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
@@ -145,4 +135,74 @@ func TestReadTailSched(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWhyTailOwnCore explains the tail on a core of its own from the
+// pinned run's scheduler counts, the server's histogram and the latencies
+// timed one by one, and says so when that run is missing.
+func TestWhyTailOwnCore(t *testing.T) {
+	full, err := readTail(filepath.Join("testdata", "perf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var noPinned Tail
+	for i, r := range full {
+		if r.Key != "pinned" {
+			noPinned = append(noPinned, r)
+			continue
+		}
+		// The fixture's pinned run was not timed one by one.
+		if err := json.Unmarshal([]byte(`{"measured_us": {"p50": 126, "p99": 575}}`), &full[i].Wrk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		name string
+		tail Tail
+		want []string
+	}{
+		{"all the pinned run's figures", full, []string{
+			"With the server alone on CPU 0 and wrk on CPU 1",
+			"runnable but waiting for a core",
+			"The server's own histogram puts 99 % of its ",
+			"Timed one by one without wrk's correction for coordinated omission: p50 126µs and p99 575µs (p99 ÷ p50 4.6).",
+		}},
+		{"no pinned run", noPinned, []string{"The run with the server on a core of its own did not happen."}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			whyTailOwnCore(&b, tt.tail)
+			for _, w := range tt.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("no %q in:\n%s", w, b.String())
+				}
+			}
+		})
+	}
+}
+
+// fixtureDir writes files (name: content; empty content: no file) to a new
+// temporary directory and returns it.
+func fixtureDir(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		if content == "" {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// readFixture is the content of testdata/path.
+func readFixture(t *testing.T, path ...string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(append([]string{"testdata"}, path...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

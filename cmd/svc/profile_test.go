@@ -56,3 +56,21 @@ func TestProfilesWrittenAtStop(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileFileNotWritable: a profile path that cannot be created stops
+// the server before it serves, with an error naming the variable.
+func TestProfileFileNotWritable(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no such dir")
+	for _, name := range []string{"SVC_CPUPROFILE", "SVC_MEMPROFILE"} {
+		t.Run(name, func(t *testing.T) {
+			code, stdout, stderr := runSvc(t, []string{name + "=" + filepath.Join(missing, "x.prof")},
+				"serve", model("classifier.onnx"), "--host", "127.0.0.1", "--port", "0")
+			if code == 0 || !strings.Contains(stderr, name+": open ") || !strings.Contains(stderr, "no such file or directory") {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s\nwant a failure naming %s", code, stdout, stderr, name)
+			}
+			if strings.Contains(stdout, "URL") {
+				t.Fatalf("served before failing:\n%s", stdout)
+			}
+		})
+	}
+}
