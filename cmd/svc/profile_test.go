@@ -19,9 +19,10 @@ func TestProfilesWrittenAtStop(t *testing.T) {
 	dir := t.TempDir()
 	cpu, mem := filepath.Join(dir, "cpu.prof"), filepath.Join(dir, "mem.prof")
 	s := startServerEnv(t, []string{"SVC_CPUPROFILE=" + cpu, "SVC_MEMPROFILE=" + mem}, model("classifier.onnx"))
-	// 1 MiB of body: its buffer is an allocation the profile samples
-	// whatever the sampling rate does with smaller ones.
-	body := `{"input": [[5.1, 3.5, 1.4, 0.2]]` + strings.Repeat(" ", 1<<20) + `}`
+	// 8 MiB of body. Go samples an allocation of n bytes with probability
+	// 1 - exp(-n/512 KiB): a 1 MiB buffer is missed one run in seven, a
+	// buffer over 8 MiB about once in ten million.
+	body := `{"input": [[5.1, 3.5, 1.4, 0.2]]` + strings.Repeat(" ", 8<<20) + `}`
 	if r := s.predict(body); r.Status != 200 {
 		t.Fatalf("predict: %d %s", r.Status, r.Body)
 	}
