@@ -75,3 +75,35 @@ func TestProfileFileNotWritable(t *testing.T) {
 		})
 	}
 }
+
+// TestProfilesPerWorker: with serve.workers, each worker writes its own
+// profiles (cpu.workerN.prof), not all to the one path they inherit.
+func TestProfilesPerWorker(t *testing.T) {
+	dir := t.TempDir()
+	s := startServerEnv(t, []string{"SVC_CPUPROFILE=" + filepath.Join(dir, "cpu.prof"), "SVC_MEMPROFILE=" + filepath.Join(dir, "mem")},
+		model("classifier.onnx"), "--workers", "2")
+	if r := s.predict(`{"input": [[5.1, 3.5, 1.4, 0.2]]}`); r.Status != 200 {
+		t.Fatalf("predict: %d %s", r.Status, r.Body)
+	}
+	if code := s.stop(syscall.SIGTERM); code != 0 {
+		t.Fatalf("exit code %d\nstderr:\n%s", code, s.stderr)
+	}
+	for _, name := range []string{"cpu.worker1.prof", "cpu.worker2.prof", "mem.worker1", "mem.worker2"} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil || fi.Size() == 0 {
+			entries, _ := os.ReadDir(dir)
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			t.Errorf("%s: %v (size %d); the directory holds %v", name, err, size(fi), names)
+		}
+	}
+}
+
+func size(fi os.FileInfo) int64 {
+	if fi == nil {
+		return -1
+	}
+	return fi.Size()
+}

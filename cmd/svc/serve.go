@@ -9,10 +9,12 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -138,7 +140,7 @@ func serve(ctx context.Context, modelName, servedName string, cfg config.Config,
 		debug.SetMemoryLimit(limit)
 	}
 
-	if path := os.Getenv("SVC_CPUPROFILE"); path != "" {
+	if path := profilePath("SVC_CPUPROFILE"); path != "" {
 		// A CPU profile of the whole run, for performance work.
 		f, err := os.Create(path)
 		if err != nil {
@@ -150,7 +152,7 @@ func serve(ctx context.Context, modelName, servedName string, cfg config.Config,
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if path := os.Getenv("SVC_MEMPROFILE"); path != "" {
+	if path := profilePath("SVC_MEMPROFILE"); path != "" {
 		// Go's allocation profile of the whole run (every sampled
 		// allocation's site and size, and what is still live), written
 		// when the server stops, for memory work.
@@ -451,4 +453,18 @@ func rootCause(err error) error {
 		return ee
 	}
 	return cause
+}
+
+// profilePath is the file the profile variable env names, for this
+// process: in a worker of serve.workers, the name gains ".workerN" before
+// its extension (cpu.prof: cpu.worker2.prof), so that the workers, which
+// all inherit the variable, do not write over each other's profiles.
+func profilePath(env string) string {
+	path := os.Getenv(env)
+	w, ok := supervisor.CurrentWorker()
+	if path == "" || !ok {
+		return path
+	}
+	ext := filepath.Ext(path)
+	return fmt.Sprintf("%s.worker%d%s", strings.TrimSuffix(path, ext), w.ID, ext)
 }
