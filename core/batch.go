@@ -189,9 +189,9 @@ func (b *Batcher) Specs() []tensor.Spec { return b.specs }
 // Predict runs inputs, merged with other waiting requests when a session is
 // busy.
 func (b *Batcher) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Result, error) {
-	p := &pending{ctx: ctx, inputs: inputs, since: time.Now()}
-	p.rows, p.key = b.shapeKey(inputs)
-	if p.rows <= 0 || p.rows >= int64(b.opts.MaxBatchSize) {
+	since := time.Now()
+	rows := batchRows(inputs)
+	if rows <= 0 || rows >= int64(b.opts.MaxBatchSize) {
 		// Nothing to merge with: run as is, outside the slots.
 		b.runs.Add(1)
 		b.opts.Observer.Queued(0)
@@ -204,8 +204,9 @@ func (b *Batcher) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Result
 		b.opts.Observer.Queued(0)
 		return b.runAlone(ctx, inputs)
 	}
-	p.lead = make(chan []*pending, 1)
-	p.done = make(chan batchResult, 1)
+	// Queued: only now the request's record (the runs above need none).
+	p := &pending{ctx: ctx, inputs: inputs, since: since, rows: rows, key: shapeKey(inputs),
+		lead: make(chan []*pending, 1), done: make(chan batchResult, 1)}
 	b.queue = append(b.queue, p)
 	b.dispatchLocked()
 	b.mu.Unlock()
@@ -407,23 +408,34 @@ func deliverErr(group []*pending, err error) {
 	}
 }
 
-// shapeKey returns a request's rows and a key that is equal for requests
-// that can be merged: same inputs present, same non-batch dimensions.
-func (b *Batcher) shapeKey(inputs []*tensor.Tensor) (int64, string) {
-	var sb strings.Builder
+// batchRows is a request's rows: the first dimension its inputs share, or
+// -1 when an input has no dimensions or the inputs disagree (the request
+// then runs alone).
+func batchRows(inputs []*tensor.Tensor) int64 {
 	rows := int64(-1)
+	for _, t := range inputs {
+		switch {
+		case t == nil:
+		case len(t.Shape) == 0:
+			return -1
+		case rows < 0:
+			rows = t.Shape[0]
+		case t.Shape[0] != rows:
+			return -1
+		}
+	}
+	return rows
+}
+
+// shapeKey is equal for requests that can be merged: the same inputs
+// present, the same dimensions but the first. Built only for a request
+// that queues.
+func shapeKey(inputs []*tensor.Tensor) string {
+	var sb strings.Builder
 	for i, t := range inputs {
 		if t == nil {
 			sb.WriteString("-;")
 			continue
-		}
-		if len(t.Shape) == 0 {
-			return -1, ""
-		}
-		if rows < 0 {
-			rows = t.Shape[0]
-		} else if t.Shape[0] != rows {
-			return -1, "" // inputs disagree on the batch: run alone
 		}
 		sb.WriteString(strconv.Itoa(i))
 		for _, d := range t.Shape[1:] {
@@ -432,7 +444,7 @@ func (b *Batcher) shapeKey(inputs []*tensor.Tensor) (int64, string) {
 		}
 		sb.WriteByte(';')
 	}
-	return rows, sb.String()
+	return sb.String()
 }
 
 // concat joins the group's inputs along the first dimension.

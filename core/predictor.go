@@ -78,6 +78,8 @@ type Predictor struct {
 	// dims checks the inputs' named dimensions before a run.
 	dims    dimCheck
 	runOpts sync.Pool
+	// watch ends the runs whose request is canceled or whose time is up.
+	watch   *runWatch
 	closing sync.Once
 }
 
@@ -183,6 +185,7 @@ func NewPredictor(o Options, log *zap.Logger) (*Predictor, error) {
 	}
 	p.batched = Batchable(p.info) == nil
 	p.dims = newDimCheck(p.info.Inputs, p.batched)
+	p.watch = newRunWatch(watchPeriod)
 	return p, nil
 }
 
@@ -495,40 +498,20 @@ func (p *Predictor) rows(inputs []*tensor.Tensor) int {
 }
 
 // run executes the session with a run option that ctx and the timeout can
-// terminate.
+// terminate (see runWatch).
 func (p *Predictor) run(ctx context.Context, in, out []ort.Value) error {
 	ro, _ := p.runOpts.Get().(*ort.RunOptions)
 	if ro == nil {
 		return &InferenceError{Err: errors.New("cannot create run options")}
 	}
-	// The callbacks may fire while the run is under way; once finished is
-	// set they leave ro alone, so it can go back to the pool.
-	var mu sync.Mutex
-	var finished, timedOut, canceled bool
-	terminate := func(flag *bool) func() {
-		return func() {
-			mu.Lock()
-			defer mu.Unlock()
-			if !finished {
-				*flag = true
-				_ = ro.Terminate()
-			}
-		}
+	if ctx.Err() != nil {
+		p.runOpts.Put(ro)
+		return fmt.Errorf("%w: %w", ErrCanceled, context.Cause(ctx))
 	}
-	stop := context.AfterFunc(ctx, terminate(&canceled))
-	var timer *time.Timer
-	if p.timeout > 0 {
-		timer = time.AfterFunc(p.timeout, terminate(&timedOut))
-	}
+	g := p.watch.begin(ctx, ro, p.timeout)
 	err := p.session.RunWithOptions(in, out, ro)
-	stop()
-	if timer != nil {
-		timer.Stop()
-	}
-	mu.Lock()
-	finished = true
+	timedOut, canceled := p.watch.end(g)
 	terminated := timedOut || canceled
-	mu.Unlock()
 	if !terminated {
 		p.runOpts.Put(ro)
 	} else if ro.UnsetTerminate() == nil {
@@ -562,6 +545,9 @@ func cleanORTError(err error) error {
 func (p *Predictor) Close() error {
 	var err error
 	p.closing.Do(func() {
+		if p.watch != nil {
+			p.watch.close()
+		}
 		if p.session != nil {
 			if e := p.session.Destroy(); e != nil {
 				err = fmt.Errorf("destroy session: %w", e)
