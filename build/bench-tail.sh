@@ -10,6 +10,8 @@
 #   gogc400      GOGC=400 in the server's environment
 #   pinned       the server on CPU 0 and wrk on CPU 1 (taskset; skipped
 #                without taskset or with fewer than 2 CPUs)
+#   pinned-nogc  pinned, and GOGC=off in the server's environment: what
+#                is left of the tail without Go's garbage collection
 #
 # so that the report can say which of them cut p99 the most. Each run also
 # times every request itself (WRK_LATENCY=1), next to wrk's figures, which
@@ -37,7 +39,7 @@ SVC=${SVC:-build/bin/svc}
 OUT=${OUT:-build/artifacts/bench}
 TAIL_DURATION=${TAIL_DURATION:-4s}
 TAIL_CONCURRENCY=${TAIL_CONCURRENCY:-4}
-TAIL_VARIANTS=${TAIL_VARIANTS:-default log-off nobatch gomaxprocs1 gogc400 pinned}
+TAIL_VARIANTS=${TAIL_VARIANTS:-default log-off nobatch gomaxprocs1 gogc400 pinned pinned-nogc}
 MODEL=testdata/models/classifier.onnx
 CLK_TCK=$(getconf CLK_TCK 2>/dev/null || echo 100)
 CPUS=$(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc)
@@ -68,12 +70,13 @@ for v in $TAIL_VARIANTS; do
 	nobatch) args=(-c "$OUT/cfg/tail-nobatch.yml") ;;
 	gomaxprocs1) SERVER_ENV=GOMAXPROCS=1 ;;
 	gogc400) SERVER_ENV=GOGC=400 ;;
-	pinned)
+	pinned | pinned-nogc)
 		if ! command -v taskset >/dev/null 2>&1 || [ "$CPUS" -lt 2 ]; then
-			echo "bench-tail: pinned: skipped (needs taskset and 2 CPUs)" >&2
+			echo "bench-tail: $v: skipped (needs taskset and 2 CPUs)" >&2
 			continue
 		fi
 		SERVER_WRAP="taskset -c 0" client=(taskset -c 1)
+		[ "$v" = pinned ] || SERVER_ENV=GOGC=off
 		;;
 	*) die "unknown variant $v" ;;
 	esac
@@ -106,8 +109,9 @@ for v in $TAIL_VARIANTS; do
 	fi
 	# The server's own view: how long each request took from reading it
 	# to answering it.
-	show "GET $SERVER_URL/metrics (Accept: text/plain) | grep svc_inference_request_duration_seconds > $OUT/tail-$v.metrics.txt"
-	metrics "$SERVER_URL" | grep -E '^(# (HELP|TYPE) )?svc_inference_request_duration_seconds' >"$OUT/tail-$v.metrics.txt"
+	# and how many garbage collections it ran since it started.
+	show "GET $SERVER_URL/metrics (Accept: text/plain) | grep -E 'svc_inference_request_duration_seconds|go_gc_duration_seconds' > $OUT/tail-$v.metrics.txt"
+	metrics "$SERVER_URL" | grep -E '^(# (HELP|TYPE) )?(svc_inference_request_duration_seconds|go_gc_duration_seconds)' >"$OUT/tail-$v.metrics.txt"
 	show "kill -TERM $SERVER_PID"
 	stop_server
 	rm -f "$OUT/tail-$v.serve.out.err"

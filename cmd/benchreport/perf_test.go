@@ -220,13 +220,20 @@ func TestReadTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	var keys []string
+	gcs := map[string]int64{}
 	for _, r := range tail {
 		keys = append(keys, r.Key)
+		gcs[r.Key] = r.GCs
 		if r.CPU == nil || r.Wrk.Requests == 0 || r.Wrk.LatencyUS.P99 == 0 {
 			t.Errorf("%s: %+v", r.Key, r)
 		}
 	}
-	if got := strings.Join(keys, " "); got != "default log-off nobatch gomaxprocs1 gogc400 pinned" {
+	// The collections from the scraped metrics; -1 where the fixture has
+	// none.
+	if gcs["pinned"] != 79 || gcs["pinned-nogc"] != 0 || gcs["default"] != -1 || gcs["log-off"] != -1 {
+		t.Errorf("garbage collections: %v", gcs)
+	}
+	if got := strings.Join(keys, " "); got != "default log-off nobatch gomaxprocs1 gogc400 pinned pinned-nogc" {
 		t.Errorf("variants = %s", got)
 	}
 	empty, err := readTail(t.TempDir())

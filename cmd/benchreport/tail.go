@@ -25,6 +25,7 @@ var tailVariants = []struct{ key, title, change string }{
 	{"gomaxprocs1", "GOMAXPROCS=1", "`GOMAXPROCS=1` in the server's environment"},
 	{"gogc400", "GOGC=400", "`GOGC=400` in the server's environment"},
 	{"pinned", "pinned", "server on CPU 0, wrk on CPU 1 (`taskset`)"},
+	{"pinned-nogc", "pinned, GC off", "pinned, and `GOGC=off` in the server's environment"},
 }
 
 // TailRun is one variant's wrk run.
@@ -38,6 +39,9 @@ type TailRun struct {
 	// Sched is how the scheduler ran the server's threads during the run
 	// (nil when not recorded).
 	Sched *TailSched
+	// GCs is how many garbage collections the server ran from its start
+	// to the end of the run (-1 when not scraped).
+	GCs int64
 }
 
 // TailSched is the change over a run in the sums of the server's threads'
@@ -94,6 +98,13 @@ type ServerHist struct {
 // Prometheus text exposition that holds it (its # TYPE line included); nil
 // without it or when the text does not parse.
 func parseServerHist(text string) *ServerHist {
+	fams := parseMetrics(text)
+	return serverHist(fams["svc_inference_request_duration_seconds"])
+}
+
+// parseMetrics reads a Prometheus text exposition; nil when it does not
+// parse.
+func parseMetrics(text string) map[string]*dto.MetricFamily {
 	// The format ends every line with a newline; readText trims the last.
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"
@@ -103,7 +114,21 @@ func parseServerHist(text string) *ServerHist {
 	if err != nil {
 		return nil
 	}
-	fam := fams["svc_inference_request_duration_seconds"]
+	return fams
+}
+
+// gcCount is the count of Go's go_gc_duration_seconds summary: the garbage
+// collections the process ran; -1 without it.
+func gcCount(fam *dto.MetricFamily) int64 {
+	if fam == nil || fam.GetType() != dto.MetricType_SUMMARY || len(fam.GetMetric()) == 0 {
+		return -1
+	}
+	return int64(fam.GetMetric()[0].GetSummary().GetSampleCount())
+}
+
+// serverHist is the histogram of successful requests in fam; nil when fam
+// is not that histogram.
+func serverHist(fam *dto.MetricFamily) *ServerHist {
 	if fam == nil || fam.GetType() != dto.MetricType_HISTOGRAM {
 		return nil
 	}
@@ -169,7 +194,7 @@ type Tail []TailRun
 func readTail(dir string) (Tail, error) {
 	var out Tail
 	for _, v := range tailVariants {
-		r := TailRun{Key: v.key, Title: v.title, Change: v.change}
+		r := TailRun{Key: v.key, Title: v.title, Change: v.change, GCs: -1}
 		ok, err := readJSON(dir, "tail-"+v.key+".json", &r.Wrk)
 		if err != nil {
 			return nil, err
@@ -184,7 +209,9 @@ func readTail(dir string) (Tail, error) {
 			return nil, err
 		}
 		if text := readText(dir, "tail-"+v.key+".metrics.txt"); text != "" {
-			r.Server = parseServerHist(text)
+			fams := parseMetrics(text)
+			r.Server = serverHist(fams["svc_inference_request_duration_seconds"])
+			r.GCs = gcCount(fams["go_gc_duration_seconds"])
 		}
 		out = append(out, r)
 	}
@@ -264,10 +291,10 @@ func writeTail(w io.Writer, t Tail) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "The last columns are the server's own view, from its histogram of request durations (`svc_inference_request_duration_seconds`, scraped after the run): how long 99 % of the requests took at most from the server reading the request to writing its answer, to the histogram's bucket bound, and the share that took over 1 ms.")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "The scheduler's view of the server's threads over the run (the sums over its threads of `/proc/PID/task/TID/schedstat`, read before and after): the time they spent runnable but waiting for a core, per request, and the time slices they ran in, per request. A thread that waits for a core while it holds a Go processor holds up every request queued on it.")
+	fmt.Fprintln(w, "The scheduler's view of the server's threads over the run (the sums over its threads of `/proc/PID/task/TID/schedstat`, read before and after): the time they spent runnable but waiting for a core, per request, and the time slices they ran in, per request. A thread that waits for a core while it holds a Go processor holds up every request queued on it. The last column is how many garbage collections Go ran in the server from its start to the end of the run (`go_gc_duration_seconds_count`).")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| variant | what changed | throughput | p50 | p90 | p99 | p99 ÷ p50 | max | per request: p50 | p90 | p99 | p99 ÷ p50 | mean × throughput | server CPU | wrk CPU | failed | in the server: p99 ≤ | over 1 ms | server threads waiting for a core, per request | time slices per request |")
-	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	fmt.Fprintln(w, "| variant | what changed | throughput | p50 | p90 | p99 | p99 ÷ p50 | max | per request: p50 | p90 | p99 | p99 ÷ p50 | mean × throughput | server CPU | wrk CPU | failed | in the server: p99 ≤ | over 1 ms | server threads waiting for a core, per request | time slices per request | garbage collections |")
+	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, r := range t {
 		sc, cc := "", ""
 		if r.CPU != nil {
@@ -288,8 +315,12 @@ func writeTail(w io.Writer, t Tail) {
 			wait, slices := x.perRequest(r.Wrk.Requests)
 			swait, sslices = bench.FormatMicros(wait), fmt.Sprintf("%.2f", slices)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s/s | %s | %s | %s | %.1f | %s | %s | %s | %s | %d | %s | %s | %s | %s |\n", r.Title, r.Change, fmtRPS(r.Wrk.RPS()),
-			bench.FormatMicros(l.P50), bench.FormatMicros(l.P90), bench.FormatMicros(l.P99), tailOf(l.P50, l.P99), bench.FormatMicros(l.Max), m, sc, cc, r.Wrk.Failed(), sp99, sover, swait, sslices)
+		gcs := ""
+		if r.GCs >= 0 {
+			gcs = fmt.Sprint(r.GCs)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s/s | %s | %s | %s | %.1f | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s |\n", r.Title, r.Change, fmtRPS(r.Wrk.RPS()),
+			bench.FormatMicros(l.P50), bench.FormatMicros(l.P90), bench.FormatMicros(l.P99), tailOf(l.P50, l.P99), bench.FormatMicros(l.Max), m, sc, cc, r.Wrk.Failed(), sp99, sover, swait, sslices, gcs)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, TailSummary(t))
@@ -339,6 +370,24 @@ func whyTailOwnCore(w io.Writer, t Tail) {
 	}
 	if r.Wrk.MeasuredUS != nil {
 		fmt.Fprintf(w, " Timed one by one without wrk's correction for coordinated omission: %s.", r.uncorrected())
+	}
+	if r.GCs > 0 {
+		fmt.Fprintf(w, " Go collected its garbage %d times from the server's start to the end of the run (%.0f requests a collection), each time on the one core the requests have.", r.GCs, float64(r.Wrk.Requests)/float64(r.GCs))
+	}
+	if off := t.run("pinned-nogc"); off != nil && off.Wrk.LatencyUS.P50 > 0 && r.Wrk.LatencyUS.P99 > 0 {
+		l := off.Wrk.LatencyUS
+		fmt.Fprintf(w, " The same with the collector off (`GOGC=off`): p99 ÷ p50 %.1f (p50 %s, p99 %s, %s/s)", tailOf(l.P50, l.P99), bench.FormatMicros(l.P50), bench.FormatMicros(l.P99), fmtRPS(off.Wrk.RPS()))
+		if off.Wrk.MeasuredUS != nil {
+			fmt.Fprintf(w, "; timed one by one %s", off.uncorrected())
+		}
+		switch rel := 1 - l.P99/r.Wrk.LatencyUS.P99; {
+		case rel >= tailCutThreshold:
+			fmt.Fprintf(w, ": without the collections p99 is %.0f %% lower, the share of the tail on a core of its own that they make.", 100*rel)
+		case rel <= -tailCutThreshold:
+			fmt.Fprintf(w, ": p99 %.0f %% higher without the collections (a heap that only grows), so they are not where the tail on a core of its own comes from.", -100*rel)
+		default:
+			fmt.Fprintf(w, ": p99 within %.0f %% of the run with the collector on, so the collections are not where the tail on a core of its own comes from.", 100*tailCutThreshold)
+		}
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w)
