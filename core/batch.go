@@ -189,7 +189,6 @@ func (b *Batcher) Specs() []tensor.Spec { return b.specs }
 // Predict runs inputs, merged with other waiting requests when a session is
 // busy.
 func (b *Batcher) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Result, error) {
-	since := time.Now()
 	rows := batchRows(inputs)
 	if rows <= 0 || rows >= int64(b.opts.MaxBatchSize) {
 		// Nothing to merge with: run as is, outside the slots.
@@ -204,8 +203,9 @@ func (b *Batcher) Predict(ctx context.Context, inputs []*tensor.Tensor) (*Result
 		b.opts.Observer.Queued(0)
 		return b.runAlone(ctx, inputs)
 	}
-	// Queued: only now the request's record (the runs above need none).
-	p := &pending{ctx: ctx, inputs: inputs, since: since, rows: rows, key: shapeKey(inputs),
+	// Queued: only now the request's record and its clock (the runs above
+	// need neither).
+	p := &pending{ctx: ctx, inputs: inputs, since: time.Now(), rows: rows, key: shapeKey(inputs),
 		lead: make(chan []*pending, 1), done: make(chan batchResult, 1)}
 	b.queue = append(b.queue, p)
 	b.dispatchLocked()

@@ -545,9 +545,7 @@ func cleanORTError(err error) error {
 func (p *Predictor) Close() error {
 	var err error
 	p.closing.Do(func() {
-		if p.watch != nil {
-			p.watch.close()
-		}
+		p.watch.Stop()
 		if p.session != nil {
 			if e := p.session.Destroy(); e != nil {
 				err = fmt.Errorf("destroy session: %w", e)

@@ -21,18 +21,17 @@ const watchPeriod = 10 * time.Millisecond
 // channel), more than any other step of a small model's run, for runs that
 // mostly end within microseconds. A run is ended at most watchPeriod late.
 //
-// Its goroutine belongs to the Predictor, which stops it with close.
+// Its goroutine belongs to the Predictor, which stops it with Stop.
 type runWatch struct {
+	*loop
 	period time.Duration
 
 	mu       sync.Mutex
 	runs     []*runGuard
 	watching bool // the goroutine looks every period (runs were in flight)
 
-	wake       chan struct{}
-	stop, done chan struct{}
-	closing    sync.Once
-	guards     sync.Pool
+	wake   chan struct{}
+	guards sync.Pool
 }
 
 // runGuard is one run in flight.
@@ -49,9 +48,9 @@ type runGuard struct {
 }
 
 func newRunWatch(period time.Duration) *runWatch {
-	w := &runWatch{period: period, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	w := &runWatch{loop: newLoop(), period: period, wake: make(chan struct{}, 1)}
 	w.guards.New = func() any { return new(runGuard) }
-	go w.loop()
+	w.spawn(w.watch)
 	return w
 }
 
@@ -97,22 +96,21 @@ func (w *runWatch) end(g *runGuard) (timedOut, canceled bool) {
 	return timedOut, canceled
 }
 
-// loop looks at the runs every period while there are any, and sleeps on
-// wake while there are none.
-func (w *runWatch) loop() {
-	defer close(w.done)
+// watch looks at the runs every period while there are any, and sleeps on
+// wake while there are none, until stop.
+func (w *runWatch) watch(stop <-chan struct{}) {
 	t := time.NewTimer(w.period)
 	t.Stop()
 	for {
 		select {
-		case <-w.stop:
+		case <-stop:
 			return
 		case <-w.wake:
 		}
 		for busy := true; busy; {
 			t.Reset(w.period)
 			select {
-			case <-w.stop:
+			case <-stop:
 				t.Stop()
 				return
 			case now := <-t.C:
@@ -151,10 +149,4 @@ func (g *runGuard) terminate(why *bool) {
 	}
 	*why = true
 	_ = g.ro.Terminate()
-}
-
-// close stops the goroutine and waits for it (once; later calls return).
-func (w *runWatch) close() {
-	w.closing.Do(func() { close(w.stop) })
-	<-w.done
 }

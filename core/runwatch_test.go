@@ -54,7 +54,7 @@ func (w *runWatch) inFlight() (int, bool) {
 // the runs end in; with none in flight the watch stops looking.
 func TestRunWatch(t *testing.T) {
 	w := newRunWatch(2 * time.Millisecond)
-	defer w.close()
+	defer w.Stop()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	canceled := w.begin(ctx, newRunOptions(t), 0)
@@ -104,23 +104,23 @@ func TestRunWatch(t *testing.T) {
 	}
 }
 
-// TestRunWatchClose: close stops the goroutine, before or after runs,
-// and more than once.
+// TestRunWatchClose: Stop ends the goroutine, after runs, and more than
+// once.
 func TestRunWatchClose(t *testing.T) {
 	w := newRunWatch(time.Millisecond)
 	g := w.begin(context.Background(), newRunOptions(t), 0)
 	w.end(g)
 	done := make(chan struct{})
-	go func() { w.close(); w.close(); close(done) }()
+	go func() { w.Stop(); w.Stop(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
-		t.Fatal("close did not return")
+		t.Fatal("Stop did not return")
 	}
 	select {
 	case <-w.done:
 	default:
-		t.Fatal("the goroutine still runs after close")
+		t.Fatal("the goroutine still runs after Stop")
 	}
 }
 

@@ -81,20 +81,21 @@ func Endpoints(routes []Route) []Endpoint {
 	return out
 }
 
-// Router is gorilla/mux's router with a cheaper dispatch of the requests
-// it matches: mux's own ServeHTTP copies every request twice (one
-// Request.WithContext for the path variables, one for the matched route),
-// about 700 bytes of garbage a request, the most of any one step of a small
-// /predict. Router matches with mux (Match: the routes, methods and
-// middleware as mux has them) and hands a matched request on as it is, or
-// with its path variables (mux.Vars) when the route has some; mux.CurrentRoute
-// is not set. Everything else (404, 405) goes to mux's ServeHTTP.
+// Router is gorilla/mux's router with a cheaper dispatch: mux's own
+// ServeHTTP copies every request twice (one Request.WithContext for the
+// path variables, one for the matched route), about 700 bytes of garbage a
+// request, the most of any one step of a small /predict. Router matches
+// with mux (Match: the routes, methods and middleware as mux has them, and
+// the 404 and 405 handlers NewRouter sets for requests no route takes) and
+// hands the request on as it is, or with its path variables (mux.Vars)
+// when the route has some; mux.CurrentRoute is not set.
 type Router struct{ mux *mux.Router }
 
 // ServeHTTP serves req with the handler of the route it matches.
 func (r Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	var m mux.RouteMatch
 	if !r.mux.Match(req, &m) || m.Handler == nil {
+		// Not with the handlers NewRouter sets; mux's answer otherwise.
 		r.mux.ServeHTTP(w, req)
 		return
 	}

@@ -94,12 +94,13 @@ type ServerHist struct {
 	LE, Cum []float64
 }
 
-// parseServerHist reads the histogram of successful requests from a
-// Prometheus text exposition that holds it (its # TYPE line included); nil
-// without it or when the text does not parse.
-func parseServerHist(text string) *ServerHist {
+// parseTailMetrics reads what bench-tail.sh scraped from a server: the
+// histogram of its successful requests (nil without it) and its garbage
+// collections (-1 without them). Neither is there when the text does not
+// parse as a Prometheus text exposition (its # TYPE lines included).
+func parseTailMetrics(text string) (*ServerHist, int64) {
 	fams := parseMetrics(text)
-	return serverHist(fams["svc_inference_request_duration_seconds"])
+	return serverHist(fams["svc_inference_request_duration_seconds"]), gcCount(fams["go_gc_duration_seconds"])
 }
 
 // parseMetrics reads a Prometheus text exposition; nil when it does not
@@ -209,9 +210,7 @@ func readTail(dir string) (Tail, error) {
 			return nil, err
 		}
 		if text := readText(dir, "tail-"+v.key+".metrics.txt"); text != "" {
-			fams := parseMetrics(text)
-			r.Server = serverHist(fams["svc_inference_request_duration_seconds"])
-			r.GCs = gcCount(fams["go_gc_duration_seconds"])
+			r.Server, r.GCs = parseTailMetrics(text)
 		}
 		out = append(out, r)
 	}
