@@ -108,6 +108,12 @@ func svcCmd(t *testing.T, env []string, args ...string) *exec.Cmd {
 	cmd.Env = append(os.Environ(), "ONNXRUNTIME_LIB="+ortLib, "SVC_LOG_FORMAT=json")
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Dir = t.TempDir()
+	// Its own process group, so that kill reaches the workers too (one a
+	// test stopped with SIGSTOP ignores the supervisor's death until it is
+	// continued, and would hold the output pipes open); and Wait gives up
+	// on the pipes a while after the process is gone.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 10 * time.Second
 	return cmd
 }
 
@@ -169,7 +175,10 @@ func (s *server) kill() {
 		return
 	default:
 	}
-	_ = s.cmd.Process.Kill()
+	// The whole group: the server and its workers, stopped ones included.
+	if err := syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		_ = s.cmd.Process.Kill()
+	}
 	<-s.done
 }
 
