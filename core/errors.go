@@ -22,3 +22,13 @@ func (e *TimeoutError) Error() string { return fmt.Sprintf("Inference timed out 
 // ErrCanceled is returned when the caller gave up (client disconnected or
 // server shutting down) and the run was stopped.
 var ErrCanceled = errors.New("inference canceled")
+
+// InputError is a request whose inputs the model cannot take, found before
+// ONNX Runtime runs (a 400 for clients). Input names the input at fault;
+// Message is the whole message for the client.
+type InputError struct {
+	Input   string
+	Message string
+}
+
+func (e *InputError) Error() string { return e.Message }

@@ -1,5 +1,10 @@
 package core
 
+import (
+	"errors"
+	"fmt"
+)
+
 // ValueKind tells what kind of ONNX value an input or output is.
 type ValueKind string
 
@@ -62,4 +67,31 @@ type Platform struct {
 	Available []string
 	// Compiled lists the --provider values compiled into this binary.
 	Compiled []string
+}
+
+// Batchable reports whether the model's inputs and outputs all carry a
+// dynamic leading (batch) dimension, which merging requests needs; if not,
+// it says why.
+func Batchable(info ModelInfo) error {
+	if len(info.Inputs) == 0 {
+		return errors.New("the model has no inputs")
+	}
+	var name string
+	for i, in := range info.Inputs {
+		if len(in.Shape) == 0 || in.Shape[0] != -1 {
+			return fmt.Errorf("input %q has no dynamic batch dimension", in.Name)
+		}
+		if i == 0 && len(in.DimNames) > 0 {
+			name = in.DimNames[0]
+		}
+		if len(in.DimNames) > 0 && in.DimNames[0] != name {
+			return fmt.Errorf("inputs disagree on the batch dimension (%q and %q)", name, in.DimNames[0])
+		}
+	}
+	for _, out := range info.Outputs {
+		if out.Kind != KindTensor || len(out.Shape) == 0 || out.Shape[0] != -1 {
+			return fmt.Errorf("output %q has no dynamic batch dimension", out.Name)
+		}
+	}
+	return nil
 }

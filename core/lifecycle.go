@@ -8,8 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/svc-dev/svc/providers"
 )
 
 // State is where the served model is in its life.
@@ -58,12 +56,14 @@ func (e *NotReadyError) Is(target error) bool { return target == ErrNotReady }
 // execution provider its sessions run on.
 type Loaded struct {
 	Runner   Runner
-	Provider providers.Provider
+	Provider Provider
 	// Placement is where ONNX Runtime put the model's nodes (nil =
 	// unknown).
 	Placement Placement
 	// Close releases the sessions.
 	Close func() error
+	// Stats reads the scheduler's state (nil: no scheduler).
+	Stats func() SchedStats
 }
 
 // LoadFunc loads the model. It runs once, in a goroutine owned by the Model.
@@ -133,11 +133,20 @@ func (m *Model) Runner() (Runner, error) {
 
 // Provider is the execution provider the sessions run on (nil until
 // loaded).
-func (m *Model) Provider() providers.Provider {
+func (m *Model) Provider() Provider {
 	if l := m.loaded.Load(); l != nil {
 		return l.Provider
 	}
 	return nil
+}
+
+// Stats reads the scheduler's state; ok is false until the model has
+// loaded (or when it has no scheduler).
+func (m *Model) Stats() (s SchedStats, ok bool) {
+	if l := m.loaded.Load(); l != nil && l.Stats != nil {
+		return l.Stats(), true
+	}
+	return SchedStats{}, false
 }
 
 // Placement is where ONNX Runtime put the model's nodes, by provider (nil

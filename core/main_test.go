@@ -1,18 +1,9 @@
 package core_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/svc-dev/svc/core/onnxrt/onnxrttest"
+	"go.uber.org/goleak"
 )
 
-var repoRoot = func() string {
-	wd, _ := os.Getwd()
-	return filepath.Dir(wd)
-}()
-
-func TestMain(m *testing.M) { onnxrttest.Main(m) }
-
-func model(name string) string { return filepath.Join(repoRoot, "testdata", "models", name) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

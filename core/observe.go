@@ -127,10 +127,22 @@ func (o *modelObserver) Executed(n int, d time.Duration) {
 	}
 }
 
-// runCounts is the number of runs since the model became ready and the
-// time they took (nanoseconds).
-func (m *Model) runCounts() (runs, nanos int64) {
+// RunCounts is the number of runs since the model became ready and the
+// time they took (nanoseconds). The scheduler's Go-processor tuner reads
+// them.
+func (m *Model) RunCounts() (runs, nanos int64) {
 	return m.runs.Load(), m.runNanos.Load()
+}
+
+// Ended is the number of inference requests ended so far and when the
+// last one ended (the zero time before any). The scheduler's memory
+// reclaimer reads them.
+func (m *Model) Ended() (n int64, last time.Time) {
+	n, nanos := m.ended.Load(), m.lastEnd.Load()
+	if n == 0 {
+		return 0, time.Time{}
+	}
+	return n, time.Unix(0, nanos)
 }
 
 // SetObserver makes obs the model's observer (nil: none). Call it before

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/svc-dev/svc/core"
-	"github.com/svc-dev/svc/core/config"
 )
 
 // recorder is a RunObserver that keeps what it is told.
@@ -59,87 +58,13 @@ func TestOutcomeOf(t *testing.T) {
 	}
 }
 
-// TestObserverCountsRuns sends requests of several rows through a pool
-// alone and through a batcher: every request is reported queued once, every
-// execution once, and the inferences add up to the rows sent.
-func TestObserverCountsRuns(t *testing.T) {
-	for _, batching := range []bool{false, true} {
-		t.Run(fmt.Sprintf("batching=%v", batching), func(t *testing.T) {
-			rec := &recorder{}
-			p, err := core.NewPredictor(core.Options{Name: "m", File: model("classifier.onnx"), Observer: rec}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = p.Close() })
-			pool, _ := core.NewPool(p)
-			var r core.Runner = pool
-			var b *core.Batcher
-			if batching {
-				b, err = core.NewBatcher(pool, core.BatchOptions{MaxBatchSize: 8, Slots: 1, Observer: rec, Fixed: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				r = b
-			} else {
-				pool.SetObserver(rec)
-			}
-			const n = 16
-			bodies := make([]string, n)
-			rows := 0
-			for i := range bodies {
-				if i%4 == 0 {
-					bodies[i] = `{"input": [[1, 2, 3, 4], [5, 6, 7, 8], [0, 0, 0, 1]]}`
-					rows += 3
-				} else {
-					bodies[i] = fmt.Sprintf(`{"input": [[%d, 1, 2, 3]]}`, i)
-					rows++
-				}
-			}
-			rounds := 0
-			for rounds < 20 {
-				concurrently(t, r, bodies)
-				rounds++
-				if b == nil || b.Stats().MergedRuns > 0 {
-					break
-				}
-			}
-			rec.mu.Lock()
-			defer rec.mu.Unlock()
-			if len(rec.queued) != n*rounds {
-				t.Errorf("queued reported %d times, want %d", len(rec.queued), n*rounds)
-			}
-			if rec.inferences != rows*rounds {
-				t.Errorf("inferences = %d, want %d", rec.inferences, rows*rounds)
-			}
-			wantExec := n * rounds
-			if b != nil {
-				wantExec = int(b.Stats().Runs)
-				if b.Stats().MergedRuns == 0 {
-					t.Fatal("no run was merged")
-				}
-			}
-			if rec.executions != wantExec {
-				t.Errorf("executions = %d, want %d", rec.executions, wantExec)
-			}
-			if !batching {
-				for _, d := range rec.queued {
-					if d != 0 {
-						t.Fatalf("a pool reported a wait of %s", d)
-					}
-				}
-			}
-		})
-	}
-}
-
 // TestModelObserverSkipsWarmUp: the runtime's reports reach the observer
 // only once the model is ready; requests count in flight until they end.
 func TestModelObserverSkipsWarmUp(t *testing.T) {
 	rec := &recorder{}
 	m := core.NewModel("m")
 	m.SetObserver(rec)
-	p := newPredictor(t, model("classifier.onnx"), config.Runtime{})
-	m.Start(func() (core.Loaded, error) { return core.Loaded{Runner: p}, nil }, nil, func(core.Runner) error {
+	m.Start(func() (core.Loaded, error) { return core.Loaded{}, nil }, nil, func(core.Runner) error {
 		m.Observer().Executed(1, time.Millisecond)
 		m.Observer().Queued(time.Millisecond)
 		return nil
@@ -164,5 +89,32 @@ func TestModelObserverSkipsWarmUp(t *testing.T) {
 	}
 	if len(rec.outcomes) != 1 || rec.outcomes[0] != core.OutcomeTimeout {
 		t.Fatalf("outcomes = %v", rec.outcomes)
+	}
+}
+
+// TestModelCounts: the run counters the scheduler's Go-processor tuner
+// reads count the runs reported once the model is ready, and the requests
+// ended are what its memory reclaimer reads.
+func TestModelCounts(t *testing.T) {
+	m := core.NewModel("m")
+	m.Observer().Executed(1, time.Second) // loading: the warm-up run
+	if r, d := m.RunCounts(); r != 0 || d != 0 {
+		t.Fatalf("runs counted while loading: %d, %v", r, time.Duration(d))
+	}
+	if n, last := m.Ended(); n != 0 || !last.IsZero() {
+		t.Fatalf("Ended() = %d, %v before any request", n, last)
+	}
+	m.Start(func() (core.Loaded, error) { return core.Loaded{}, nil }, nil, nil, nil)
+	<-m.Done()
+	m.Observer().Executed(4, 3*time.Millisecond)
+	m.Observer().Executed(1, time.Millisecond)
+	if r, d := m.RunCounts(); r != 2 || time.Duration(d) != 4*time.Millisecond {
+		t.Fatalf("RunCounts() = %d, %v; want 2, 4ms", r, time.Duration(d))
+	}
+	before := time.Now()
+	m.EndRequest(m.BeginRequest(), core.OutcomeSuccess)
+	m.EndRequest(m.BeginRequest(), core.OutcomeInference)
+	if n, last := m.Ended(); n != 2 || last.Before(before) {
+		t.Fatalf("Ended() = %d, %v; want 2, at or after %v", n, last, before)
 	}
 }

@@ -9,8 +9,8 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/core/session"
 	"github.com/svc-dev/svc/providers"
 	"github.com/svc-dev/svc/providers/cpu"
 	"github.com/svc-dev/svc/providers/internal/providertest"
@@ -40,7 +40,7 @@ func TestSessionFailureFallsBackToCPU(t *testing.T) {
 	model := providertest.Model(t, "classifier.onnx")
 	gpu := &realCUDA{fake: *fakeOf(t, "cuda", nil)}
 	obs, logs := observer.New(zapcore.InfoLevel)
-	pred, err := core.NewPredictor(core.Options{
+	pred, err := session.New(session.Options{
 		Name: "classifier", File: model,
 		Runtime:  config.Default().Runtime,
 		Provider: gpu, Fallback: cpu.New(),

@@ -25,9 +25,14 @@ type Skip struct {
 	Reason string
 }
 
-// Note is the banner's remark on the provider that actually runs: empty
-// when it is the one chosen, else which provider could not be used.
-func (c Choice) Note(running Provider) string {
+// Named is anything with a provider's name: a Provider, or the provider
+// a session reports it runs on.
+type Named interface{ Name() string }
+
+// Note is the banner's remark on the provider that actually runs (nil:
+// none yet): empty when it is the one chosen, else which provider could
+// not be used.
+func (c Choice) Note(running Named) string {
 	wanted := c.Requested
 	if wanted == "" && c.Provider != nil {
 		wanted = c.Provider.Name()

@@ -4,6 +4,11 @@
 //
 //   - core/... is the protocol-neutral runtime: it imports nothing under
 //     transport/ or openapi/.
+//   - core/session is the ONNX Runtime boundary: the model's lifecycle
+//     (core itself), the scheduler (core/sched) and what they build on
+//     (core/internal/..., core/tensor/...) depend on onnxruntime_go neither
+//     directly nor through another package, in their tests neither, so
+//     that they are pure Go, tested without the runtime.
 //   - providers/... holds the execution providers and imports no svc package
 //     outside providers/, apart from the test helper
 //     providers/internal/providertest and _test.go files.
@@ -79,6 +84,17 @@ type Config struct {
 	BenchTooling []string
 	// Mains lists main packages that nothing may import.
 	Mains []string
+	// Runtime is the import path of the ONNX Runtime binding, the one
+	// package outside the module that the graph records.
+	Runtime string
+	// Pure lists the packages that must not depend on Runtime, directly or
+	// through other packages, tests included: a name, or a name followed
+	// by "/..." for it and everything below it.
+	Pure []string
+
+	// bound holds the packages whose non-test imports reach Runtime; Check
+	// works it out from the graph.
+	bound map[string]bool
 }
 
 // DefaultConfig returns svc's configuration of the rules.
@@ -88,7 +104,40 @@ func DefaultConfig() Config {
 		TestHelpers:  []string{"providers/internal/providertest", "core/registry/hubtest"},
 		BenchTooling: []string{"cmd/internal/bench", "cmd/benchreport", "cmd/rawbatch"},
 		Mains:        []string{"cmd/benchreport", "cmd/rawbatch"},
+		Runtime:      "github.com/yalue/onnxruntime_go",
+		Pure:         []string{"core", "core/sched/...", "core/internal/...", "core/tensor/..."},
 	}
+}
+
+// pure reports whether p is one of c.Pure.
+func (c Config) pure(p string) bool {
+	for _, q := range c.Pure {
+		if root, ok := strings.CutSuffix(q, "/..."); ok && within(p, root) || p == q {
+			return true
+		}
+	}
+	return false
+}
+
+// reachRuntime returns the packages of g whose non-test imports reach
+// runtime, directly or through other packages of g.
+func reachRuntime(g Graph, runtime string) map[string]bool {
+	bound := map[string]bool{runtime: true}
+	for changed := true; changed; {
+		changed = false
+		for from, p := range g {
+			if bound[from] {
+				continue
+			}
+			for _, to := range p.Imports {
+				if bound[to] {
+					bound[from], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	return bound
 }
 
 // Rule is one architectural constraint, checked on every import edge.
@@ -115,7 +164,7 @@ var Rules = []Rule{
 		Doc:  "packages under providers/ (test helpers and _test.go files aside) must not import svc packages outside providers/",
 		breaks: func(c Config, e Edge) bool {
 			return within(e.From, "providers") && !e.Test && !slices.Contains(c.TestHelpers, e.From) &&
-				!within(e.To, "providers")
+				!within(e.To, "providers") && e.To != c.Runtime
 		},
 	},
 	{
@@ -139,6 +188,13 @@ var Rules = []Rule{
 				}
 			}
 			return false
+		},
+	},
+	{
+		Name: "runtime-boundary",
+		Doc:  "the lifecycle (core), the scheduler (core/sched) and their building blocks must not depend on the ONNX Runtime binding, directly or through another package; only core/session and the packages beside it may",
+		breaks: func(c Config, e Edge) bool {
+			return c.pure(e.From) && c.bound[e.To]
 		},
 	},
 	{
@@ -186,6 +242,7 @@ func (v Violation) String() string {
 // (an external test) and a _test.go import of a test helper are never
 // violations.
 func Check(g Graph, c Config) []Violation {
+	c.bound = reachRuntime(g, c.Runtime)
 	var out []Violation
 	seen := map[string]bool{}
 	check := func(e Edge) {
@@ -251,8 +308,9 @@ func DefaultBuilds(hostGOOS string) []Build {
 
 // Load lists the packages of the module containing dir under each build
 // with go list and returns the union of their graphs, with the module's
-// path.
-func Load(ctx context.Context, dir string, builds []Build) (Graph, string, error) {
+// path. Imports of runtime (Config.Runtime), the one package outside the
+// module it records, are kept under their full import path.
+func Load(ctx context.Context, dir string, builds []Build, runtime string) (Graph, string, error) {
 	gomod, err := goCmd(ctx, dir, nil, "env", "GOMOD")
 	if err != nil {
 		return nil, "", err
@@ -278,7 +336,7 @@ func Load(ctx context.Context, dir string, builds []Build) (Graph, string, error
 		if err != nil {
 			return nil, "", fmt.Errorf("%s: %w", b, err)
 		}
-		if err := addList(g, strings.NewReader(out), module); err != nil {
+		if err := addList(g, strings.NewReader(out), module, runtime); err != nil {
 			return nil, "", fmt.Errorf("go list with %s: %w", b, err)
 		}
 	}
@@ -295,9 +353,10 @@ type listed struct {
 }
 
 // addList decodes go list -json output from r and adds its packages of
-// module to g, merging with what g already holds. A package that go list
-// could not load is an error: its imports would be missing from the check.
-func addList(g Graph, r io.Reader, module string) error {
+// module to g, merging with what g already holds, with their imports of
+// module's packages and of runtime. A package that go list could not load
+// is an error: its imports would be missing from the check.
+func addList(g Graph, r io.Reader, module, runtime string) error {
 	var errs []error
 	dec := json.NewDecoder(r)
 	for {
@@ -319,11 +378,15 @@ func addList(g Graph, r io.Reader, module string) error {
 		for _, imp := range p.Imports {
 			if to, ok := relative(imp, module); ok {
 				node.Imports = appendNew(node.Imports, to)
+			} else if imp == runtime {
+				node.Imports = appendNew(node.Imports, imp)
 			}
 		}
 		for _, imp := range slices.Concat(p.TestImports, p.XTestImports) {
 			if to, ok := relative(imp, module); ok {
 				node.TestImports = appendNew(node.TestImports, to)
+			} else if imp == runtime {
+				node.TestImports = appendNew(node.TestImports, imp)
 			}
 		}
 		g[from] = node

@@ -9,6 +9,9 @@ import (
 	"time"
 )
 
+// ort is the ONNX Runtime binding's import path.
+const ort = "github.com/yalue/onnxruntime_go"
+
 // key writes a violation the way the table expects it:
 // "rule: from -> to".
 func key(v Violation) string { return v.Rule.Name + ": " + v.From + " -> " + v.To }
@@ -25,7 +28,10 @@ func TestCheck(t *testing.T) {
 		{
 			name: "allowed edges",
 			graph: Graph{
-				"core":                            {Imports: []string{"core/config", "core/onnxrt", "core/tensor", "providers"}},
+				"core":                            {Imports: []string{"core/tensor"}},
+				"core/sched":                      {Imports: []string{"core", "core/internal/loop", "core/tensor"}},
+				"core/session":                    {Imports: []string{"core", "core/config", "core/onnxrt", "core/internal/loop", ort}, TestImports: []string{"core/sched"}},
+				"core/onnxrt":                     {Imports: []string{ort}},
 				"core/registry":                   {Imports: []string{"core"}, TestImports: []string{"core/registry/hubtest"}},
 				"providers":                       {Imports: []string{"providers/internal/sysprobe"}, TestImports: []string{"core", "core/config", "providers/internal/providertest"}},
 				"providers/cuda":                  {Imports: []string{"providers", "providers/internal/nvidia"}},
@@ -41,6 +47,32 @@ func TestCheck(t *testing.T) {
 					"transport/grpc", "transport/oip", "openapi", "cmd/internal/bench"}},
 				"cmd/svc/x": {TestImports: []string{"cmd/svc/x"}}, // an external test imports its own package
 			},
+		},
+		{
+			name:  "the scheduler imports the binding",
+			graph: Graph{"core/sched": {Imports: []string{"core", ort}}},
+			want:  []string{"runtime-boundary: core/sched -> " + ort},
+		},
+		{
+			name: "the lifecycle reaches the binding through other packages",
+			graph: Graph{
+				"core":         {Imports: []string{"core/config"}},
+				"core/config":  {Imports: []string{"providers"}},
+				"providers":    {Imports: []string{ort}},
+				"core/tensor":  {},
+				"core/session": {Imports: []string{"core", ort}},
+			},
+			want: []string{"runtime-boundary: core -> core/config"},
+		},
+		{
+			name:  "a scheduler test runs a real session",
+			graph: Graph{"core/sched": {TestImports: []string{"core/session"}}, "core/session": {Imports: []string{ort}}},
+			want:  []string{"runtime-boundary: core/sched -> core/session"},
+		},
+		{
+			name:  "a building block of the scheduler imports the binding",
+			graph: Graph{"core/internal/loop": {TestImports: []string{ort}}},
+			want:  []string{"runtime-boundary: core/internal/loop -> " + ort},
 		},
 		{
 			name:  "core imports a protocol",
@@ -179,16 +211,18 @@ func TestAddList(t *testing.T) {
 {"ImportPath": "example.com/other", "Imports": ["example.com/m/core"]}
 `, `
 {"ImportPath": "example.com/m/core", "Imports": ["example.com/m/core/tensor", "example.com/m/providers"]}
+{"ImportPath": "example.com/m/session", "Imports": ["example.com/rt", "example.com/rt/sub"], "TestImports": ["example.com/rt"]}
 `}
 	g := Graph{}
 	for _, b := range builds {
-		if err := addList(g, strings.NewReader(b), module); err != nil {
+		if err := addList(g, strings.NewReader(b), module, "example.com/rt"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	want := Graph{
 		"core":      {Imports: []string{"core/config", "core/tensor", "providers"}, TestImports: []string{"core"}},
 		"providers": {TestImports: []string{"core"}},
+		"session":   {Imports: []string{"example.com/rt"}},
 	}
 	if len(g) != len(want) {
 		t.Fatalf("graph = %v, want %v", g, want)
@@ -199,7 +233,7 @@ func TestAddList(t *testing.T) {
 		}
 	}
 
-	err := addList(Graph{}, strings.NewReader(`{"ImportPath": "example.com/m/bad", "Error": {"Err": "no Go files"}}`), module)
+	err := addList(Graph{}, strings.NewReader(`{"ImportPath": "example.com/m/bad", "Error": {"Err": "no Go files"}}`), module, "example.com/rt")
 	if err == nil || !strings.Contains(err.Error(), "example.com/m/bad: no Go files") {
 		t.Errorf("a package go list could not load: err = %v", err)
 	}
@@ -211,7 +245,8 @@ func TestModule(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	builds := DefaultBuilds(runtime.GOOS)
-	g, module, err := Load(ctx, ".", builds)
+	c := DefaultConfig()
+	g, module, err := Load(ctx, ".", builds, c.Runtime)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +258,12 @@ func TestModule(t *testing.T) {
 		edges += len(p.Imports) + len(p.TestImports)
 	}
 	t.Logf("%s: %d packages, %d internal import edges, builds %v", module, len(g), edges, builds)
-	for _, v := range Check(g, DefaultConfig()) {
+	for _, v := range Check(g, c) {
 		t.Errorf("%s", v)
+	}
+	// The boundary is where it should be: the check would see a crossing.
+	if bound := reachRuntime(g, c.Runtime); !bound["core/session"] || bound["core/sched"] || bound["core"] {
+		t.Errorf("packages reaching %s: core/session %v, core/sched %v, core %v; want only core/session",
+			c.Runtime, bound["core/session"], bound["core/sched"], bound["core"])
 	}
 }

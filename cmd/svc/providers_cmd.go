@@ -9,11 +9,11 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/core/onnxrt"
 	"github.com/svc-dev/svc/core/providercheck"
 	"github.com/svc-dev/svc/core/registry"
+	"github.com/svc-dev/svc/core/sched"
 	"github.com/svc-dev/svc/providers"
 	_ "github.com/svc-dev/svc/providers/all"
 )
@@ -84,15 +84,15 @@ func providersCommand(stdout io.Writer) *cli.Command {
 
 // checkProviders runs 'svc providers --check MODEL'.
 func checkProviders(stdout io.Writer, name string, cfg config.Config, set providers.Set, host providers.Host, runs int) error {
-	src, err := core.ResolveSource(name, cfg, registry.Open(registry.DefaultRoot()))
+	src, err := registry.Resolve(name, cfg, registry.Open(registry.DefaultRoot()))
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "\ncheck of %s (%s), %d timed runs per provider after the first:\n", src.Name, src.File, runs)
 	rt := cfg.Runtime
-	rt.IntraOpThreads, _ = core.CPUPlan(core.Cores(), rt.IntraOpThreads) // as 'svc serve' runs one process
+	rt.IntraOpThreads, _ = sched.CPUPlan(sched.Cores(), rt.IntraOpThreads) // as 'svc serve' runs one process
 	rows, err := providercheck.Run(set, host, providercheck.Options{
-		File: src.File, Runtime: rt, ProviderOptions: core.ProviderOptions(cfg), Runs: runs,
+		File: src.File, Runtime: rt, ProviderOptions: cfg.ProviderOptions(), Runs: runs,
 	})
 	if err != nil {
 		return fmt.Errorf("check %s: %w", src.Name, err)

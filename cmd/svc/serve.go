@@ -28,6 +28,8 @@ import (
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/core/onnxrt"
 	"github.com/svc-dev/svc/core/registry"
+	"github.com/svc-dev/svc/core/sched"
+	"github.com/svc-dev/svc/core/session"
 	"github.com/svc-dev/svc/openapi"
 	"github.com/svc-dev/svc/providers"
 	_ "github.com/svc-dev/svc/providers/all"
@@ -171,7 +173,7 @@ func serve(ctx context.Context, modelName, servedName string, cfg config.Config,
 
 	// Resolve the model once, up front, so a missing model fails before
 	// anything is bound or started.
-	src, srcErr := core.ResolveSource(modelName, cfg, registry.Open(registry.DefaultRoot()))
+	src, srcErr := registry.Resolve(modelName, cfg, registry.Open(registry.DefaultRoot()))
 	if srcErr == nil && servedName != "" {
 		src.Name = servedName
 	}
@@ -215,17 +217,8 @@ func serve(ctx context.Context, modelName, servedName string, cfg config.Config,
 // it runs until a signal, drains and stops. A model that fails to load
 // stops everything and fails start-up.
 func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose bool, log *zap.Logger, worker *supervisor.Worker, started func(transport.Banner) error) error {
-	// The cores this process may use, and how ONNX Runtime gets them.
-	share := core.Cores()
-	if worker != nil {
-		share = max(1, share/worker.Count)
-	} else if cfg.Serve.Workers > 1 {
-		share = max(1, share/cfg.Serve.Workers) // in-process sessions
-	}
-	threads, slots := core.CPUPlan(share, cfg.Runtime.IntraOpThreads)
-	cfg.Runtime.IntraOpThreads = threads
 	options := []fx.Option{
-		fx.Supply(src, log, slots, core.TunedProcs(share),
+		fx.Supply(src, log, schedConfig(&cfg, worker), core.LoadOptions{WarmUp: cfg.Runtime.WarmUp},
 			onnxrt.LibrarySetting(cfg.Runtime.Library),
 			onnxrt.Verbose(verbose),
 			onnxrt.MemoryLimit(cfg.Runtime.MemoryLimit),
@@ -248,9 +241,6 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 		if worker.Sockets != "" {
 			options = append(options, fx.Supply(&metrics.Peers{Dir: worker.Sockets, Self: worker.ID, Count: worker.Count}))
 		}
-	} else if cfg.Serve.Workers > 1 {
-		// No worker processes on this platform: N sessions in-process.
-		options = append(options, fx.Supply(core.Sessions(cfg.Serve.Workers)))
 	}
 
 	var (
@@ -277,6 +267,8 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 		onnxrt.Module,
 		providers.Module(),
 		core.Module,
+		session.Module,
+		sched.Module,
 		fx.Provide(hostFromEnv),
 		// The loader first: stop hooks run in reverse order of construction,
 		// so the servers drain before the sessions close.
@@ -365,6 +357,35 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// schedConfig is the scheduler's configuration for a process that serves
+// alone or as worker: the cores it may use, the sessions it runs them on
+// (--workers N sessions in one process where worker processes are not
+// supported), and how ONNX Runtime's threads share them, which it also
+// sets in cfg.Runtime.
+func schedConfig(cfg *config.Config, worker *supervisor.Worker) sched.Config {
+	share, sessions := sched.Cores(), 1
+	if worker != nil {
+		share = max(1, share/worker.Count)
+	} else if cfg.Serve.Workers > 1 {
+		share, sessions = max(1, share/cfg.Serve.Workers), cfg.Serve.Workers
+	}
+	threads, slots := sched.CPUPlan(share, cfg.Runtime.IntraOpThreads)
+	cfg.Runtime.IntraOpThreads = threads
+	b := cfg.Batching
+	return sched.Config{
+		Sessions:        sessions,
+		Slots:           slots,
+		Threads:         threads,
+		AdaptiveThreads: cfg.Runtime.AdaptiveThreads,
+		Batching: sched.Batching{
+			Enabled: b.Enabled, MaxBatchSize: b.MaxBatchSize, MaxQueueDelay: b.MaxQueueDelay.Std(), Adaptive: b.Adaptive,
+		},
+		ReleaseMemoryAfter: cfg.Runtime.ReleaseMemoryAfter.Std(),
+		Cores:              share,
+		GoProcs:            cfg.Runtime.GoProcs,
+	}
 }
 
 // superviseWorkers binds the ports once and runs the worker processes.

@@ -80,7 +80,7 @@ type Runtime struct {
 	// MemoryLimit caps runtime memory, e.g. "2GiB" (0 = none).
 	MemoryLimit ByteSize `yaml:"memory_limit"`
 	// IntraOpThreads and InterOpThreads size ONNX Runtime's thread pools
-	// (intra 0 = half the cores, see core.CPUPlan; inter 0 = ONNX
+	// (intra 0 = half the cores, see sched.CPUPlan; inter 0 = ONNX
 	// Runtime's default).
 	IntraOpThreads int `yaml:"intra_op_threads"`
 	InterOpThreads int `yaml:"inter_op_threads"`
@@ -108,6 +108,10 @@ type Runtime struct {
 	// ReleaseMemoryAfter gives memory back to the operating system once no
 	// request has run for this long after serving (0: never).
 	ReleaseMemoryAfter Duration `yaml:"release_memory_after"`
+	// GoProcs fixes the number of Go processors (0: tuned to the length of
+	// the model's runs: one per core, one more while the runs are long).
+	// The GOMAXPROCS environment variable wins over it.
+	GoProcs int `yaml:"go_procs"`
 }
 
 // Limits holds request limits.
@@ -296,6 +300,8 @@ func (c *Config) check() (string, string) {
 		return "runtime.intra_op_threads", "cannot be negative"
 	case c.Runtime.InterOpThreads < 0:
 		return "runtime.inter_op_threads", "cannot be negative"
+	case c.Runtime.GoProcs < 0:
+		return "runtime.go_procs", "cannot be negative"
 	case c.Limits.MaxBodyBytes <= 0:
 		return "limits.max_body_size", "must be positive"
 	case c.Limits.MaxElements < 0:

@@ -148,6 +148,7 @@ func TestLoadErrors(t *testing.T) {
 		{"workers", "name: x\nserve:\n  workers: 0\n", []string{"svc.yml: line 3: serve.workers must be at least 1"}},
 		{"optimization", "runtime:\n  graph_optimization: max\n", []string{"line 2: runtime.graph_optimization", `"max"`}},
 		{"negative threads", "runtime:\n  intra_op_threads: -1\n", []string{"line 2: runtime.intra_op_threads cannot be negative"}},
+		{"negative Go processors", "runtime:\n  go_procs: -2\n", []string{"line 2: runtime.go_procs cannot be negative"}},
 		{"negative release", "runtime:\n  release_memory_after: -1s\n", []string{"line 2: invalid duration", `"-1s"`}},
 		{"batch size", "batching:\n  max_batch_size: 0\n", []string{"line 2: batching.max_batch_size must be at least 1"}},
 		{"zero body", "limits:\n  max_body_size: 0\n", []string{"line 2: limits.max_body_size must be positive"}},

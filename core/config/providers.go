@@ -229,3 +229,13 @@ func yamlFields(t reflect.Type) (fields map[string]reflect.Type, anyKey bool) {
 	}
 	return fields, anyKey
 }
+
+// ProviderOptions are the settings the execution providers read: the
+// providers section and the runtime's memory limit.
+func (c Config) ProviderOptions() providers.Options {
+	return providers.Options{
+		DeviceID:    c.Providers.DeviceID,
+		MemoryLimit: int64(c.Runtime.MemoryLimit),
+		Settings:    c.Providers.Settings,
+	}
+}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/core/session"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/providers"
 )
@@ -133,7 +134,7 @@ func runOn(p providers.Provider, inputs []*tensor.Tensor, dir string, o Options)
 	rt.Profile = filepath.Join(dir, p.Name())
 	rt.Timeout = 0
 	t0 := time.Now()
-	pred, err := core.NewPredictor(core.Options{Name: "check", File: o.File, Runtime: rt, Provider: p, ProviderOptions: o.ProviderOptions}, nil)
+	pred, err := session.New(session.Options{Name: "check", File: o.File, Runtime: rt, Provider: p, ProviderOptions: o.ProviderOptions}, nil)
 	if err != nil {
 		return row, outcome{}, err
 	}
@@ -174,14 +175,14 @@ func runOn(p providers.Provider, inputs []*tensor.Tensor, dir string, o Options)
 	if err := pred.Close(); err != nil {
 		return row, outcome{}, fmt.Errorf("close the session: %w", err)
 	}
-	if row.Placement, err = core.ProfilePlacement(rt.Profile); err != nil {
+	if row.Placement, err = session.ProfilePlacement(rt.Profile); err != nil {
 		return row, outcome{}, err
 	}
 	return row, outcome{inputs: inputs, outputs: outputs}, nil
 }
 
 // collect copies the tensor outputs of a result (nil for other kinds).
-func collect(res *core.Result) ([]*tensor.Tensor, error) {
+func collect(res core.Result) ([]*tensor.Tensor, error) {
 	out := make([]*tensor.Tensor, res.Len())
 	for i := range out {
 		t, err := res.Tensor(i)

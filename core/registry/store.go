@@ -47,8 +47,6 @@ type Store struct {
 	root string
 }
 
-var _ core.Registry = (*Store)(nil)
-
 // Open returns the store rooted at root.
 func Open(root string) *Store { return &Store{root: root} }
 
@@ -276,7 +274,7 @@ func (s *Store) Find(ref Ref) (Snapshot, error) {
 	return Snapshot{}, fmt.Errorf("%s: %w", ref, ErrNotPulled)
 }
 
-// Lookup implements core.Registry: id is ORG/NAME[@REVISION]. Anything
+// Lookup finds a pulled model for Resolve: id is ORG/NAME[@REVISION]. Anything
 // else is not in the store.
 func (s *Store) Lookup(id string) (core.Source, bool, error) {
 	ref, err := ParseRef(id)

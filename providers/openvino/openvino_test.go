@@ -12,7 +12,6 @@ import (
 
 	ort "github.com/yalue/onnxruntime_go"
 
-	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/providers"
 	"github.com/svc-dev/svc/providers/internal/providertest"
@@ -75,7 +74,7 @@ func TestOptionsFromTheConfigurationFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := openvino.Options(core.ProviderOptions(c))["device_type"]; got != tt.want {
+		if got := openvino.Options(c.ProviderOptions())["device_type"]; got != tt.want {
 			t.Errorf("%q: device_type = %q, want %q", tt.body, got, tt.want)
 		}
 	}

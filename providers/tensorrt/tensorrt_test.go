@@ -12,7 +12,6 @@ import (
 
 	ort "github.com/yalue/onnxruntime_go"
 
-	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/providers"
 	"github.com/svc-dev/svc/providers/internal/providertest"
@@ -103,7 +102,7 @@ func TestOptionsFromTheConfigurationFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := tensorrt.Options(core.ProviderOptions(c)); !maps.Equal(got, tt.want) {
+		if got := tensorrt.Options(c.ProviderOptions()); !maps.Equal(got, tt.want) {
 			t.Errorf("%q: Options = %v, want %v", tt.body, got, tt.want)
 		}
 	}

@@ -53,6 +53,6 @@ func (r *imageRunner) Info() core.ModelInfo {
 		Outputs: []core.OutputSpec{{Name: "y", Type: "float32", Shape: []int64{-1, 3, -1, -1}, Kind: core.KindTensor}}}
 }
 
-func (r *imageRunner) Predict(_ context.Context, in []*tensor.Tensor) (*core.Result, error) {
+func (r *imageRunner) Predict(_ context.Context, in []*tensor.Tensor) (core.Result, error) {
 	return core.NewResult([]*tensor.Tensor{in[0]}), nil
 }

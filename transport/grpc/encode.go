@@ -10,7 +10,7 @@ import (
 
 // encodeResponse builds the inference response. It copies what it needs
 // out of res, which the caller closes before the response is sent.
-func encodeResponse(r *inference.ModelInferRequest, v *view, req *inferRequest, res *core.Result) (*inference.ModelInferResponse, error) {
+func encodeResponse(r *inference.ModelInferRequest, v *view, req *inferRequest, res core.Result) (*inference.ModelInferResponse, error) {
 	if res.Len() != len(v.outputs) {
 		return nil, fmt.Errorf("the run gave %d outputs, the model has %d", res.Len(), len(v.outputs))
 	}

@@ -19,7 +19,7 @@ import (
 // panicRunner panics in Predict.
 type panicRunner struct{ echoRunner }
 
-func (*panicRunner) Predict(context.Context, []*tensor.Tensor) (*core.Result, error) {
+func (*panicRunner) Predict(context.Context, []*tensor.Tensor) (core.Result, error) {
 	panic("bug in a runner")
 }
 

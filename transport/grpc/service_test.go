@@ -61,7 +61,7 @@ func (f *echoRunner) Info() core.ModelInfo {
 	return info
 }
 
-func (f *echoRunner) Predict(ctx context.Context, in []*tensor.Tensor) (*core.Result, error) {
+func (f *echoRunner) Predict(ctx context.Context, in []*tensor.Tensor) (core.Result, error) {
 	f.mu.Lock()
 	f.last = in
 	f.mu.Unlock()

@@ -130,6 +130,27 @@ type ModelStats struct {
 	InferenceCount uint64         `json:"inference_count"`
 	ExecutionCount uint64         `json:"execution_count"`
 	InferenceStats InferenceStats `json:"inference_stats"`
+	// Tuning holds what the scheduler's self-tuning controllers have
+	// decided, one entry per process that answered (one per worker under
+	// --workers), in worker order; absent until the model is ready.
+	Tuning []Tuning `json:"tuning,omitempty"`
+}
+
+// Tuning is one process's controller decisions, as in force now: the
+// values of the svc_batch_size_limit and svc_tuning_* gauges.
+type Tuning struct {
+	// Worker is the worker process's id (absent without --workers).
+	Worker int `json:"worker,omitempty"`
+	// BatchSizeLimit is the most rows a merged run may hold (0 without
+	// batching).
+	BatchSizeLimit int `json:"batch_size_limit"`
+	// Sessions is how many runs the session mode allows at once.
+	Sessions int `json:"sessions"`
+	// GoProcs is the number of Go processors.
+	GoProcs int `json:"go_procs"`
+	// MemoryReleased: the idle reclaimer has given memory back and no
+	// request has ended since.
+	MemoryReleased bool `json:"memory_released"`
 }
 
 // InferenceStats are counts and cumulative durations.
@@ -167,6 +188,9 @@ func (m *Metrics) Snapshot() ModelStats {
 	}
 	if b := m.bound.Load(); b != nil {
 		ms.Version = b.version
+	}
+	if st, ok := readyStats(m.model); ok {
+		ms.Tuning = []Tuning{{Worker: m.worker, BatchSizeLimit: st.BatchLimit, Sessions: st.Sessions, GoProcs: st.GoProcs, MemoryReleased: st.MemoryReleased}}
 	}
 	return ms
 }

@@ -18,7 +18,14 @@
 //	svc_inference_in_flight                     gauge: requests being served now
 //	svc_inference_pending_requests              gauge: requests waiting in the batcher's queue now
 //	svc_batch_size_limit                        gauge: rows a merged run may hold now (absent without batching)
+//	svc_tuning_sessions                         gauge: runs the session mode allows at once now
+//	svc_tuning_go_procs                         gauge: Go processors (GOMAXPROCS) now
+//	svc_tuning_memory_released                  gauge: 1 while the reclaimer has given memory back and no request ended since
 //	svc_model_load_seconds                      gauge: time loading, preparing and warming up the model took
+//
+// The svc_batch_size_limit and svc_tuning_* gauges show the scheduler's
+// self-tuning controllers' decisions as in force, also where svc.yml fixes
+// them; they are absent until the model is ready.
 //
 // Version is "" for requests refused while the model was still loading
 // (its version is not known before). Warm-up runs are not counted.
@@ -77,9 +84,10 @@ type Options struct {
 // are safe for concurrent use; observing allocates nothing once the model
 // has loaded.
 type Metrics struct {
-	model *core.Model
-	reg   *prometheus.Registry
-	peers *peerSet // nil: not a worker
+	model  *core.Model
+	reg    *prometheus.Registry
+	peers  *peerSet // nil: not a worker
+	worker int      // the worker's id (0: not a worker)
 
 	requests   *prometheus.CounterVec
 	failures   *prometheus.CounterVec
@@ -129,7 +137,7 @@ var labels = []string{"model", "version"}
 // New builds the registry with the Go and process collectors and the
 // inference metrics of o.Model.
 func New(o Options) (*Metrics, error) {
-	m := &Metrics{model: o.Model, reg: prometheus.NewRegistry()}
+	m := &Metrics{model: o.Model, reg: prometheus.NewRegistry(), worker: o.Worker}
 	var reg prometheus.Registerer = m.reg
 	if o.Worker > 0 {
 		reg = prometheus.WrapRegistererWith(prometheus.Labels{"worker": strconv.Itoa(o.Worker)}, reg)
@@ -295,6 +303,12 @@ var (
 		"Inference requests waiting in the batcher's queue now (0 without batching).", labels, nil)
 	limitDesc = prometheus.NewDesc("svc_batch_size_limit",
 		"Rows a merged run may hold now: batching.max_batch_size, or what adaptive batching has learnt (absent without batching).", labels, nil)
+	sessionsDesc = prometheus.NewDesc("svc_tuning_sessions",
+		"Runs the session mode allows at once now: 1 while runs that find the model idle go to the session with every core (runtime.adaptive_threads), else the run slots.", labels, nil)
+	procsDesc = prometheus.NewDesc("svc_tuning_go_procs",
+		"Go processors (GOMAXPROCS) now: tuned to the length of the model's runs, or fixed by runtime.go_procs or GOMAXPROCS.", labels, nil)
+	releasedDesc = prometheus.NewDesc("svc_tuning_memory_released",
+		"1 while the idle reclaimer has given memory back and no request has ended since (runtime.release_memory_after), else 0.", labels, nil)
 	loadDesc = prometheus.NewDesc("svc_model_load_seconds",
 		"Time loading, preparing and warming up the model took (absent until it has loaded).", labels, nil)
 )
@@ -303,7 +317,18 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- inFlightDesc
 	ch <- pendingDesc
 	ch <- limitDesc
+	ch <- sessionsDesc
+	ch <- procsDesc
+	ch <- releasedDesc
 	ch <- loadDesc
+}
+
+// readyStats is the scheduler's state once the model takes inferences.
+func readyStats(m *core.Model) (core.SchedStats, bool) {
+	if _, err := m.Runner(); err != nil {
+		return core.SchedStats{}, false
+	}
+	return m.Stats()
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
@@ -314,11 +339,21 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(inFlightDesc, prometheus.GaugeValue, float64(model.InFlight()), name, version)
 	var pending int
-	if r, err := model.Runner(); err == nil {
-		if b, ok := r.(*core.Batcher); ok {
-			pending = b.Queued()
-			ch <- prometheus.MustNewConstMetric(limitDesc, prometheus.GaugeValue, float64(b.Stats().Limit), name, version)
+	if st, ok := readyStats(model); ok {
+		pending = st.Queued
+		gauge := func(d *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, name, version)
 		}
+		if st.BatchLimit > 0 {
+			gauge(limitDesc, float64(st.BatchLimit))
+		}
+		gauge(sessionsDesc, float64(st.Sessions))
+		gauge(procsDesc, float64(st.GoProcs))
+		released := 0.0
+		if st.MemoryReleased {
+			released = 1
+		}
+		gauge(releasedDesc, released)
 	}
 	ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(pending), name, version)
 	if t := model.LoadTime(); t > 0 && model.Err() == nil {

@@ -25,7 +25,7 @@ type fakeRunner struct{}
 
 func (fakeRunner) Info() core.ModelInfo { return core.ModelInfo{Name: "double", Version: "7"} }
 func (fakeRunner) Specs() []tensor.Spec { return nil }
-func (fakeRunner) Predict(context.Context, []*tensor.Tensor) (*core.Result, error) {
+func (fakeRunner) Predict(context.Context, []*tensor.Tensor) (core.Result, error) {
 	return core.NewResult(nil), nil
 }
 

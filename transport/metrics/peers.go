@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -231,6 +232,8 @@ func (s *ModelStats) add(o ModelStats) {
 		d.to.Count += d.from.Count
 		d.to.Ns += d.from.Ns
 	}
+	s.Tuning = append(s.Tuning, o.Tuning...)
+	slices.SortFunc(s.Tuning, func(a, b Tuning) int { return a.Worker - b.Worker })
 }
 
 // PeerServer serves this worker's own registry and statistics on its

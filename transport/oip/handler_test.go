@@ -57,7 +57,7 @@ func (f *echoRunner) Info() core.ModelInfo {
 	return info
 }
 
-func (f *echoRunner) Predict(_ context.Context, in []*tensor.Tensor) (*core.Result, error) {
+func (f *echoRunner) Predict(_ context.Context, in []*tensor.Tensor) (core.Result, error) {
 	f.calls++
 	f.last = in
 	if f.err != nil {

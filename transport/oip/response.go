@@ -12,7 +12,7 @@ import (
 // appendResponse writes the JSON part of the inference response to dst and
 // returns it with the binary outputs, in order. The chunks may share
 // memory with res: write them before closing it.
-func appendResponse(dst []byte, v *view, req *inferRequest, res *core.Result) ([]byte, [][]byte, error) {
+func appendResponse(dst []byte, v *view, req *inferRequest, res core.Result) ([]byte, [][]byte, error) {
 	if res.Len() != len(v.outputs) {
 		return dst, nil, fmt.Errorf("the run gave %d outputs, the model has %d", res.Len(), len(v.outputs))
 	}

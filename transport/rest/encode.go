@@ -23,11 +23,11 @@ func outputKeys(outputs []core.OutputSpec) [][]byte {
 // output name, in the model's output order: tensors as nested arrays (a
 // rank-0 output as a one-element array: every output value is an array),
 // sequences as arrays, maps as objects whose numeric keys become strings.
-func AppendResult(dst []byte, outputs []core.OutputSpec, res *core.Result) ([]byte, error) {
+func AppendResult(dst []byte, outputs []core.OutputSpec, res core.Result) ([]byte, error) {
 	return appendResult(dst, outputKeys(outputs), res)
 }
 
-func appendResult(dst []byte, keys [][]byte, res *core.Result) ([]byte, error) {
+func appendResult(dst []byte, keys [][]byte, res core.Result) ([]byte, error) {
 	if res.Len() != len(keys) {
 		return dst, fmt.Errorf("the run gave %d outputs, the model has %d", res.Len(), len(keys))
 	}

@@ -31,7 +31,7 @@ func (f *fakeRunner) Specs() []tensor.Spec {
 	return []tensor.Spec{{Name: "x", DType: tensor.Float32, Shape: []int64{-1, 2}, Required: true}}
 }
 
-func (f *fakeRunner) Predict(_ context.Context, in []*tensor.Tensor) (*core.Result, error) {
+func (f *fakeRunner) Predict(_ context.Context, in []*tensor.Tensor) (core.Result, error) {
 	f.calls++
 	if f.err != nil {
 		return nil, f.err

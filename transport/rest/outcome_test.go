@@ -71,7 +71,7 @@ func TestPredictReportsOutcome(t *testing.T) {
 // panicRunner panics in Predict.
 type panicRunner struct{ fakeRunner }
 
-func (p *panicRunner) Predict(context.Context, []*tensor.Tensor) (*core.Result, error) {
+func (p *panicRunner) Predict(context.Context, []*tensor.Tensor) (core.Result, error) {
 	panic("runner bug")
 }
 

@@ -11,19 +11,15 @@ import (
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/core/onnxrt"
+	"github.com/svc-dev/svc/core/session"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/providers"
 	"github.com/svc-dev/svc/transport/rest"
 )
 
-// Predictor is what the in-process modes run: core.Predictor.
-type Predictor interface {
-	Info() core.ModelInfo
-	Specs() []tensor.Spec
-	Predict(ctx context.Context, inputs []*tensor.Tensor) (*core.Result, error)
-}
-
-var _ Predictor = (*core.Predictor)(nil)
+// Predictor is what the in-process modes run: a session, or the
+// scheduler in front of sessions.
+type Predictor = core.Runner
 
 // Local is the model loaded in this process on ONNX Runtime's CPU
 // provider, with the runtime settings of the configuration file (as a
@@ -32,7 +28,7 @@ var _ Predictor = (*core.Predictor)(nil)
 // blank, as svc does.
 type Local struct {
 	env  *onnxrt.Env
-	pred *core.Predictor
+	pred *session.Predictor
 	// path, cpu and cfg open further sessions (OpenSession).
 	path string
 	cpu  providers.Provider
@@ -58,12 +54,12 @@ func OpenLocal(path string, cfg config.Config, verbose bool) (*Local, error) {
 		_ = env.Close()
 		return nil, err
 	}
-	pred, err := core.NewPredictor(core.Options{
+	pred, err := session.New(session.Options{
 		Name:            "raw",
 		File:            path,
 		Runtime:         cfg.Runtime,
 		Provider:        cpu,
-		ProviderOptions: core.ProviderOptions(cfg),
+		ProviderOptions: cfg.ProviderOptions(),
 	}, zap.NewNop())
 	if err != nil {
 		_ = env.Close()
@@ -75,15 +71,15 @@ func OpenLocal(path string, cfg config.Config, verbose bool) (*Local, error) {
 // OpenSession loads the model once more, as a session of its own in the
 // same ONNX Runtime environment, with runtime settings rt (the rest of the
 // configuration as OpenLocal got it). The caller closes it before Close.
-func (l *Local) OpenSession(rt config.Runtime) (*core.Predictor, error) {
+func (l *Local) OpenSession(rt config.Runtime) (*session.Predictor, error) {
 	cfg := l.cfg
 	cfg.Runtime = rt
-	return core.NewPredictor(core.Options{
+	return session.New(session.Options{
 		Name:            "raw",
 		File:            l.path,
 		Runtime:         rt,
 		Provider:        l.cpu,
-		ProviderOptions: core.ProviderOptions(cfg),
+		ProviderOptions: cfg.ProviderOptions(),
 	}, zap.NewNop())
 }
 
@@ -101,7 +97,7 @@ func cpuProvider() (providers.Provider, error) {
 }
 
 // Predictor is the loaded model.
-func (l *Local) Predictor() *core.Predictor { return l.pred }
+func (l *Local) Predictor() *session.Predictor { return l.pred }
 
 // Provider is ONNX Runtime's name of the provider the model runs on.
 func (l *Local) Provider() string { return l.pred.Provider().ORTName() }

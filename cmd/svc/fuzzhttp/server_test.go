@@ -26,6 +26,8 @@ import (
 	"github.com/svc-dev/svc/core/onnxrt"
 	"github.com/svc-dev/svc/core/onnxrt/onnxrttest"
 	"github.com/svc-dev/svc/core/registry"
+	"github.com/svc-dev/svc/core/sched"
+	"github.com/svc-dev/svc/core/session"
 	"github.com/svc-dev/svc/openapi"
 	"github.com/svc-dev/svc/providers"
 	_ "github.com/svc-dev/svc/providers/all"
@@ -131,7 +133,7 @@ func start(env *onnxrt.Env, file, predict, infer string) (*served, error) {
 	cfg.Limits.MaxBodyBytes = maxBodyBytes
 	cfg.Limits.MaxElements = maxElements
 	cfg.Limits.MaxStringLength = maxStringLength
-	src, err := core.ResolveSource(filepath.Join(root, "testdata", "models", file), cfg, registry.Open(filepath.Join(os.TempDir(), "svc-fuzz-no-registry")))
+	src, err := registry.Resolve(filepath.Join(root, "testdata", "models", file), cfg, registry.Open(filepath.Join(os.TempDir(), "svc-fuzz-no-registry")))
 	if err != nil {
 		return nil, err
 	}
@@ -139,8 +141,11 @@ func start(env *onnxrt.Env, file, predict, infer string) (*served, error) {
 	// at error level by the access log.
 	obsCore, logs := observer.New(zapcore.WarnLevel)
 	log := zap.New(obsCore)
-	threads, slots := core.CPUPlan(1, 1)
+	threads, slots := sched.CPUPlan(1, 1)
 	cfg.Runtime.IntraOpThreads = threads
+	b := cfg.Batching
+	sc := sched.Config{Sessions: 1, Slots: slots, Threads: threads, ReleaseMemoryAfter: cfg.Runtime.ReleaseMemoryAfter.Std(),
+		Batching: sched.Batching{Enabled: b.Enabled, MaxBatchSize: b.MaxBatchSize, MaxQueueDelay: b.MaxQueueDelay.Std(), Adaptive: b.Adaptive}}
 	var (
 		server *transport.HTTPServer
 		model  *core.Model
@@ -148,7 +153,7 @@ func start(env *onnxrt.Env, file, predict, infer string) (*served, error) {
 		errs   transport.ErrorWriter
 	)
 	app := fx.New(
-		fx.Supply(src, log, slots, env,
+		fx.Supply(src, log, sc, core.LoadOptions{WarmUp: cfg.Runtime.WarmUp}, env,
 			onnxrt.Verbose(false),
 			providers.Requested(""),
 			oip.ServerVersion("fuzz"),
@@ -162,6 +167,8 @@ func start(env *onnxrt.Env, file, predict, infer string) (*served, error) {
 		openapi.Module,
 		providers.Module(),
 		core.Module,
+		session.Module,
+		sched.Module,
 		fx.Provide(func(env *onnxrt.Env) providers.Host {
 			avail, _ := env.AvailableProviders()
 			return providers.NewHost(env.LibraryPath(), avail)

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"github.com/svc-dev/svc/core/onnxrt"
 )
 
@@ -129,7 +131,8 @@ func Load(tb testing.TB) *onnxrt.Env {
 // the test library as Load does, runs the tests, closes the environment and
 // exits with the tests' status. When the library is missing or does not
 // load, it says why on stderr and exits with status 1 without running any
-// test.
+// test. Tests that passed fail all the same when goroutines they started
+// are still running at the end (goleak).
 //
 //	func TestMain(m *testing.M) { onnxrttest.Main(m) }
 func Main(m *testing.M) {
@@ -154,6 +157,12 @@ func run(m runner, load func() (io.Closer, error), stderr io.Writer) int {
 		return 1
 	}
 	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(stderr, "after the tests: %v\n", err)
+			code = 1
+		}
+	}
 	if err := env.Close(); err != nil {
 		fmt.Fprintf(stderr, "after the tests: %v\n", err)
 		return max(code, 1)
