@@ -173,6 +173,11 @@ func TestPrometheusWithWorkers(t *testing.T) {
 	if got := successCount(t, st); got != total || int(st["inference_count"].(float64)) != total || st["version"] != "3" {
 		t.Errorf("summed stats: %v, want %d successes", st, total)
 	}
+	// The controllers' decisions are each worker's own: one entry each.
+	if tuning, _ := st["tuning"].([]any); len(tuning) != 2 ||
+		tuning[0].(map[string]any)["worker"] != 1.0 || tuning[1].(map[string]any)["worker"] != 2.0 {
+		t.Errorf("stats tuning under two workers: %v", st["tuning"])
+	}
 	var rec metricsRecord
 	if r := s.get("/metrics"); r.Status != http.StatusOK || json.Unmarshal(r.Body, &rec) != nil || rec.Provider.Name != "CPUExecutionProvider" {
 		t.Errorf("/metrics without Accept under workers: %d %s", r.Status, r.Body)

@@ -1,0 +1,121 @@
+package main_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/svc-dev/svc/core/sched"
+)
+
+// tuningStats is the tuning part of GET /v2/models/{name}/stats.
+type tuningStats struct {
+	ModelStats []struct {
+		Tuning []struct {
+			Worker         int  `json:"worker"`
+			BatchSizeLimit int  `json:"batch_size_limit"`
+			Sessions       int  `json:"sessions"`
+			GoProcs        int  `json:"go_procs"`
+			MemoryReleased bool `json:"memory_released"`
+		} `json:"tuning"`
+	} `json:"model_stats"`
+}
+
+// TestTuningGauges: each self-tuning controller's decision is a gauge on
+// /metrics and an entry of the statistics, as in force, whether it tunes
+// or svc.yml fixes it.
+func TestTuningGauges(t *testing.T) {
+	if v, set := os.LookupEnv("GOMAXPROCS"); set {
+		os.Unsetenv("GOMAXPROCS")
+		t.Cleanup(func() { os.Setenv("GOMAXPROCS", v) })
+	}
+	_, slots := sched.CPUPlan(runtime.NumCPU(), 0)
+	tests := []struct {
+		name string
+		yml  string
+		// limit is svc_batch_size_limit (-1: absent); sessions, procs
+		// the svc_tuning_* gauges (procs 0: any).
+		limit, sessions, procs int
+	}{
+		{"defaults: adaptive batching starts at one row", "", 1, slots, 0},
+		{"a fixed batch size", "batching:\n  adaptive: false\n  max_batch_size: 16\n", 16, slots, 0},
+		{"no batching", "batching:\n  enabled: false\n", -1, slots, 0},
+		{"a fixed number of Go processors", "runtime:\n  go_procs: 5\n", 1, slots, 5},
+		{"one intra-op thread per run, and every core for runs alone", "runtime:\n  intra_op_threads: 1\n  adaptive_threads: true\n", 1, runtime.NumCPU(), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := filepath.Join(t.TempDir(), "svc.yml")
+			if err := os.WriteFile(cfg, []byte(tt.yml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s := startServer(t, model("classifier.onnx"), "--config", cfg, "--access-log", "off")
+			sc, _ := scrapeMetrics(t, s, prometheusAccept)
+			if _, ok := sc["svc_batch_size_limit"]; ok != (tt.limit >= 0) {
+				t.Fatalf("svc_batch_size_limit present: %v, want %v", ok, tt.limit >= 0)
+			}
+			if tt.limit >= 0 {
+				if got := int(sc.value(t, "svc_batch_size_limit", nil)); got != tt.limit {
+					t.Errorf("svc_batch_size_limit = %d, want %d", got, tt.limit)
+				}
+			}
+			sessions := int(sc.value(t, "svc_tuning_sessions", nil))
+			procs := int(sc.value(t, "svc_tuning_go_procs", nil))
+			// The solo chooser starts on the pool's own sessions: it moves
+			// runs alone to the wide one only once it has measured both.
+			if sessions != tt.sessions {
+				t.Errorf("svc_tuning_sessions = %d, want %d", sessions, tt.sessions)
+			}
+			if procs < 1 || (tt.procs > 0 && procs != tt.procs) {
+				t.Errorf("svc_tuning_go_procs = %d, want %d", procs, tt.procs)
+			}
+			if got := sc.value(t, "svc_tuning_memory_released", nil); got != 0 {
+				t.Errorf("svc_tuning_memory_released = %v before any request", got)
+			}
+
+			r := s.get("/v2/models/classifier/stats")
+			var st tuningStats
+			if r.Status != http.StatusOK || json.Unmarshal(r.Body, &st) != nil || len(st.ModelStats) != 1 || len(st.ModelStats[0].Tuning) != 1 {
+				t.Fatalf("stats: %d %s", r.Status, r.Body)
+			}
+			tu := st.ModelStats[0].Tuning[0]
+			if tu.Worker != 0 || tu.BatchSizeLimit != max(tt.limit, 0) || tu.Sessions != sessions || tu.GoProcs != procs || tu.MemoryReleased {
+				t.Errorf("stats tuning %+v, gauges: limit %d, sessions %d, procs %d", tu, tt.limit, sessions, procs)
+			}
+		})
+	}
+}
+
+// TestTuningMemoryReleased: after a request, once the model has been idle
+// for runtime.release_memory_after, the reclaimer's gauge turns 1. (That
+// the next request turns it back is the reclaimer's unit test's: here it
+// would race the next release.)
+func TestTuningMemoryReleased(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "svc.yml")
+	if err := os.WriteFile(cfg, []byte("runtime:\n  release_memory_after: 50ms\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, model("classifier.onnx"), "--config", cfg, "--access-log", "off")
+	released := func() float64 {
+		sc, _ := scrapeMetrics(t, s, prometheusAccept)
+		return sc.value(t, "svc_tuning_memory_released", nil)
+	}
+	if r := s.predict(`{"input": [[5.1, 3.5, 1.4, 0.2]]}`); r.Status != http.StatusOK {
+		t.Fatalf("predict: %d %s", r.Status, r.Body)
+	}
+	// A scrape is no inference request: the model stays idle.
+	for deadline := time.Now().Add(30 * time.Second); released() != 1; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("svc_tuning_memory_released never turned 1 on an idle server")
+		}
+	}
+	r := s.get("/v2/models/classifier/stats")
+	var st tuningStats
+	if json.Unmarshal(r.Body, &st) != nil || len(st.ModelStats) != 1 || len(st.ModelStats[0].Tuning) != 1 || !st.ModelStats[0].Tuning[0].MemoryReleased {
+		t.Fatalf("stats: %d %s", r.Status, r.Body)
+	}
+}
