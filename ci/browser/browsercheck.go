@@ -6,7 +6,12 @@
 // the browser makes and every Content-Security-Policy violation, script
 // error and failed load, and fails if a page reached outside the server's
 // origin or broke.
-package browsercheck
+//
+// It is a module of its own, as ci/kube is, so that chromedp stays out of
+// svc's go.mod; make test (target browser) vets it and runs its tests: the
+// checks against a fake server that must pass and one that must fail, and
+// against the real svc serving the demo model and multi_input.
+package browser
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package browsercheck_test
+package browser_test
 
 import (
 	"context"
@@ -16,9 +16,9 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/svc-dev/svc/ci/browser"
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/openapi"
-	"github.com/svc-dev/svc/openapi/browsercheck"
 	"github.com/svc-dev/svc/transport/rest"
 )
 
@@ -33,13 +33,13 @@ func chromium(t *testing.T) string {
 			return p
 		}
 	}
-	t.Fatal("no Chromium found: install it (apt-get install chromium) or set SVC_CHROMIUM")
+	t.Fatal("no Chromium found: run 'make tools' (ci/install-deps.sh installs Debian's chromium) or set SVC_CHROMIUM")
 	return ""
 }
 
 func classifier(t *testing.T) core.ModelInfo {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "info", "classifier.json"))
+	data, err := os.ReadFile(filepath.Join(repoRoot, "openapi", "testdata", "info", "classifier.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,10 +105,10 @@ func TestRunBrowserChecks(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if err := browsercheck.RunBrowserChecks(ctx, chromium(t), srv.URL, dir, []string{"input"}); err != nil {
+	if err := browser.RunBrowserChecks(ctx, chromium(t), srv.URL, dir, []string{"input"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{browsercheck.ShotDocs, browsercheck.ShotExecuted, browsercheck.ShotRedoc} {
+	for _, name := range []string{browser.ShotDocs, browser.ShotExecuted, browser.ShotRedoc} {
 		st, err := os.Stat(filepath.Join(dir, name))
 		if err != nil || st.Size() < 10_000 {
 			t.Errorf("screenshot %s missing or blank (%v)", name, err)
@@ -133,7 +133,7 @@ func TestRunBrowserChecksFails(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	err := browsercheck.RunBrowserChecks(ctx, chromium(t), srv.URL, t.TempDir(), []string{"input", "no_such_input"})
+	err := browser.RunBrowserChecks(ctx, chromium(t), srv.URL, t.TempDir(), []string{"input", "no_such_input"})
 	if err == nil {
 		t.Fatal("RunBrowserChecks passed against a broken server")
 	}
