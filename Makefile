@@ -23,7 +23,7 @@ PORT ?= 8080
 
 export ONNXRUNTIME_TEST_LIB := $(CURDIR)/$(LIBDIR)
 
-.PHONY: all build lib lib-cuda vulkan models assets tools deps run test vet lint unit fuzz soak genmodels bench clean proto browser
+.PHONY: all build lib lib-cuda vulkan models assets tools deps run test vet lint unit fuzz soak genmodels bench clean proto browser tooling
 
 all: build
 
@@ -98,12 +98,17 @@ fuzz: lib
 	$(GO) test -run '^$$' -fuzz FuzzServer -fuzztime $(FUZZTIME) ./cmd/svc/fuzzhttp/
 
 ## test: vet, staticcheck and every test (unit and integration) with -race
-test: deps vet lint check-tags check-arm64 check-windows unit kube browser
+test: deps vet lint check-tags check-arm64 check-windows unit kube browser tooling
 
 ## browser: headless Chromium through /docs and /redoc, against the real server and against fakes that must pass and fail (module ci/browser, which keeps chromedp out of the product's go.mod)
 browser: lib assets $(STATICCHECK)
 	cd ci/browser && $(GO) vet ./... && $(STATICCHECK) ./...
 	cd ci/browser && $(GO) test -race -count=1 -timeout 30m ./...
+
+## tooling: vet, staticcheck and the quick tests of the benchmark tooling (module build/benchreport: the report generator, the soak; the soak itself runs in make soak)
+tooling: $(STATICCHECK)
+	cd build/benchreport && $(GO) vet ./... && $(GO) vet -tags soak ./... && $(STATICCHECK) ./... && $(STATICCHECK) -tags soak ./...
+	cd build/benchreport && $(GO) test -race -count=1 ./...
 
 ## genmodels: regenerate the committed test models and the demo model
 genmodels:
