@@ -87,9 +87,10 @@ unit:
 
 SOAK_DURATION ?= 10m
 
-## soak: two servers (--workers 2) under mixed valid and bad traffic for SOAK_DURATION (default 10m): no 5xx, flat RSS, no goroutine or fd growth; the result goes into BENCHMARKS.md
+## soak: two servers (--workers 2) under mixed valid and bad traffic for SOAK_DURATION (default 10m): no 5xx, flat RSS, no goroutine or fd growth; the result goes into BENCHMARKS.md (TestSoak, tag soak, module build/benchreport)
 soak: build
-	$(GO) run ./cmd/soak -svc $(BIN)/svc -duration $(SOAK_DURATION) -out BENCHMARKS.md
+	cd build/benchreport && $(GO) test -tags soak -run '^TestSoak$$' -count=1 -timeout 0 -v ./soak \
+		-args -svc $(CURDIR)/$(BIN)/svc -duration $(SOAK_DURATION) -out $(CURDIR)/BENCHMARKS.md
 
 FUZZTIME ?= 5m
 

@@ -1,11 +1,9 @@
-package main
+package soak
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"os"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -102,24 +100,43 @@ func (r *Result) Failures() []string {
 	return out
 }
 
-// Markdown renders the result as the soak section of BENCHMARKS.md.
+// Markdown renders the result as the soak section of BENCHMARKS.md:
+// tables only.
 func (r *Result) Markdown() string {
 	var b strings.Builder
-	verdict := "**passed**"
+	verdict := "passed"
 	if !r.Passed() {
 		verdict = "**failed**"
 	}
-	fmt.Fprintf(&b, "## Soak\n\n")
-	fmt.Fprintf(&b, "`make soak` (cmd/soak) on %s at commit `%s`: %s. Two servers, `svc serve MODEL --workers %d`%s, each loaded by %d concurrent clients for %s (the first %s a warm-up) with a mix of valid v1 and v2 requests (JSON and gzip) and bad ones (malformed JSON, wrong shapes and kinds, empty batches, invalid UTF-8, out-of-range integers, deep nesting, gzip bombs, unknown encodings, content types, methods and paths); one request in ten on a new connection.\n\n",
-		r.Start.Format("2006-01-02 15:04 UTC"), r.Commit, verdict, r.Options.Workers, maxBodyNote(r.Options.MaxBody), r.Options.Concurrency, r.Options.Duration, r.Warmup)
-	fmt.Fprintf(&b, "Machine: %d CPUs, **shared with other jobs and noisy** (load average %s before, %s after); the load generator runs on the same cores, so throughput figures are only indicative.\n\n", r.CPUs, r.LoadAvg[0], r.LoadAvg[1])
+	b.WriteString("## Soak (make soak)\n\n| run | |\n|---|---|\n")
+	servers := fmt.Sprintf("`svc serve MODEL --workers %d`", r.Options.Workers)
+	if r.Options.MaxBody != "" {
+		servers += ", `limits.max_body_size: " + r.Options.MaxBody + "`"
+	}
+	for _, row := range [][2]string{
+		{"date", r.Start.Format("2006-01-02 15:04 UTC")},
+		{"commit", "`" + r.Commit + "`"},
+		{"result", verdict},
+		{"servers", servers},
+		{"clients per server", fmt.Sprintf("%d, one request in ten on a new connection", r.Options.Concurrency)},
+		{"duration", fmt.Sprintf("%s, the first %s a warm-up", r.Options.Duration, r.Warmup)},
+		{"workers' RSS", fmt.Sprintf("sampled every %s; the means of the first and of the last %d samples after warm-up compared", r.Options.Interval, rssWindow)},
+		{"goroutines, file descriptors", fmt.Sprintf("read at rest (%s idle) after warm-up and at the end; growth of up to %d allowed", quiesce, goroutineSlack)},
+		{"CPUs", strconv.Itoa(r.CPUs)},
+		{"load average before (1, 5, 15 min)", r.LoadAvg[0]},
+		{"load average after", r.LoadAvg[1]},
+	} {
+		fmt.Fprintf(&b, "| %s | %s |\n", row[0], row[1])
+	}
 	for _, s := range r.Servers {
 		rps := 0.0
 		if s.MainSeconds > 0 {
 			rps = float64(s.MainRequests) / s.MainSeconds
 		}
-		fmt.Fprintf(&b, "### %s\n\n%d requests (%d valid, %d bad), %.0f/s after warm-up. Answers: valid %s; bad %s.\n\n",
-			s.Model, s.Valid.total()+s.Bad.total(), s.Valid.total(), s.Bad.total(), rps, statuses(s.Valid.snapshot()), statuses(s.Bad.snapshot()))
+		fmt.Fprintf(&b, "\n### %s\n\n", s.Model)
+		b.WriteString("| requests | valid | bad | per second after warm-up | answers to the valid | answers to the bad |\n|--:|--:|--:|--:|---|---|\n")
+		fmt.Fprintf(&b, "| %d | %d | %d | %.0f | %s | %s |\n\n", s.Valid.total()+s.Bad.total(), s.Valid.total(), s.Bad.total(), rps,
+			statuses(s.Valid.snapshot()), statuses(s.Bad.snapshot()))
 		b.WriteString("| check | measured | verdict |\n|---|---|---|\n")
 		for _, c := range s.checks() {
 			v := "met"
@@ -129,23 +146,13 @@ func (r *Result) Markdown() string {
 			fmt.Fprintf(&b, "| %s | %s | %s |\n", c.name, c.value, v)
 		}
 		if len(s.Examples) > 0 {
-			b.WriteString("\nUnexpected answers (first ones):\n\n")
+			b.WriteString("\n| unexpected answers (the first ones) |\n|---|\n")
 			for _, e := range s.Examples {
-				fmt.Fprintf(&b, "- `%s`\n", strings.ReplaceAll(e, "`", "'"))
+				fmt.Fprintf(&b, "| `%s` |\n", strings.NewReplacer("`", "'", "|", `\|`, "\n", " ").Replace(e))
 			}
 		}
-		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "RSS is VmRSS from `/proc/<pid>/status` summed over the workers, sampled every %s; the figures compare the mean of the first and of the last %d samples after warm-up. Goroutines are `go_goroutines` from each worker's Prometheus exposition (scraped until every `X-Worker-Id` has answered) and file descriptors the entries of `/proc/<pid>/fd`, both read with the servers at rest (client connections closed, %s idle) after warm-up and at the end; a difference of up to %d counts as no growth.\n",
-		r.Options.Interval, rssWindow, quiesce, goroutineSlack)
 	return b.String()
-}
-
-func maxBodyNote(v string) string {
-	if v == "" {
-		return ""
-	}
-	return " with `limits.max_body_size: " + v + "`"
 }
 
 func statuses(m map[int]int64) string {
@@ -166,40 +173,4 @@ func statuses(m map[int]int64) string {
 		return "none"
 	}
 	return strings.Join(parts, ", ")
-}
-
-// WriteSection puts body into file between <!-- name:begin --> and
-// <!-- name:end -->, replacing the section if the file has it and appending
-// it otherwise (cmd/benchreport keeps such sections when it rewrites the
-// file).
-func WriteSection(file, name, body string) error {
-	old, err := os.ReadFile(file)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	return os.WriteFile(file, replaceSection(old, name, body), 0o644)
-}
-
-func replaceSection(old []byte, name, body string) []byte {
-	begin, end := "<!-- "+name+":begin -->", "<!-- "+name+":end -->"
-	section := begin + "\n" + strings.TrimRight(body, "\n") + "\n" + end + "\n"
-	if i := bytes.Index(old, []byte(begin)); i >= 0 {
-		if j := bytes.Index(old[i:], []byte(end)); j >= 0 {
-			k := i + j + len(end)
-			if k < len(old) && old[k] == '\n' {
-				k++
-			}
-			return append(append(append([]byte{}, old[:i]...), section...), old[k:]...)
-		}
-	}
-	out := append([]byte{}, old...)
-	if len(out) > 0 {
-		if !bytes.HasSuffix(out, []byte("\n")) {
-			out = append(out, '\n')
-		}
-		if !bytes.HasSuffix(out, []byte("\n\n")) {
-			out = append(out, '\n')
-		}
-	}
-	return append(out, section...)
 }

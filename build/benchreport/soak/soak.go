@@ -1,4 +1,10 @@
-package main
+// Package soak loads svc servers with --workers under mixed valid and bad
+// traffic for a long time and checks that they hold up: no 5xx on valid
+// requests, the workers' memory flat after warm-up, no goroutine or file
+// descriptor growth, the same workers throughout. TestSoak, built with
+// the tag soak, runs it (make soak); the package's other tests check its
+// parts quickly.
+package soak
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package main
+package soak
 
 import (
 	"math/rand/v2"
@@ -108,29 +108,6 @@ func TestGoroutinesByWorker(t *testing.T) {
 				t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
 			}
 		}
-	}
-}
-
-func TestReplaceSection(t *testing.T) {
-	tests := []struct{ name, old, want string }{
-		{"new file", "", "<!-- soak:begin -->\nbody\n<!-- soak:end -->\n"},
-		{"appended", "# Benchmarks\n", "# Benchmarks\n\n<!-- soak:begin -->\nbody\n<!-- soak:end -->\n"},
-		{"replaced", "a\n<!-- soak:begin -->\nold\n<!-- soak:end -->\nb\n", "a\n<!-- soak:begin -->\nbody\n<!-- soak:end -->\nb\n"},
-		{"other sections kept", "<!-- gpu:begin -->\ng\n<!-- gpu:end -->\n", "<!-- gpu:begin -->\ng\n<!-- gpu:end -->\n\n<!-- soak:begin -->\nbody\n<!-- soak:end -->\n"},
-	}
-	for _, tt := range tests {
-		if got := string(replaceSection([]byte(tt.old), "soak", "body\n\n")); got != tt.want {
-			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
-		}
-	}
-	file := t.TempDir() + "/B.md"
-	for range 2 {
-		if err := WriteSection(file, "soak", "x"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if b, _ := os.ReadFile(file); string(b) != "<!-- soak:begin -->\nx\n<!-- soak:end -->\n" {
-		t.Errorf("written twice: %q", b)
 	}
 }
 

@@ -1,4 +1,4 @@
-package main
+package soak
 
 import (
 	"fmt"
