@@ -270,3 +270,34 @@ func ordered(keys []string, first []string) []string {
 	slices.Sort(rest)
 	return append(out, rest...)
 }
+
+// keyed collects values by key (a model, a variant, an element type) as
+// the files come, and gives them back in table order.
+type keyed[T any] struct {
+	m    map[string]*T
+	keys []string
+}
+
+// at returns key's value, made by mk the first time.
+func (k *keyed[T]) at(key string, mk func() T) *T {
+	if v, ok := k.m[key]; ok {
+		return v
+	}
+	if k.m == nil {
+		k.m = map[string]*T{}
+	}
+	v := new(T)
+	*v = mk()
+	k.m[key], k.keys = v, append(k.keys, key)
+	return v
+}
+
+// in returns the values, those whose keys are in first leading in first's
+// order, the others after them by key.
+func (k *keyed[T]) in(first []string) []T {
+	var out []T
+	for _, key := range ordered(k.keys, first) {
+		out = append(out, *k.m[key])
+	}
+	return out
+}

@@ -14,6 +14,15 @@ type doc struct{ bytes.Buffer }
 
 func (d *doc) heading(title string) { fmt.Fprintf(d, "## %s\n\n", title) }
 
+// section writes a heading and its table; nothing when the table is
+// empty.
+func (d *doc) section(title string, t *table) {
+	if len(t.rows) > 0 {
+		d.heading(title)
+		d.table(t)
+	}
+}
+
 func (d *doc) subheading(title string) { fmt.Fprintf(d, "### %s\n\n", title) }
 
 // table writes t with a blank line after it; an empty table is left out.

@@ -48,8 +48,7 @@ func loadMemory(a *artifacts, d *data) error {
 			return err
 		}
 	}
-	byKey := map[string]memType{}
-	var keys []string
+	var types keyed[memType]
 	for _, f := range a.match(memTypeFile) {
 		var x memType
 		if _, err := a.json(f[0], &x.rss); err != nil {
@@ -58,12 +57,9 @@ func loadMemory(a *artifacts, d *data) error {
 		if x.run, err = optional[Report](a, "mem-type-"+f[1]+".json"); err != nil {
 			return err
 		}
-		byKey[f[1]] = x
-		keys = append(keys, f[1])
+		types.at(f[1], func() memType { return x })
 	}
-	for _, k := range ordered(keys, typeOrder) {
-		m.types = append(m.types, byKey[k])
-	}
+	m.types = types.in(typeOrder)
 	if m.inflight, err = optional[InflightRSS](a, "mem-inflight.rss.json"); err != nil {
 		return err
 	}

@@ -165,11 +165,7 @@ func writeProfiles(w *doc, d *data) {
 		t.row(p.name, p.run.Model.Name, p.run.protocol(), strconv.Itoa(l.Concurrency), strconv.FormatInt(n, 10), rps(l.ThroughputRPS), us(l.LatencyUS.P50),
 			seconds(c.WallS), seconds(c.ServerCPUS), seconds(c.BenchCPUS), perReq, share)
 	}
-	if len(t.rows) == 0 {
-		return
-	}
-	w.heading("CPU profiles of the server: the runs (build/bench.sh, SVC_CPUPROFILE)")
-	w.table(t)
+	w.section("CPU profiles of the server: the runs (build/bench.sh, SVC_CPUPROFILE)", t)
 }
 
 func writeFocus(w *doc, d *data) {
@@ -186,11 +182,7 @@ func writeFocus(w *doc, d *data) {
 			t.row(p.name, f.label, "`"+f.regex+"`", seconds(f.seconds), share, perReq)
 		}
 	}
-	if len(t.rows) == 0 {
-		return
-	}
-	w.heading("CPU profiles of the server: parts (pprof -focus over the server's life)")
-	w.table(t)
+	w.section("CPU profiles of the server: parts (pprof -focus over the server's life)", t)
 }
 
 func writeTopFunctions(w *doc, d *data) {
@@ -203,9 +195,5 @@ func writeTopFunctions(w *doc, d *data) {
 			t.row(p.name, "`"+r.fn+"`", r.flat, r.flatPct, r.cum, r.cumPct)
 		}
 	}
-	if len(t.rows) == 0 {
-		return
-	}
-	w.heading(fmt.Sprintf("CPU profiles of the server: the top %d functions by own time (pprof -top)", topRows))
-	w.table(t)
+	w.section(fmt.Sprintf("CPU profiles of the server: the top %d functions by own time (pprof -top)", topRows), t)
 }

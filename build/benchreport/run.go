@@ -68,12 +68,10 @@ func writeRun(w *doc, d *data) {
 	add("load average before (1, 5, 15 min)", d.env["load_before"])
 	add("load average after", d.env["load_after"])
 	add("rounds of the tuning runs", d.env["reps"])
-	if len(t.rows) == 0 {
-		return
+	if len(t.rows) > 0 {
+		add("steps that failed", failedSteps(d.envText))
 	}
-	add("steps that failed", failedSteps(d.envText))
-	w.heading("Run")
-	w.table(t)
+	w.section("Run", t)
 }
 
 // failedSteps lists the steps whose NAME_status line in env.txt is not 0,
@@ -145,9 +143,5 @@ func writeGoBench(w *doc, d *data) {
 	for _, b := range parseGoBench(d.goBench) {
 		t.row(b.pkg, b.name, b.metrics["ns/op"], b.metrics["MB/s"], b.metrics["B/op"], b.metrics["allocs/op"], strings.Join(b.other, ", "))
 	}
-	if len(t.rows) == 0 {
-		return
-	}
-	w.heading("Go benchmarks (go test -bench)")
-	w.table(t)
+	w.section("Go benchmarks (go test -bench)", t)
 }

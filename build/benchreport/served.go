@@ -55,15 +55,9 @@ type servedLevel struct {
 var servedFile = regexp.MustCompile(`^served-([a-z0-9]+)-(raw|svcbench-c([0-9]+)|wrk-c([0-9]+))\.json$`)
 
 func loadServed(a *artifacts, d *data) error {
-	byKey := map[string]*servedModel{}
-	var keys []string
+	var models keyed[servedModel]
 	for _, m := range a.match(servedFile) {
-		sm := byKey[m[1]]
-		if sm == nil {
-			sm = &servedModel{key: m[1]}
-			byKey[m[1]] = sm
-			keys = append(keys, m[1])
-		}
+		sm := models.at(m[1], func() servedModel { return servedModel{key: m[1]} })
 		if m[2] == "raw" {
 			raw, err := optional[RawBatch](a, m[0])
 			if err != nil {
@@ -89,10 +83,9 @@ func loadServed(a *artifacts, d *data) error {
 			return err
 		}
 	}
-	for _, k := range ordered(keys, modelOrder) {
-		sm := byKey[k]
+	for _, sm := range models.in(modelOrder) {
 		slices.SortFunc(sm.levels, func(x, y servedLevel) int { return x.c - y.c })
-		d.served = append(d.served, *sm)
+		d.served = append(d.served, sm)
 	}
 	return nil
 }
@@ -256,11 +249,7 @@ func writeRatios(w *doc, d *data) {
 			t.row(cells...)
 		}
 	}
-	if len(t.rows) == 0 {
-		return
-	}
-	w.heading(fmt.Sprintf("Served ÷ raw baseline at concurrency 1 and %d", ratioLevel))
-	w.table(t)
+	w.section(fmt.Sprintf("Served ÷ raw baseline at concurrency 1 and %d", ratioLevel), t)
 }
 
 func writeBaseline(w *doc, d *data) {
@@ -275,11 +264,7 @@ func writeBaseline(w *doc, d *data) {
 			t.row(title(modelTitles, m.key), x.label, x.items.format(rps), mark)
 		}
 	}
-	if len(t.rows) == 0 {
-		return
-	}
-	w.heading("Raw baseline: ONNX Runtime in process (build/bench-served.sh, rawbatch)")
-	w.table(t)
+	w.section("Raw baseline: ONNX Runtime in process (build/bench-served.sh, rawbatch)", t)
 }
 
 func writeServed(w *doc, d *data) {
@@ -311,11 +296,7 @@ func writeServed(w *doc, d *data) {
 			}
 		}
 	}
-	if len(t.rows) == 0 {
-		return
-	}
-	w.heading("Served: svc bench and wrk against one server (build/bench-served.sh)")
-	w.table(t)
+	w.section("Served: svc bench and wrk against one server (build/bench-served.sh)", t)
 }
 
 // protoModel is build/bench-protocols.sh's runs of one model: svc bench
@@ -328,24 +309,16 @@ type protoModel struct {
 var protoFile = regexp.MustCompile(`^proto-([a-z0-9]+)-([a-z0-9-]+)\.json$`)
 
 func loadProtocols(a *artifacts, d *data) error {
-	byKey := map[string]*protoModel{}
-	var keys []string
+	var models keyed[protoModel]
 	for _, m := range a.match(protoFile) {
-		pm := byKey[m[1]]
-		if pm == nil {
-			pm = &protoModel{key: m[1], runs: map[string]*Report{}}
-			byKey[m[1]] = pm
-			keys = append(keys, m[1])
-		}
+		pm := models.at(m[1], func() protoModel { return protoModel{key: m[1], runs: map[string]*Report{}} })
 		r, err := optional[Report](a, m[0])
 		if err != nil {
 			return err
 		}
 		pm.runs[m[2]] = r
 	}
-	for _, k := range ordered(keys, modelOrder) {
-		d.protos = append(d.protos, *byKey[k])
-	}
+	d.protos = models.in(modelOrder)
 	return nil
 }
 
@@ -384,11 +357,7 @@ func writeProtocols(w *doc, d *data) {
 			}
 		}
 	}
-	if len(t.rows) == 0 {
-		return
-	}
-	w.heading("Protocols: served ÷ in-process ONNX Runtime of the same run (build/bench-protocols.sh)")
-	w.table(t)
+	w.section("Protocols: served ÷ in-process ONNX Runtime of the same run (build/bench-protocols.sh)", t)
 }
 
 // pinnedModel is build/bench-pinned.sh's runs of one model: rawbatch on
@@ -403,15 +372,9 @@ type pinnedModel struct {
 var pinnedFile = regexp.MustCompile(`^pinned-([a-z0-9]+)-([a-z0-9-]+)\.json$`)
 
 func loadPinned(a *artifacts, d *data) error {
-	byKey := map[string]*pinnedModel{}
-	var keys []string
+	var models keyed[pinnedModel]
 	for _, m := range a.match(pinnedFile) {
-		pm := byKey[m[1]]
-		if pm == nil {
-			pm = &pinnedModel{key: m[1], runs: map[string]*Report{}}
-			byKey[m[1]] = pm
-			keys = append(keys, m[1])
-		}
+		pm := models.at(m[1], func() pinnedModel { return pinnedModel{key: m[1], runs: map[string]*Report{}} })
 		var err error
 		if m[2] == "raw" {
 			pm.raw, err = optional[RawBatch](a, m[0])
@@ -422,9 +385,7 @@ func loadPinned(a *artifacts, d *data) error {
 			return err
 		}
 	}
-	for _, k := range ordered(keys, modelOrder) {
-		d.pinned = append(d.pinned, *byKey[k])
-	}
+	d.pinned = models.in(modelOrder)
 	return nil
 }
 
@@ -447,9 +408,5 @@ func writePinned(w *doc, d *data) {
 			}
 		}
 	}
-	if len(t.rows) == 0 {
-		return
-	}
-	w.heading("Server on a core of its own, svc bench on the other (build/bench-pinned.sh)")
-	w.table(t)
+	w.section("Server on a core of its own, svc bench on the other (build/bench-pinned.sh)", t)
 }

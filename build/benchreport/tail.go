@@ -33,8 +33,7 @@ type tailRun struct {
 var tailFile = regexp.MustCompile(`^tail-([a-z0-9-]+)\.json$`)
 
 func loadTail(a *artifacts, d *data) error {
-	runs := map[string]tailRun{}
-	var keys []string
+	var runs keyed[tailRun]
 	for _, m := range a.match(tailFile) {
 		r := tailRun{key: m[1], gcs: -1}
 		if _, err := a.json(m[0], &r.wrk); err != nil {
@@ -53,12 +52,9 @@ func loadTail(a *artifacts, d *data) error {
 		if text := a.text("tail-" + r.key + ".metrics.txt"); text != "" {
 			r.hist, r.gcs = parseHistogram(text, metricDuration, `status="success"`), parseCount(text, metricGCs)
 		}
-		runs[r.key] = r
-		keys = append(keys, r.key)
+		runs.at(r.key, func() tailRun { return r })
 	}
-	for _, k := range ordered(keys, tailOrder) {
-		d.tail = append(d.tail, runs[k])
-	}
+	d.tail = runs.in(tailOrder)
 	return nil
 }
 
@@ -202,11 +198,7 @@ func writeTail(w *doc, d *data) {
 		}
 		t.row(cells...)
 	}
-	if len(t.rows) == 0 {
-		return
-	}
-	w.heading("Tail latency: the tiny model under wrk, one change per variant (build/bench-tail.sh)")
-	w.table(t)
+	w.section("Tail latency: the tiny model under wrk, one change per variant (build/bench-tail.sh)", t)
 }
 
 // times writes a ÷ b with one decimal; "" when b is 0.

@@ -176,11 +176,7 @@ func writeTuning(w *doc, d *data) {
 		}
 		t.row(cells...)
 	}
-	if len(t.rows) == 0 {
-		return
-	}
-	w.heading("Batching and session settings: PaddleOCR cls served, in interleaved rounds (build/bench.sh)")
-	w.table(t)
+	w.section("Batching and session settings: PaddleOCR cls served, in interleaved rounds (build/bench.sh)", t)
 }
 
 func writeSide(w *doc, d *data) {
@@ -192,8 +188,7 @@ func writeSide(w *doc, d *data) {
 	t := newTable(1, "batching", "pairs", "c=1 p50", "c=1 req/s", "on ÷ off: c=1 p50")
 	t.row("on (the defaults)", strconv.Itoa(rounds(on)), summarize(on, p50At1).format(us), summarize(on, rpsAt1).format(rps), statOf(rs).format(func(v float64) string { return fmt.Sprintf("%.3f", v) }))
 	t.row("off", strconv.Itoa(rounds(off)), summarize(off, p50At1).format(us), summarize(off, rpsAt1).format(rps), "")
-	w.heading("Batching on and off at concurrency 1: two servers side by side, PaddleOCR cls (build/bench.sh)")
-	w.table(t)
+	w.section("Batching on and off at concurrency 1: two servers side by side, PaddleOCR cls (build/bench.sh)", t)
 }
 
 // rowsAt are rows/s at batch b on the one session, by repetition.
@@ -233,9 +228,5 @@ func writeRawBatch(w *doc, d *data) {
 		s := statOf(vals)
 		t.row(strconv.FormatInt(b, 10), rps(s.median/float64(b)), s.format(rps), statOf(rel).format(func(v float64) string { return fmt.Sprintf("%.2f", v) }))
 	}
-	if len(t.rows) == 0 {
-		return
-	}
-	w.heading("ONNX Runtime in process by batch size: PaddleOCR cls, one session (build/bench.sh, rawbatch)")
-	w.table(t)
+	w.section("ONNX Runtime in process by batch size: PaddleOCR cls, one session (build/bench.sh, rawbatch)", t)
 }
