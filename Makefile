@@ -23,7 +23,7 @@ PORT ?= 8080
 
 export ONNXRUNTIME_TEST_LIB := $(CURDIR)/$(LIBDIR)
 
-.PHONY: all build lib lib-cuda vulkan models assets tools deps run test vet lint unit fuzz soak genmodels bench clean proto
+.PHONY: all build lib lib-cuda vulkan models assets tools deps run test vet lint unit fuzz soak genmodels bench clean proto browser tooling
 
 all: build
 
@@ -87,9 +87,10 @@ unit:
 
 SOAK_DURATION ?= 10m
 
-## soak: two servers (--workers 2) under mixed valid and bad traffic for SOAK_DURATION (default 10m): no 5xx, flat RSS, no goroutine or fd growth; the result goes into BENCHMARKS.md
+## soak: two servers (--workers 2) under mixed valid and bad traffic for SOAK_DURATION (default 10m): no 5xx, flat RSS, no goroutine or fd growth; the result goes into BENCHMARKS.md (TestSoak, tag soak, module build/benchreport)
 soak: build
-	$(GO) run ./cmd/soak -svc $(BIN)/svc -duration $(SOAK_DURATION) -out BENCHMARKS.md
+	cd build/benchreport && $(GO) test -tags soak -run '^TestSoak$$' -count=1 -timeout 0 -v ./soak \
+		-args -svc $(CURDIR)/$(BIN)/svc -duration $(SOAK_DURATION) -out $(CURDIR)/BENCHMARKS.md
 
 FUZZTIME ?= 5m
 
@@ -98,7 +99,17 @@ fuzz: lib
 	$(GO) test -run '^$$' -fuzz FuzzServer -fuzztime $(FUZZTIME) ./cmd/svc/fuzzhttp/
 
 ## test: vet, staticcheck and every test (unit and integration) with -race
-test: deps vet lint check-tags check-arm64 check-windows unit kube
+test: deps vet lint check-tags check-arm64 check-windows unit kube browser tooling
+
+## browser: headless Chromium through /docs and /redoc, against the real server and against fakes that must pass and fail (module ci/browser, which keeps chromedp out of the product's go.mod)
+browser: lib assets $(STATICCHECK)
+	cd ci/browser && $(GO) vet ./... && $(STATICCHECK) ./...
+	cd ci/browser && $(GO) test -race -count=1 -timeout 30m ./...
+
+## tooling: vet, staticcheck and the quick tests of the benchmark tooling (module build/benchreport: the report generator, the soak; the soak itself runs in make soak)
+tooling: $(STATICCHECK)
+	cd build/benchreport && $(GO) vet ./... && $(GO) vet -tags soak ./... && $(STATICCHECK) ./... && $(STATICCHECK) -tags soak ./...
+	cd build/benchreport && $(GO) test -race -count=1 ./...
 
 ## genmodels: regenerate the committed test models and the demo model
 genmodels:

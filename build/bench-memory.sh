@@ -14,7 +14,7 @@
 #     idle RSS before, peak during, then RSS every second for MEM_SETTLE
 #     seconds after the last answer.
 #
-# build/bench.sh runs it; it also runs alone (then cmd/benchreport reports
+# build/bench.sh runs it; it also runs alone (then build/benchreport reports
 # what it wrote). Writes $OUT/mem-type-T.json (svc bench),
 # mem-type-T.rss.json, mem-type-T.mprof and mem-type-T.alloc.txt (Go's
 # allocation profile of the server, and its top sites by bytes),

@@ -8,7 +8,7 @@
 # between the server and the load generator. build/bench.sh runs it after
 # build/bench-served.sh (whose rawbatch it reuses); it also runs alone:
 #
-#   build/bench-pinned.sh && go run ./cmd/benchreport -out /tmp/BENCHMARKS.md
+#   build/bench-pinned.sh && (cd build/benchreport && go run . -out /tmp/BENCHMARKS.md)
 #
 # Skipped (exit 0, nothing written) without taskset or with fewer than 2
 # CPUs. Writes $OUT/pinned-MODEL-raw.json (rawbatch) and

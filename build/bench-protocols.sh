@@ -4,9 +4,9 @@
 # tensors, v2 with binary tensors, v2 over gRPC with raw tensors), each run measuring in-process ONNX
 # Runtime (raw) on the same inputs right after, so that the report can show
 # served ÷ raw per protocol. build/bench.sh runs it; it also runs alone
-# (then cmd/benchreport reports what it wrote):
+# (then build/benchreport reports what it wrote):
 #
-#   build/bench-protocols.sh && go run ./cmd/benchreport -out /tmp/BENCHMARKS.md
+#   build/bench-protocols.sh && (cd build/benchreport && go run . -out /tmp/BENCHMARKS.md)
 #
 # Writes $OUT/proto-MODEL-PROTOCOL.json (and .log) and appends to
 # $OUT/commands.txt. Knobs: SVC (build/bin/svc), OUT

@@ -13,15 +13,15 @@
 #     bodies, rotated; every non-200 answer counted), with the CPU time the
 #     server and the load generator used over each run.
 #
-# build/bench.sh runs it; it also runs alone (then cmd/benchreport reports
+# build/bench.sh runs it; it also runs alone (then build/benchreport reports
 # what it wrote):
 #
-#   build/bench-served.sh && go run ./cmd/benchreport -out /tmp/BENCHMARKS.md
+#   build/bench-served.sh && (cd build/benchreport && go run . -out /tmp/BENCHMARKS.md)
 #
 # Writes to $OUT: served-MODEL-raw.json (rawbatch), bodies-MODEL/,
 # served-MODEL-svcbench-cC.json and served-MODEL-wrk-cC.json, each with a
 # .cpu.json, and appends to commands.txt. A wrk run with a non-200 answer
-# or a socket error fails the script (the report marks the row). Knobs: GO,
+# or a socket error fails the script (the report counts it). Knobs: GO,
 # SVC (build/bin/svc), OUT (build/artifacts/bench), SERVED_MODELS (tiny
 # cls det), SERVED_LEVELS (1,4,16), SERVED_DURATION (4s), SERVED_WARMUP
 # (1s; wrk runs right after svc bench on the warm server, without one),

@@ -13,14 +13,14 @@
 #   pinned-nogc  pinned, and GOGC=off in the server's environment: what
 #                is left of the tail without Go's garbage collection
 #
-# so that the report can say which of them cut p99 the most. Each run also
+# so that the report shows them side by side. Each run also
 # times every request itself (WRK_LATENCY=1), next to wrk's figures, which
 # carry wrk's correction for coordinated omission. build/bench.sh
 # runs it after build/bench-served.sh (whose tiny-model request bodies it
 # reuses; without them it writes its own with cmd/rawbatch). It also runs
 # alone:
 #
-#   build/bench-tail.sh && go run ./cmd/benchreport -out /tmp/BENCHMARKS.md
+#   build/bench-tail.sh && (cd build/benchreport && go run . -out /tmp/BENCHMARKS.md)
 #
 # Writes $OUT/tail-VARIANT.json (wrk's summary) with a .cpu.json, a
 # .sched.json (the server's threads' time on a core and time waiting for

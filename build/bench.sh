@@ -6,29 +6,43 @@
 # model, cls and det, with svc bench and wrk against it and the CPU both
 # sides used (build/bench-served.sh); the same with the server and the
 # load generator on separate cores (build/bench-pinned.sh); memory checks
-# of the server (RSS
-# over many requests; per input type, in flight and after a burst:
-# build/bench-memory.sh); dynamic batching and
-# session settings (threads, spinning, workers) on PaddleOCR cls, measured
-# in short interleaved repetitions, and batching on and off at concurrency
-# 1 on two servers side by side; ONNX Runtime in process at batch 1, 8
-# and 32; CPU profiles of the server with the load generator's share of the
-# CPU (also cls and det at concurrency 16 through v1 and v2 binary tensors,
-# and the tiny model at 16 with the access log on and off); the tiny
-# model's tail latency at concurrency 4 under a few variants
-# (build/bench-tail.sh); then BENCHMARKS.md at the repository root (targets
-# checked against the JSON, profiles under the missed ones). Artifacts go
-# to build/artifacts/bench/. About 18 minutes on 2 cores; re-runnable;
-# every server it starts is stopped, also on Ctrl-C.
+# of the server (RSS over many requests; per input type, in flight and
+# after a burst: build/bench-memory.sh); dynamic batching and session
+# settings (threads, spinning, workers) on PaddleOCR cls, measured in short
+# interleaved repetitions, and batching on and off at concurrency 1 on two
+# servers side by side; ONNX Runtime in process at batch 1, 8 and 32; CPU
+# profiles of the server with the load generator's share of the CPU (also
+# cls and det at concurrency 16 through v1 and v2 binary tensors, and the
+# tiny model at 16 with the access log on and off), each with the share of
+# the server's CPU in the parts PROF_FOCUS names; the tiny model's tail
+# latency at concurrency 4 under a few variants (build/bench-tail.sh);
+# then the generated tables of BENCHMARKS.md at the repository root
+# (build/benchreport replaces the part between <!-- bench:begin --> and
+# <!-- bench:end -->; the hand-written analysis and the soak's section
+# stay). Artifacts go to build/artifacts/bench/. About 18 minutes on 2
+# cores; re-runnable; every server it starts is stopped, also on Ctrl-C.
 #
 # Needs build/bin/svc, build/models and wrk (make bench runs 'make build
 # models' and build/bench-deps.sh first). GO and SVC override the go
 # command and the svc binary; REPS the rounds of the batching and tuning
-# runs and of rawbatch (5); SIDE_PAIRS the pairs of side-by-side runs (8).
-# build/bench-served.sh and build/bench-memory.sh
-# have knobs of their own (SERVED_*, RAW_*, MEM_*), passed on from the
-# environment, as have build/bench-pinned.sh (PIN_*) and
-# build/bench-tail.sh (TAIL_*).
+# runs and of rawbatch (5); SIDE_PAIRS the pairs of side-by-side runs (8);
+# GO_BENCHTIME the Go benchmarks' -benchtime (1s); DURATION and WARMUP the
+# svc bench sweeps' (4s, 1s), TUNE_DURATION and TUNE_WARMUP the tuning
+# runs' (2s, 500ms), SIDE_DURATION the side-by-side runs' (3s) and
+# PROFILE_DURATION the profiled runs' (4s). build/bench-served.sh and
+# build/bench-memory.sh have knobs of their own (SERVED_*, RAW_*, MEM_*),
+# passed on from the environment, as have build/bench-pinned.sh (PIN_*),
+# build/bench-protocols.sh (PROTO_*) and build/bench-tail.sh (TAIL_*). A
+# short look at every step (a few minutes; the figures mean little; wrk
+# takes SERVED_DURATION and TAIL_DURATION in whole seconds):
+#
+#   GO_BENCHTIME=1x DURATION=500ms WARMUP=100ms TUNE_DURATION=300ms \
+#   TUNE_WARMUP=100ms REPS=2 SIDE_PAIRS=2 SIDE_DURATION=300ms \
+#   PROFILE_DURATION=1s SERVED_DURATION=1s SERVED_WARMUP=100ms \
+#   SERVED_LEVELS=1,16 RAW_REPS=1 RAW_DURATION=300ms PROTO_DURATION=500ms \
+#   PROTO_WARMUP=100ms PROTO_LEVELS=1,16 PIN_DURATION=500ms PIN_WARMUP=100ms \
+#   PIN_REPS=1 MEM_DURATION=500ms MEM_BURST=1s MEM_SETTLE=2 \
+#   TAIL_DURATION=1s build/bench.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,13 +53,20 @@ OUT=build/artifacts/bench
 TINY=testdata/models/classifier.onnx
 CLS=build/models/paddleocr-cls
 DET=build/models/paddleocr-det
-DURATION=4s
-WARMUP=1s
-TUNE_DURATION=2s
-TUNE_WARMUP=500ms
+DURATION=${DURATION:-4s}
+WARMUP=${WARMUP:-1s}
+TUNE_DURATION=${TUNE_DURATION:-2s}
+TUNE_WARMUP=${TUNE_WARMUP:-500ms}
 SIDE_PAIRS=${SIDE_PAIRS:-8}
-SIDE_DURATION=3s
-PROFILE_DURATION=4s
+SIDE_DURATION=${SIDE_DURATION:-3s}
+PROFILE_DURATION=${PROFILE_DURATION:-4s}
+GO_BENCHTIME=${GO_BENCHTIME:-1s}
+# PROF_FOCUS: the parts of the server's CPU measured in every profile, as
+# LABEL=REGEX (go tool pprof -focus: the samples whose stack has a
+# function the expression matches): request validation and the access
+# log (the line written in the handler and the goroutine that writes the
+# lines out).
+PROF_FOCUS=(validation='ValidateBody' access-log='accessLogger|LogWriter')
 
 # Processes this script started (servers, svc bench, rawbatch) go in
 # CHILDREN and are stopped on exit, whatever the exit; run, start_server,
@@ -95,9 +116,9 @@ start_time=$SECONDS
 # 1. Go benchmarks: every package with a Benchmark function.
 pkgs=$(grep -rl --include='*_test.go' '^func Benchmark' core openapi transport cmd providers 2>/dev/null |
 	xargs -r -n1 dirname | sort -u | sed 's|^|./|' | tr '\n' ' ')
-show "go test -run '^\$' -bench . -benchmem ${pkgs% }"
+show "go test -run '^\$' -bench . -benchmem -benchtime $GO_BENCHTIME ${pkgs% }"
 # shellcheck disable=SC2086 # one word per package
-"$GO" test -run '^$' -bench . -benchmem $pkgs 2>&1 | tee "$OUT/go-bench.txt"
+"$GO" test -run '^$' -bench . -benchmem -benchtime "$GO_BENCHTIME" $pkgs 2>&1 | tee "$OUT/go-bench.txt"
 step go_bench "${PIPESTATUS[0]}"
 
 # 2. svc bench on the tiny model and on PaddleOCR cls (the server is
@@ -243,6 +264,9 @@ step rawbatch $?
 #    SIGTERM), loaded by svc bench --url. The server's CPU (all its
 #    threads, from /proc/PID/stat) and svc bench's (the shell's 'times')
 #    are taken around the run: the load generator's share of the CPU.
+#    pprof -top of each profile, and pprof -focus for each part of
+#    PROF_FOCUS (every node shown, so that its header counts every sample
+#    kept).
 profile_run() {
 	local name=$1 cfg=$2 model=$3
 	shift 3
@@ -277,8 +301,12 @@ profile_run() {
 		-v b0="$(children_cpu "$OUT/prof-$name.times0")" -v b1="$(children_cpu "$OUT/prof-$name.times1")" 'BEGIN {
 		printf "{\"wall_s\": %.3f, \"server_cpu_s\": %.2f, \"server_cpu_total_s\": %.2f, \"bench_cpu_s\": %.3f}\n", t1 - t0, (k1 - k0) / hz, kt / hz, b1 - b0
 	}' >"$OUT/prof-$name.cpu.json" || return 1
-	"$GO" tool pprof -top -nodecount=25 "$prof" >"$OUT/prof-$name.top.txt" 2>/dev/null &&
-		"$GO" tool pprof -top -cum -nodefraction=0 -edgefraction=0 -nodecount=100000 "$prof" >"$OUT/prof-$name.cum.txt" 2>/dev/null
+	"$GO" tool pprof -top -nodecount=25 "$prof" >"$OUT/prof-$name.top.txt" 2>/dev/null || return 1
+	local part
+	for part in "${PROF_FOCUS[@]}"; do
+		"$GO" tool pprof -top -nodefraction=0 -edgefraction=0 -nodecount=100000 -focus="${part#*=}" "$prof" \
+			>"$OUT/prof-$name.focus-${part%%=*}.txt" 2>/dev/null || return 1
+	done
 }
 prof_status=0
 profile_run tiny-c1 "$OUT/cfg/default.yml" "$TINY" --concurrency 1 || prof_status=$?
@@ -305,8 +333,10 @@ step tail $?
 env_line load_after "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
 env_line elapsed_s "$((SECONDS - start_time))"
 
-# 7. BENCHMARKS.md.
-"$GO" run ./cmd/benchreport -dir "$OUT" -out BENCHMARKS.md || die "report failed"
+# 7. BENCHMARKS.md: the generated tables (build/benchreport, a module of
+#    its own) between its bench markers.
+show "(cd build/benchreport && $GO run . -dir ../../$OUT -out ../../BENCHMARKS.md)"
+(cd build/benchreport && "$GO" run . -dir "../../$OUT" -out ../../BENCHMARKS.md) || die "report failed"
 echo "bench: wrote BENCHMARKS.md in $((SECONDS - start_time))s (artifacts in $OUT)" >&2
-sed -n '/^## Targets/,/^## /p' BENCHMARKS.md | sed '$d' >&2
+awk '/^<!-- bench:begin -->$/ {b = 1} b && /^## Served ÷ raw baseline at/ {on = 1} on && /^\|/ {print; rows = 1} rows && /^$/ {exit}' BENCHMARKS.md >&2
 exit $failed

@@ -17,9 +17,12 @@
 //     subpackages, imports no other protocol; the plumbing packages
 //     (transport itself and the Config.Plumbing children such as
 //     transport/supervisor) are not protocols and may be imported by all.
-//   - the benchmark tooling (cmd/internal/bench, cmd/benchreport,
-//     cmd/rawbatch) is imported only from cmd/, and nothing imports its two
-//     main packages.
+//   - the benchmark tooling left in the module (cmd/internal/bench, which
+//     is svc bench, and cmd/rawbatch) is imported only from cmd/, and
+//     nothing imports its main package. The rest of the tooling is in
+//     modules of its own that svc's go.mod does not require, so no
+//     package of svc can import it: build/benchreport (BENCHMARKS.md's
+//     tables, the soak) and ci/browser (the browser test).
 //
 // The rules (Check) are a pure function of a Graph, so that they can be
 // tested on synthetic graphs; Load builds the Graph of the real module.
@@ -102,8 +105,8 @@ func DefaultConfig() Config {
 	return Config{
 		Plumbing:     []string{"supervisor", "metrics", "access", "datatype"},
 		TestHelpers:  []string{"providers/internal/providertest", "core/registry/hubtest"},
-		BenchTooling: []string{"cmd/internal/bench", "cmd/benchreport", "cmd/rawbatch"},
-		Mains:        []string{"cmd/benchreport", "cmd/rawbatch"},
+		BenchTooling: []string{"cmd/internal/bench", "cmd/rawbatch"},
+		Mains:        []string{"cmd/rawbatch"},
 		Runtime:      "github.com/yalue/onnxruntime_go",
 		Pure:         []string{"core", "core/sched/...", "core/internal/...", "core/tensor/..."},
 	}

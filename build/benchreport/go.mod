@@ -1,0 +1,3 @@
+module github.com/svc-dev/svc/build/benchreport
+
+go 1.26.8

@@ -1,0 +1,326 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+// The fixtures are the artifacts of short runs of make bench's scripts:
+// testdata/short of build/bench.sh with every knob turned down (the
+// command is in its commands.txt), testdata/perf of bench-served.sh,
+// bench-protocols.sh (v2 binary), bench-pinned.sh, bench-tail.sh and four
+// profiled runs, testdata/load of bench-served.sh on the tiny model and
+// bench-memory.sh.
+var fixtures = []string{"short", "perf", "load"}
+
+// TestGolden renders each fixture and compares the tables with
+// testdata/NAME.golden.md (go test -update rewrites them, to be checked by
+// reading; TestTables checks cells against figures worked out by hand).
+func TestGolden(t *testing.T) {
+	for _, name := range fixtures {
+		t.Run(name, func(t *testing.T) {
+			got, err := generate(filepath.Join("testdata", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", name+".golden.md")
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("the tables differ from %s (go test -update rewrites it):\n%s", golden, got)
+			}
+		})
+	}
+}
+
+// cells returns the cells of the table row that starts with the cells
+// prefix, in the section whose heading starts with heading.
+func cells(t *testing.T, md, heading string, prefix ...string) []string {
+	t.Helper()
+	_, sec, ok := strings.Cut(md, "## "+heading)
+	if !ok {
+		t.Fatalf("no section %q in\n%s", heading, md)
+	}
+	if i := strings.Index(sec, "\n## "); i >= 0 {
+		sec = sec[:i]
+	}
+	for _, line := range strings.Split(sec, "\n") {
+		if !strings.HasPrefix(line, "| ") {
+			continue
+		}
+		var cs []string
+		for _, c := range strings.Split(strings.Trim(line, "|"), " | ") {
+			cs = append(cs, strings.TrimSpace(c))
+		}
+		if len(cs) >= len(prefix) && slices.Equal(cs[:len(prefix)], prefix) {
+			return cs
+		}
+	}
+	t.Fatalf("no row %q in section %q:\n%s", prefix, heading, sec)
+	return nil
+}
+
+// TestTables checks cells of the fixtures' tables against figures worked
+// out by hand from their files.
+func TestTables(t *testing.T) {
+	md := map[string]string{}
+	for _, name := range []string{"perf", "short"} {
+		b, err := generate(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		md[name] = string(b)
+	}
+	tests := []struct {
+		fixture, heading string
+		row              []string
+		want             []string
+	}{
+		// served-cls-raw.json: batch 1 1279.3, batch 8 1369.6, 2 sessions
+		// 1292 rows/s; the baseline is the highest, 1369.6.
+		{"perf", "Raw baseline", []string{"PaddleOCR cls", "batch 8, one session"}, []string{"1370", "1370"}},
+		{"perf", "Raw baseline", []string{"PaddleOCR cls", "2 sessions × 1 thread, batch 1"}, []string{"1292", ""}},
+		// served-cls-svcbench-c1.json 341.9/s, -c16.json 509.5/s;
+		// served-cls-wrk-c16.json 592 requests in 1.059672 s: 558.7/s.
+		// ÷ 1369.6: 0.250, 0.372, 0.408.
+		{"perf", "Served ÷ raw baseline", []string{"PaddleOCR cls", "v1 JSON", "svc bench"}, []string{"342", "0.25", "510", "0.37", "1370", "≥ 0.60"}},
+		{"perf", "Served ÷ raw baseline", []string{"PaddleOCR cls", "v1 JSON", "wrk"}, []string{"406", "0.30", "559", "0.41", "1370", "≥ 0.60"}},
+		// proto-det-v2-binary.json c=16 51.7/s ÷ served-det-raw.json's best
+		// repetition (2 sessions, 153.6 rows/s).
+		{"perf", "Served ÷ raw baseline", []string{"PaddleOCR det", "v2 binary", "svc bench"}, []string{"53.8", "0.35", "51.7", "0.34", "154", "≥ 0.85"}},
+		// served-cls-wrk-c16.cpu.json: 1.09 s and 0.249 s of CPU in 1.23 s.
+		{"perf", "Served:", []string{"PaddleOCR cls", "wrk", "16"}, []string{"559", "0.41", "27.72ms", "72.60ms", "89 %", "20 %", "0"}},
+		// prof-det-c16: 8 probes + 155 requests; 4.16 s of server CPU,
+		// 0.786 s of svc bench's: 25.52 ms per request, 15.9 %.
+		{"perf", "CPU profiles of the server: the runs", []string{"det-c16"}, []string{"paddleocr-det", "v1", "16", "163", "73.2", "173.15ms", "2.80 s", "4.16 s", "0.79 s", "25.52ms", "15.9 %"}},
+		// tail-default.json: 15286 requests in 1.099596 s; p99 8153 ÷ p50
+		// 188; the histogram puts 99 % of 42370 at or under 250 µs; its
+		// .sched.json waited 0.7214 s in 20231 slices.
+		{"perf", "Tail latency", []string{"default"}, []string{"13901", "188µs", "2.49ms", "8.15ms", "43.4", "15.90ms", "98.2µs", "2.21ms", "22.5"}},
+		{"perf", "Tail latency", []string{"pinned-nogc"}, []string{"29060", "129µs", "215µs", "315µs", "2.4"}},
+		// pinned-det-raw.json: one session of one thread at 105 items/s.
+		{"perf", "Server on a core of its own", []string{"PaddleOCR det", "105 items/s (1 session × 1 thread, batch 1)", "v2 binary", "16"}, []string{"89.5", "170.13ms", "0.85"}},
+		// prof-tiny-c16-log.focus-access-log.txt kept 0.13 s of the
+		// server's 9.11 s (.cpu.json), over 8 probes + 278658 requests.
+		{"short", "CPU profiles of the server: parts", []string{"tiny-c16-log", "access-log"}, []string{"`accessLogger\\|LogWriter`", "0.13 s", "1.4 %", "0.5µs"}},
+		// tune-nobatch-rK ÷ tune-default-rK at c=32: 1.4346, 1.0262, median
+		// 1.2304; c=1 p50: 1.7242, 1.5166, median 1.62, worse.
+		{"short", "Batching and session settings", []string{"nobatch", "2"}, []string{"3.07ms (2.85ms–3.28ms)", "319 (289–350)", "366 (307–426)", "19.88ms (16.20ms–23.56ms)", "471 (273–669)", "78.38ms (41.16ms–115.61ms)", "-62 % (0 of 2)", "-42 % (0 of 2)", "+23 % (2 of 2)"}},
+		// side-on-rK ÷ side-off-rK p50: 1804.3/1816.6, 1813.5/1898.5.
+		{"short", "Batching on and off", []string{"on (the defaults)", "2"}, []string{"1.81ms (1.80ms–1.81ms)", "540 (540–541)", "0.974 (0.955–0.993)"}},
+		// rawbatch.json rows/s at batch 8 ÷ batch 1, by repetition:
+		// 488/480.5, 526.4/799.7.
+		{"short", "ONNX Runtime in process by batch size", []string{"8"}, []string{"63.4", "507 (488–526)", "0.84 (0.66–1.02)"}},
+		// memory.json: 70240 and 71860 KiB; 8 probes + 2000, then 8 + 18000.
+		{"short", "Memory of the server", []string{"after run 2"}, []string{"20016", "70.2 MiB", "+2.3 %"}},
+		// mem-type-str: (146544 − 67568) KiB over 4 bodies of 1062419 bytes.
+		{"short", "Memory of the server", []string{"string"}, []string{"125000", "1.01 MiB", "4", "15", "0", "66.0 MiB", "143.1 MiB", "77.1 MiB", "19.0×"}},
+	}
+	for _, tt := range tests {
+		got := cells(t, md[tt.fixture], tt.heading, tt.row...)[len(tt.row):]
+		if len(got) > len(tt.want) {
+			got = got[:len(tt.want)]
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s, row %q: %q, want %q", tt.heading, tt.row, got, tt.want)
+		}
+	}
+}
+
+func TestBaselineModes(t *testing.T) {
+	r := &RawBatch{Runs: []RawRun{
+		{Rep: 1, Batch: 8, RowsPerS: 900}, {Rep: 1, Batch: 1, RowsPerS: 600}, {Rep: 1, Batch: 1, Sessions: 2, Threads: 1, RowsPerS: 1100},
+		{Rep: 2, Batch: 8, RowsPerS: 1200}, {Rep: 2, Batch: 1, RowsPerS: 700}, {Rep: 2, Batch: 1, Sessions: 2, Threads: 1, RowsPerS: 1150},
+		{Rep: 3, Batch: 8, RowsPerS: 880}, {Rep: 3, Batch: 1, RowsPerS: 650}, {Rep: 3, Batch: 1, Sessions: 2, Threads: 1, RowsPerS: 1120},
+	}}
+	modes, best := baselineModes(r)
+	var labels []string
+	for _, m := range modes {
+		labels = append(labels, m.label)
+	}
+	if want := []string{"batch 1, one session", "batch 8, one session", "2 sessions × 1 thread, batch 1"}; !slices.Equal(labels, want) {
+		t.Fatalf("modes %q, want %q", labels, want)
+	}
+	// batch 8 wins on its best repetition (1200), though its median (900)
+	// is below the sessions' (1120).
+	if best != 1 || modes[1].items.median != 900 || baseline(r) != 1200 {
+		t.Errorf("best %d, batch 8 %+v, baseline %v", best, modes[1].items, baseline(r))
+	}
+	if _, best := baselineModes(nil); best != -1 || baseline(nil) != 0 {
+		t.Errorf("no rawbatch: best %d, baseline %v", best, baseline(nil))
+	}
+}
+
+func TestVersus(t *testing.T) {
+	lv := func(p50, rps float64) *Report {
+		return &Report{Served: []Level{{Concurrency: 1, Requests: 10, ThroughputRPS: rps, LatencyUS: Latency{P50: p50}}}}
+	}
+	def := []*Report{lv(100, 500), lv(100, 500), nil, lv(100, 500)}
+	alt := []*Report{lv(90, 520), lv(110, 480), lv(50, 900), lv(95, 510)}
+	// p50 ratios 0.90, 1.10, 0.95 (round 3 has no defaults): median 0.95,
+	// lower is better, so +5 %, better in 2 of 3.
+	if got := versus(alt, def, p50At1); got != "+5 % (2 of 3)" {
+		t.Errorf("p50: %q", got)
+	}
+	// req/s ratios 1.04, 0.96, 1.02: median 1.02, higher is better.
+	if got := versus(alt, def, rpsAt1); got != "+2 % (2 of 3)" {
+		t.Errorf("req/s: %q", got)
+	}
+	if got := versus(alt, def, rpsAt8); got != "" {
+		t.Errorf("no level 8: %q", got)
+	}
+}
+
+func TestParseFocus(t *testing.T) {
+	out := `File: svc
+Type: cpu
+Duration: 6.04s, Total samples = 2.18s (36.12%)
+Active filters:
+   focus=accessLogger|LogWriter
+Showing nodes accounting for 20ms, 0.92% of 2.18s total
+      flat  flat%   sum%        cum   cum%
+     0.01s  0.46%  0.46%      0.01s  0.46%  github.com/svc-dev/svc/transport.appendJSONString
+`
+	f, err := parseFocus(out)
+	if err != nil || f.regex != "accessLogger|LogWriter" || math.Abs(f.seconds-0.02) > 1e-12 {
+		t.Errorf("parseFocus = %+v, %v", f, err)
+	}
+	for _, bad := range []string{"Showing nodes accounting for 1s, 1% of 2s total\n", "Active filters:\n   focus=x\n"} {
+		if _, err := parseFocus(bad); err == nil {
+			t.Errorf("parseFocus(%q): no error", bad)
+		}
+	}
+	for in, want := range map[string]float64{"0": 0, "1.25s": 1.25, "70ms": 0.07, "1.5mins": 90, "250us": 250e-6, "3µs": 3e-6, "800ns": 800e-9} {
+		if got, err := pprofSeconds(in); err != nil || math.Abs(got-want) > 1e-12 {
+			t.Errorf("pprofSeconds(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := pprofSeconds("5 parsecs"); err == nil {
+		t.Error("pprofSeconds of an unknown unit: no error")
+	}
+}
+
+func TestHistogram(t *testing.T) {
+	text := `# TYPE svc_inference_request_duration_seconds histogram
+svc_inference_request_duration_seconds_bucket{status="failure",le="0.001"} 7
+svc_inference_request_duration_seconds_bucket{status="failure",le="+Inf"} 7
+svc_inference_request_duration_seconds_bucket{status="success",le="0.001"} 990
+svc_inference_request_duration_seconds_bucket{status="success",le="0.0001"} 900
+svc_inference_request_duration_seconds_bucket{status="success",le="+Inf"} 1000
+svc_inference_request_duration_seconds_count{status="success"} 1000
+go_gc_duration_seconds_count 42
+`
+	h := parseHistogram(text, metricDuration, `status="success"`)
+	if h == nil || h.total() != 1000 {
+		t.Fatalf("histogram %+v", h)
+	}
+	if b := h.bound(0.99); b != 0.001 {
+		t.Errorf("p99 bound %v, want 0.001", b)
+	}
+	if b := h.bound(0.5); b != 0.0001 {
+		t.Errorf("p50 bound %v, want 0.0001 (the buckets sorted)", b)
+	}
+	if o := h.over(0.001); math.Abs(o-0.01) > 1e-12 {
+		t.Errorf("over 1 ms %v, want 0.01", o)
+	}
+	if o := h.over(0.5); !math.IsNaN(o) {
+		t.Errorf("over a bound that is no bucket: %v", o)
+	}
+	if n := parseCount(text, metricGCs); n != 42 {
+		t.Errorf("GCs %d", n)
+	}
+	if n := parseCount(text, "go_gc_duration_seconds"); n != -1 {
+		t.Errorf("a name that is only a prefix: %d", n)
+	}
+	if h := parseHistogram(text, metricDuration, `status="other"`); h != nil {
+		t.Errorf("no such series: %+v", h)
+	}
+}
+
+func TestFailedSteps(t *testing.T) {
+	env := "date: 2026-11-24T20:52:19Z\ngo_bench_status: 0\nprotocols_status: 1\nload_before: 1 2 3\ntail_status: 130\n"
+	if got := failedSteps(env); got != "protocols (status 1), tail (status 130)" {
+		t.Errorf("failedSteps = %q", got)
+	}
+	if got := failedSteps("tiny_status: 0\n"); got != "none" {
+		t.Errorf("failedSteps = %q", got)
+	}
+}
+
+func TestParseGoBench(t *testing.T) {
+	out := `goos: linux
+pkg: github.com/svc-dev/svc/transport/rest
+BenchmarkDecode/classifier-2   2879102   390.6 ns/op   84.48 MB/s   109.1 cpu-MB/s   128 B/op   5 allocs/op
+BenchmarkRouter//predict-2  1  273.8 ns/op  112 B/op  3 allocs/op
+PASS
+ok  	github.com/svc-dev/svc/transport/rest	14.838s
+`
+	got := parseGoBench(out)
+	if len(got) != 2 {
+		t.Fatalf("%d rows: %+v", len(got), got)
+	}
+	b := got[0]
+	if b.pkg != "github.com/svc-dev/svc/transport/rest" || b.name != "BenchmarkDecode/classifier-2" || b.metrics["ns/op"] != "390.6" ||
+		b.metrics["MB/s"] != "84.48" || b.metrics["allocs/op"] != "5" || !slices.Equal(b.other, []string{"109.1 cpu-MB/s"}) {
+		t.Errorf("row %+v", b)
+	}
+}
+
+// TestRunReplacesOnlyItsSection writes the tables into a file with
+// hand-written text and another tool's section around the bench section,
+// twice: only the section changes, and the second run changes nothing.
+func TestRunReplacesOnlyItsSection(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "BENCHMARKS.md")
+	before := "# Benchmarks\n\nAnalysis, by hand.\n\n<!-- bench:begin -->\nold tables\n<!-- bench:end -->\n\n<!-- soak:begin -->\nsoak tables\n<!-- soak:end -->\n"
+	if err := os.WriteFile(out, []byte(before), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tables, err := generate(filepath.Join("testdata", "load"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "# Benchmarks\n\nAnalysis, by hand.\n\n<!-- bench:begin -->\n" + strings.TrimRight(string(tables), "\n") + "\n<!-- bench:end -->\n\n<!-- soak:begin -->\nsoak tables\n<!-- soak:end -->\n"
+	for range 2 {
+		if err := run([]string{"-dir", filepath.Join("testdata", "load"), "-out", out}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(out); string(got) != want {
+			t.Fatalf("got\n%s\nwant\n%s", got, want)
+		}
+	}
+}
+
+func TestMissingArtifacts(t *testing.T) {
+	got, err := generate(t.TempDir())
+	if err != nil || len(got) != 0 {
+		t.Errorf("an empty directory: %q, %v; want no tables", got, err)
+	}
+	if _, err := generate(filepath.Join(t.TempDir(), "nope")); err == nil {
+		t.Error("a directory that is not there: no error")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "served-cls-raw.json"), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := generate(dir); err == nil || !strings.Contains(err.Error(), "served-cls-raw.json") {
+		t.Errorf("a broken file: %v, want an error naming it", err)
+	}
+	if err := run([]string{"-dir", dir, "extra"}, nil); err == nil {
+		t.Error("an extra argument: no error")
+	}
+}

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+)
+
+// tuneOrder is build/bench.sh's order of the settings of its batching and
+// session-tuning rounds (TUNE); "default" is the one the others are
+// compared with.
+var tuneOrder = []string{"default", "nobatch", "threads1", "threads2", "spinning", "workers2"}
+
+// tuning holds svc bench's reports of the tuning rounds by setting
+// (tune-SETTING-rK.json) and of the side-by-side pairs by side
+// (side-on-rK.json, side-off-rK.json); element k is round k+1, nil for a
+// round without its file.
+type tuning struct {
+	settings []string
+	rounds   map[string][]*Report
+	side     map[string][]*Report
+}
+
+var (
+	tuneFile = regexp.MustCompile(`^tune-([a-z0-9]+)-r([0-9]+)\.json$`)
+	sideFile = regexp.MustCompile(`^side-(on|off)-r([0-9]+)\.json$`)
+)
+
+func loadTuning(a *artifacts, d *data) error {
+	d.tuning = tuning{rounds: map[string][]*Report{}, side: map[string][]*Report{}}
+	read := func(re *regexp.Regexp, into map[string][]*Report) error {
+		for _, m := range a.match(re) {
+			k, err := strconv.Atoi(m[2])
+			if err != nil || k < 1 || k > 1000 {
+				continue
+			}
+			r, err := optional[Report](a, m[0])
+			if err != nil {
+				return err
+			}
+			for len(into[m[1]]) < k {
+				into[m[1]] = append(into[m[1]], nil)
+			}
+			into[m[1]][k-1] = r
+		}
+		return nil
+	}
+	if err := read(tuneFile, d.tuning.rounds); err != nil {
+		return err
+	}
+	if err := read(sideFile, d.tuning.side); err != nil {
+		return err
+	}
+	var names []string
+	for n := range d.tuning.rounds {
+		names = append(names, n)
+	}
+	d.tuning.settings = ordered(names, tuneOrder)
+	var err error
+	d.rawbatch, err = optional[RawBatch](a, "rawbatch.json")
+	return err
+}
+
+// metric is one measured figure of a served level.
+type metric struct {
+	c      int
+	f      func(Level) float64
+	format func(float64) string
+	// higher is true when a higher value is better.
+	higher bool
+}
+
+func (m metric) name() string {
+	if m.higher {
+		return fmt.Sprintf("c=%d req/s", m.c)
+	}
+	return fmt.Sprintf("c=%d p50", m.c)
+}
+
+var (
+	p50At1  = metric{1, func(l Level) float64 { return l.LatencyUS.P50 }, us, false}
+	rpsAt1  = metric{1, func(l Level) float64 { return l.ThroughputRPS }, rps, true}
+	rpsAt8  = metric{8, func(l Level) float64 { return l.ThroughputRPS }, rps, true}
+	p50At8  = metric{8, func(l Level) float64 { return l.LatencyUS.P50 }, us, false}
+	rpsAt32 = metric{32, func(l Level) float64 { return l.ThroughputRPS }, rps, true}
+	p50At32 = metric{32, func(l Level) float64 { return l.LatencyUS.P50 }, us, false}
+	// compared are the metrics each setting is compared with the defaults on.
+	compared = []metric{p50At1, rpsAt8, rpsAt32}
+)
+
+// summarize takes m over the rounds that answered at its level.
+func summarize(reps []*Report, m metric) stat {
+	var vals []float64
+	for _, r := range reps {
+		if r == nil {
+			continue
+		}
+		if l := level(r.Served, m.c); l.ok() {
+			vals = append(vals, m.f(*l))
+		}
+	}
+	return statOf(vals)
+}
+
+// paired is alt's m ÷ def's m round by round (the two ran within a minute
+// of each other, so the machine's drifting load cancels out), for the
+// rounds where both answered.
+func paired(alt, def []*Report, m metric) []float64 {
+	var rs []float64
+	for k := 0; k < len(alt) && k < len(def); k++ {
+		if alt[k] == nil || def[k] == nil {
+			continue
+		}
+		a, b := level(alt[k].Served, m.c), level(def[k].Served, m.c)
+		if a.ok() && b.ok() && m.f(*b) > 0 {
+			rs = append(rs, m.f(*a)/m.f(*b))
+		}
+	}
+	return rs
+}
+
+// versus writes alt against def on m: the median over the rounds of the
+// relative change, signed so that + is better, and in how many rounds
+// alt did better.
+func versus(alt, def []*Report, m metric) string {
+	rs := paired(alt, def, m)
+	if len(rs) == 0 {
+		return ""
+	}
+	sign, better := 1.0, 0
+	if !m.higher {
+		sign = -1
+	}
+	for _, r := range rs {
+		if sign*(r-1) > 0 {
+			better++
+		}
+	}
+	return fmt.Sprintf("%s (%d of %d)", change(sign*(median(rs)-1)), better, len(rs))
+}
+
+func rounds(reps []*Report) int {
+	n := 0
+	for _, r := range reps {
+		if r != nil {
+			n++
+		}
+	}
+	return n
+}
+
+func writeTuning(w *doc, d *data) {
+	shown := []metric{p50At1, rpsAt1, rpsAt8, p50At8, rpsAt32, p50At32}
+	head := []string{"setting", "rounds"}
+	for _, m := range shown {
+		head = append(head, m.name())
+	}
+	for _, m := range compared {
+		head = append(head, "vs defaults: "+m.name())
+	}
+	t := newTable(1, head...)
+	def := d.tuning.rounds["default"]
+	for _, s := range d.tuning.settings {
+		reps := d.tuning.rounds[s]
+		cells := []string{s, strconv.Itoa(rounds(reps))}
+		for _, m := range shown {
+			cells = append(cells, summarize(reps, m).format(m.format))
+		}
+		for _, m := range compared {
+			if s == "default" {
+				cells = append(cells, "")
+				continue
+			}
+			cells = append(cells, versus(reps, def, m))
+		}
+		t.row(cells...)
+	}
+	w.section("Batching and session settings: PaddleOCR cls served, in interleaved rounds (build/bench.sh)", t)
+}
+
+func writeSide(w *doc, d *data) {
+	on, off := d.tuning.side["on"], d.tuning.side["off"]
+	rs := paired(on, off, p50At1)
+	if len(rs) == 0 {
+		return
+	}
+	t := newTable(1, "batching", "pairs", "c=1 p50", "c=1 req/s", "on ÷ off: c=1 p50")
+	t.row("on (the defaults)", strconv.Itoa(rounds(on)), summarize(on, p50At1).format(us), summarize(on, rpsAt1).format(rps), statOf(rs).format(func(v float64) string { return fmt.Sprintf("%.3f", v) }))
+	t.row("off", strconv.Itoa(rounds(off)), summarize(off, p50At1).format(us), summarize(off, rpsAt1).format(rps), "")
+	w.section("Batching on and off at concurrency 1: two servers side by side, PaddleOCR cls (build/bench.sh)", t)
+}
+
+// rowsAt are rows/s at batch b on the one session, by repetition.
+func (r *RawBatch) rowsAt(b int64) map[int]float64 {
+	out := map[int]float64{}
+	for _, run := range r.Runs {
+		if run.Batch == b && run.Sessions == 0 {
+			out[run.Rep] = run.RowsPerS
+		}
+	}
+	return out
+}
+
+func writeRawBatch(w *doc, d *data) {
+	r := d.rawbatch
+	if r == nil {
+		return
+	}
+	var batches []int64
+	for _, run := range r.Runs {
+		if run.Sessions == 0 && !slices.Contains(batches, run.Batch) {
+			batches = append(batches, run.Batch)
+		}
+	}
+	slices.Sort(batches)
+	t := newTable(0, "batch", "runs/s", "rows/s", "rows/s ÷ batch 1, paired by repetition")
+	base := r.rowsAt(1)
+	for _, b := range batches {
+		rows := r.rowsAt(b)
+		var vals, rel []float64
+		for rep, v := range rows {
+			vals = append(vals, v)
+			if x, ok := base[rep]; ok && x > 0 {
+				rel = append(rel, v/x)
+			}
+		}
+		s := statOf(vals)
+		t.row(strconv.FormatInt(b, 10), rps(s.median/float64(b)), s.format(rps), statOf(rel).format(func(v float64) string { return fmt.Sprintf("%.2f", v) }))
+	}
+	w.section("ONNX Runtime in process by batch size: PaddleOCR cls, one session (build/bench.sh, rawbatch)", t)
+}
