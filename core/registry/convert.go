@@ -24,26 +24,10 @@ const installExporter = "install it with pip install 'optimum[exporters]'"
 // honours HF_ENDPOINT and HF_TOKEN too) and has no revision option, so
 // only the default branch can be converted.
 func (p *Puller) convert(ctx context.Context, ref Ref, commit string, opts PullOptions) (*Pulled, error) {
-	exporter := p.Exporter
-	if exporter == "" {
-		exporter = DefaultExporter
-	}
-	if !opts.Convert {
-		return nil, &NoONNXError{Repo: ref.Repo, Commit: commit, Reason: fmt.Sprintf(
-			"pass --convert to export it with %s (%s), or export it yourself and serve the directory: svc serve DIR", exporter, installExporter)}
-	}
-	exe, err := exec.LookPath(exporter)
+	exporter, exe, err := p.exporter(ref, commit, opts)
 	if err != nil {
-		return nil, &NoONNXError{Repo: ref.Repo, Commit: commit, Reason: fmt.Sprintf(
-			"--convert needs %s on the PATH: %s, or export the model yourself (%s export onnx --model %s DIR) and serve the directory: svc serve DIR",
-			exporter, installExporter, exporter, ref.Repo)}
+		return nil, err
 	}
-	if ref.Revision != "" && ref.Revision != DefaultRevision {
-		return nil, &NoONNXError{Repo: ref.Repo, Commit: commit, Reason: fmt.Sprintf(
-			"--convert exports the default branch only (%s export onnx has no revision option); pull %s without @%s, or export that revision yourself and serve the directory",
-			exporter, ref.Repo, ref.Revision)}
-	}
-
 	unlock, err := p.Store.lock(ctx, ref.Repo, func() {
 		p.report(Event{Kind: EventWait, Message: fmt.Sprintf("waiting for another pull of %s to finish", ref.Repo)})
 	})
@@ -59,20 +43,83 @@ func (p *Puller) convert(ctx context.Context, ref Ref, commit string, opts PullO
 		return nil, err
 	}
 	if ok && existing.Converted {
-		p.say("%s at %s was converted before", ref.Repo, ShortCommit(commit))
-		model, choice, err := chooseModel(onnxOf(existing.Files), opts.File, ref.Repo)
-		if err != nil {
-			return nil, err
-		}
-		m := existing
-		m.Revision, m.PulledAt = ref.revisionOrDefault(), p.now().UTC()
-		if model != m.Model {
-			m.Model = model
-			m.ModelInfo, _, _ = inspectModel(filepath.Join(snap, filepath.FromSlash(model)))
-		}
-		return p.finish(ref, staging, m, "converted with "+exporter+", "+choice, without(onnxOf(m.Files), model), 0)
+		return p.reconverted(ref, commit, existing, exporter, opts)
 	}
+	files, err := p.export(ctx, ref, exporter, exe, staging)
+	if err != nil {
+		return nil, err
+	}
+	onnx := onnxOf(files)
+	model, choice, err := chooseModel(onnx, opts.File, ref.Repo)
+	if err != nil {
+		p.discard(ref.Repo, staging)
+		return nil, err
+	}
+	mi, _, err := inspectModel(filepath.Join(staging, filepath.FromSlash(model)))
+	if err != nil {
+		p.say("warning: cannot read %s (%v); svc serve will not load it either", model, err)
+		mi = nil
+	}
+	m := Manifest{
+		Repo:      ref.Repo,
+		Revision:  ref.revisionOrDefault(),
+		Commit:    commit,
+		Model:     model,
+		Files:     files,
+		PulledAt:  p.now().UTC(),
+		Converted: true,
+		ModelInfo: mi,
+	}
+	return p.finish(ref, staging, m, "converted with "+exporter+", "+choice, without(onnx, model), len(files))
+}
 
+// exporter is the exporter's name and path, or why the repository cannot
+// be converted: --convert not given, the exporter not installed, or a
+// revision other than the default branch asked for.
+func (p *Puller) exporter(ref Ref, commit string, opts PullOptions) (name, exe string, err error) {
+	name = p.Exporter
+	if name == "" {
+		name = DefaultExporter
+	}
+	if !opts.Convert {
+		return "", "", &NoONNXError{Repo: ref.Repo, Commit: commit, Reason: fmt.Sprintf(
+			"pass --convert to export it with %s (%s), or export it yourself and serve the directory: svc serve DIR", name, installExporter)}
+	}
+	exe, err = exec.LookPath(name)
+	if err != nil {
+		return "", "", &NoONNXError{Repo: ref.Repo, Commit: commit, Reason: fmt.Sprintf(
+			"--convert needs %s on the PATH: %s, or export the model yourself (%s export onnx --model %s DIR) and serve the directory: svc serve DIR",
+			name, installExporter, name, ref.Repo)}
+	}
+	if ref.Revision != "" && ref.Revision != DefaultRevision {
+		return "", "", &NoONNXError{Repo: ref.Repo, Commit: commit, Reason: fmt.Sprintf(
+			"--convert exports the default branch only (%s export onnx has no revision option); pull %s without @%s, or export that revision yourself and serve the directory",
+			name, ref.Repo, ref.Revision)}
+	}
+	return name, exe, nil
+}
+
+// reconverted serves the snapshot of commit converted before, the model
+// chosen again for opts.
+func (p *Puller) reconverted(ref Ref, commit string, existing Manifest, exporter string, opts PullOptions) (*Pulled, error) {
+	p.say("%s at %s was converted before", ref.Repo, ShortCommit(commit))
+	model, choice, err := chooseModel(onnxOf(existing.Files), opts.File, ref.Repo)
+	if err != nil {
+		return nil, err
+	}
+	m := existing
+	m.Revision, m.PulledAt = ref.revisionOrDefault(), p.now().UTC()
+	if model != m.Model {
+		m.Model = model
+		m.ModelInfo, _, _ = inspectModel(filepath.Join(p.Store.snapshotDir(ref.Repo, commit), filepath.FromSlash(model)))
+	}
+	return p.finish(ref, p.Store.stagingDir(ref.Repo, commit), m, "converted with "+exporter+", "+choice, without(onnxOf(m.Files), model), 0)
+}
+
+// export runs 'EXPORTER export onnx --model REPO staging' and returns the
+// files it wrote, at least one of them an .onnx file. On failure staging
+// is gone.
+func (p *Puller) export(ctx context.Context, ref Ref, exporter, exe, staging string) ([]File, error) {
 	if err := os.RemoveAll(staging); err != nil {
 		return nil, fmt.Errorf("convert: %w", err)
 	}
@@ -104,32 +151,11 @@ func (p *Puller) convert(ctx context.Context, ref Ref, commit string, opts PullO
 		p.discard(ref.Repo, staging)
 		return nil, fmt.Errorf("convert: %w", err)
 	}
-	onnx := onnxOf(files)
-	if len(onnx) == 0 {
+	if len(onnxOf(files)) == 0 {
 		p.discard(ref.Repo, staging)
 		return nil, fmt.Errorf("%s export onnx --model %s wrote no .onnx file", exporter, ref.Repo)
 	}
-	model, choice, err := chooseModel(onnx, opts.File, ref.Repo)
-	if err != nil {
-		p.discard(ref.Repo, staging)
-		return nil, err
-	}
-	mi, _, err := inspectModel(filepath.Join(staging, filepath.FromSlash(model)))
-	if err != nil {
-		p.say("warning: cannot read %s (%v); svc serve will not load it either", model, err)
-		mi = nil
-	}
-	m := Manifest{
-		Repo:      ref.Repo,
-		Revision:  ref.revisionOrDefault(),
-		Commit:    commit,
-		Model:     model,
-		Files:     files,
-		PulledAt:  p.now().UTC(),
-		Converted: true,
-		ModelInfo: mi,
-	}
-	return p.finish(ref, staging, m, "converted with "+exporter+", "+choice, without(onnx, model), len(files))
+	return files, nil
 }
 
 func onnxOf(files []File) []string {

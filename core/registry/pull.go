@@ -243,87 +243,122 @@ func (p *Puller) Pull(ctx context.Context, ref Ref, opts PullOptions) (*Pulled, 
 	}
 	defer unlock()
 
-	snap := p.Store.snapshotDir(ref.Repo, commit)
-	existing, haveSnap, err := readManifest(snap)
+	d, err := p.startDownload(ctx, ref, commit)
 	if err != nil {
 		return nil, err
 	}
-	// Files already in the snapshot were verified when installed.
-	files := map[string]File{}
-	if haveSnap {
-		for _, f := range existing.Files {
-			if st, err := os.Stat(filepath.Join(snap, filepath.FromSlash(f.Path))); err == nil && st.Size() == f.Size {
-				files[f.Path] = f
-			}
-		}
-	}
-	staging := p.Store.stagingDir(ref.Repo, commit)
-	downloaded := 0
-	get := func(s Sibling) error {
-		if _, ok := files[s.RFilename]; ok {
-			return nil
-		}
-		f, err := p.fetch(ctx, ref.Repo, commit, s, staging)
-		if err != nil {
-			return err
-		}
-		files[f.Path] = f
-		downloaded++
-		return nil
-	}
-	fail := func(err error) (*Pulled, error) {
-		var ce *ChecksumError
-		if errors.As(err, &ce) {
-			p.discard(ref.Repo, staging)
-		}
-		return nil, err
-	}
 	for _, s := range plan {
-		if err := get(s); err != nil {
-			return fail(err)
+		if err := d.get(s); err != nil {
+			return nil, d.fail(err)
 		}
 	}
-
-	if downloaded == 0 && haveSnap {
+	if d.downloaded == 0 && d.haveSnap {
 		p.say("%s at %s is already in the store", ref.Repo, ShortCommit(commit))
 	}
-	var mi *ModelInfo
-	if haveSnap && existing.Model == model && existing.ModelInfo != nil && downloaded == 0 {
-		mi = existing.ModelInfo
-	} else {
-		modelFile := filepath.Join(staging, filepath.FromSlash(model))
-		if _, err := os.Stat(modelFile); err != nil {
-			modelFile = filepath.Join(snap, filepath.FromSlash(model))
-		}
-		var locs []string
-		mi, locs, err = inspectModel(modelFile)
-		if err != nil {
-			p.say("warning: cannot read %s (%v); svc serve will not load it either", model, err)
-			mi = nil
-		}
-		for _, loc := range locs {
-			rel := path.Join(path.Dir(model), filepath.ToSlash(loc))
-			s, ok := siblings[rel]
-			if !ok || !filepath.IsLocal(filepath.FromSlash(rel)) {
-				p.discard(ref.Repo, staging)
-				return nil, fmt.Errorf("%s references external data %q, which is not in %s at %s", model, loc, ref.Repo, ShortCommit(commit))
-			}
-			if err := get(s); err != nil {
-				return fail(err)
-			}
-		}
+	mi, err := d.modelInfo(model, siblings)
+	if err != nil {
+		return nil, err
 	}
-
 	m := Manifest{
 		Repo:      ref.Repo,
 		Revision:  ref.revisionOrDefault(),
 		Commit:    commit,
 		Model:     model,
-		Files:     sortedFiles(files),
+		Files:     sortedFiles(d.files),
 		PulledAt:  p.now().UTC(),
 		ModelInfo: mi,
 	}
-	return p.finish(ref, staging, m, choice, others, downloaded)
+	return p.finish(ref, d.staging, m, choice, others, d.downloaded)
+}
+
+// download is one pull's files: those the snapshot of the commit already
+// holds, and those it fetches into staging.
+type download struct {
+	p        *Puller
+	ctx      context.Context
+	ref      Ref
+	commit   string
+	snap     string
+	staging  string
+	existing Manifest
+	haveSnap bool
+	// files are the snapshot's, by path; downloaded counts those fetched.
+	files      map[string]File
+	downloaded int
+}
+
+// startDownload reads what the store already holds of commit: files
+// already in the snapshot were verified when installed.
+func (p *Puller) startDownload(ctx context.Context, ref Ref, commit string) (*download, error) {
+	d := &download{p: p, ctx: ctx, ref: ref, commit: commit, files: map[string]File{},
+		snap: p.Store.snapshotDir(ref.Repo, commit), staging: p.Store.stagingDir(ref.Repo, commit)}
+	var err error
+	d.existing, d.haveSnap, err = readManifest(d.snap)
+	if err != nil {
+		return nil, err
+	}
+	if d.haveSnap {
+		for _, f := range d.existing.Files {
+			if st, err := os.Stat(filepath.Join(d.snap, filepath.FromSlash(f.Path))); err == nil && st.Size() == f.Size {
+				d.files[f.Path] = f
+			}
+		}
+	}
+	return d, nil
+}
+
+// get fetches s into staging unless the snapshot has it.
+func (d *download) get(s Sibling) error {
+	if _, ok := d.files[s.RFilename]; ok {
+		return nil
+	}
+	f, err := d.p.fetch(d.ctx, d.ref.Repo, d.commit, s, d.staging)
+	if err != nil {
+		return err
+	}
+	d.files[f.Path] = f
+	d.downloaded++
+	return nil
+}
+
+// fail returns err, after discarding staging when a file did not match
+// its checksum.
+func (d *download) fail(err error) error {
+	var ce *ChecksumError
+	if errors.As(err, &ce) {
+		d.p.discard(d.ref.Repo, d.staging)
+	}
+	return err
+}
+
+// modelInfo describes model from the file fetched or kept (or from the
+// snapshot's manifest when nothing changed), fetching the external data it
+// refers to; nil when the file cannot be read.
+func (d *download) modelInfo(model string, siblings map[string]Sibling) (*ModelInfo, error) {
+	if d.haveSnap && d.existing.Model == model && d.existing.ModelInfo != nil && d.downloaded == 0 {
+		return d.existing.ModelInfo, nil
+	}
+	modelFile := filepath.Join(d.staging, filepath.FromSlash(model))
+	if _, err := os.Stat(modelFile); err != nil {
+		modelFile = filepath.Join(d.snap, filepath.FromSlash(model))
+	}
+	mi, locs, err := inspectModel(modelFile)
+	if err != nil {
+		d.p.say("warning: cannot read %s (%v); svc serve will not load it either", model, err)
+		mi = nil
+	}
+	for _, loc := range locs {
+		rel := path.Join(path.Dir(model), filepath.ToSlash(loc))
+		s, ok := siblings[rel]
+		if !ok || !filepath.IsLocal(filepath.FromSlash(rel)) {
+			d.p.discard(d.ref.Repo, d.staging)
+			return nil, fmt.Errorf("%s references external data %q, which is not in %s at %s", model, loc, d.ref.Repo, ShortCommit(d.commit))
+		}
+		if err := d.get(s); err != nil {
+			return nil, d.fail(err)
+		}
+	}
+	return mi, nil
 }
 
 // finish installs the snapshot and records the revision.

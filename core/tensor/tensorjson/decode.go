@@ -444,6 +444,7 @@ func (d *decoder) elem(depth int) *Error {
 	c := b[d.pos]
 	switch d.dt {
 	case tensor.Bool:
+		// Inline: an element of 4 or 5 bytes cannot pay for a call.
 		switch {
 		case c == 't' && d.pos+4 <= len(b) && string(b[d.pos:d.pos+4]) == "true":
 			d.bools = append(d.bools, true)
@@ -456,29 +457,7 @@ func (d *decoder) elem(depth int) *Error {
 		}
 		return nil
 	case tensor.String:
-		if c != '"' {
-			return d.wrongKind(depth)
-		}
-		start := len(d.arena)
-		raw, out, end, se, ok := scanString(b, d.pos, d.arena)
-		if !ok {
-			d.arena = out[:start]
-			if se.unicode {
-				return d.valueErr(depth, se.reason)
-			}
-			return syntaxErr(se.off, se.reason)
-		}
-		if n := len(out) - start + len(raw); d.maxString > 0 && n > d.maxString {
-			d.arena = out[:start]
-			return d.valueErr(depth, fmt.Sprintf("string of %d bytes is longer than the limit of %d bytes", n, d.maxString))
-		}
-		if raw != nil {
-			out = append(out, raw...)
-		}
-		d.arena = out
-		d.ends = append(d.ends, len(out))
-		d.pos = end
-		return nil
+		return d.stringElem(depth, c)
 	}
 	if c != '-' && (c < '0' || c > '9') {
 		return d.wrongKind(depth)
@@ -542,6 +521,33 @@ func (d *decoder) elem(depth int) *Error {
 			d.u64 = append(d.u64, v)
 		}
 	}
+	return nil
+}
+
+// stringElem parses a string element starting with c into the arena.
+func (d *decoder) stringElem(depth int, c byte) *Error {
+	if c != '"' {
+		return d.wrongKind(depth)
+	}
+	start := len(d.arena)
+	raw, out, end, se, ok := scanString(d.b, d.pos, d.arena)
+	if !ok {
+		d.arena = out[:start]
+		if se.unicode {
+			return d.valueErr(depth, se.reason)
+		}
+		return syntaxErr(se.off, se.reason)
+	}
+	if n := len(out) - start + len(raw); d.maxString > 0 && n > d.maxString {
+		d.arena = out[:start]
+		return d.valueErr(depth, fmt.Sprintf("string of %d bytes is longer than the limit of %d bytes", n, d.maxString))
+	}
+	if raw != nil {
+		out = append(out, raw...)
+	}
+	d.arena = out
+	d.ends = append(d.ends, len(out))
+	d.pos = end
 	return nil
 }
 

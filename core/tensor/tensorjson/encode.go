@@ -88,7 +88,8 @@ func appendDims(dst []byte, dt tensor.DType, data any, dims []int64, off int) ([
 	return append(dst, ']'), off
 }
 
-// appendRow writes n comma-separated elements of data starting at off.
+// appendRow writes n comma-separated elements of data starting at off;
+// elements the data lacks are written null.
 func appendRow(dst []byte, dt tensor.DType, data any, off, n int) []byte {
 	have := dataLen(data) - off
 	if have < 0 {
@@ -99,94 +100,35 @@ func appendRow(dst []byte, dt tensor.DType, data any, off, n int) []byte {
 	case []float32:
 		dst = appendFloat32s(dst, v[off:off+m])
 	case []float64:
-		for i, x := range v[off : off+m] {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendFloat64(dst, x)
-		}
+		dst = appendEach(dst, v[off:off+m], appendFloat64)
 	case []uint16:
 		// float16 and bfloat16 bit patterns, or plain uint16 values.
-		for i, x := range v[off : off+m] {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			switch dt {
-			case tensor.Float16:
-				dst = appendFloat32(dst, tensor.Float16ToFloat32(x))
-			case tensor.BFloat16:
-				dst = appendFloat32(dst, tensor.BFloat16ToFloat32(x))
-			default:
-				dst = strconv.AppendUint(dst, uint64(x), 10)
-			}
+		switch dt {
+		case tensor.Float16:
+			dst = appendEach(dst, v[off:off+m], func(b []byte, x uint16) []byte { return appendFloat32(b, tensor.Float16ToFloat32(x)) })
+		case tensor.BFloat16:
+			dst = appendEach(dst, v[off:off+m], func(b []byte, x uint16) []byte { return appendFloat32(b, tensor.BFloat16ToFloat32(x)) })
+		default:
+			dst = appendEach(dst, v[off:off+m], appendUint[uint16])
 		}
 	case []int8:
-		for i, x := range v[off : off+m] {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = strconv.AppendInt(dst, int64(x), 10)
-		}
+		dst = appendEach(dst, v[off:off+m], appendInt[int8])
 	case []int16:
-		for i, x := range v[off : off+m] {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = strconv.AppendInt(dst, int64(x), 10)
-		}
+		dst = appendEach(dst, v[off:off+m], appendInt[int16])
 	case []int32:
-		for i, x := range v[off : off+m] {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = strconv.AppendInt(dst, int64(x), 10)
-		}
+		dst = appendEach(dst, v[off:off+m], appendInt[int32])
 	case []int64:
-		for i, x := range v[off : off+m] {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = strconv.AppendInt(dst, x, 10)
-		}
+		dst = appendEach(dst, v[off:off+m], appendInt[int64])
 	case []uint8:
-		for i, x := range v[off : off+m] {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = strconv.AppendUint(dst, uint64(x), 10)
-		}
+		dst = appendEach(dst, v[off:off+m], appendUint[uint8])
 	case []uint32:
-		for i, x := range v[off : off+m] {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = strconv.AppendUint(dst, uint64(x), 10)
-		}
+		dst = appendEach(dst, v[off:off+m], appendUint[uint32])
 	case []uint64:
-		for i, x := range v[off : off+m] {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = strconv.AppendUint(dst, x, 10)
-		}
+		dst = appendEach(dst, v[off:off+m], appendUint[uint64])
 	case []bool:
-		for i, x := range v[off : off+m] {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			if x {
-				dst = append(dst, "true"...)
-			} else {
-				dst = append(dst, "false"...)
-			}
-		}
+		dst = appendEach(dst, v[off:off+m], appendBool)
 	case []string:
-		for i, x := range v[off : off+m] {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendString(dst, x)
-		}
+		dst = appendEach(dst, v[off:off+m], appendString)
 	default:
 		m = 0
 	}
@@ -197,6 +139,32 @@ func appendRow(dst []byte, dt tensor.DType, data any, off, n int) []byte {
 		dst = append(dst, "null"...)
 	}
 	return dst
+}
+
+// appendEach writes the elements of v with one, comma-separated.
+func appendEach[T any](dst []byte, v []T, one func([]byte, T) []byte) []byte {
+	for i, x := range v {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = one(dst, x)
+	}
+	return dst
+}
+
+func appendInt[T int8 | int16 | int32 | int64](b []byte, x T) []byte {
+	return strconv.AppendInt(b, int64(x), 10)
+}
+
+func appendUint[T uint8 | uint16 | uint32 | uint64](b []byte, x T) []byte {
+	return strconv.AppendUint(b, uint64(x), 10)
+}
+
+func appendBool(b []byte, x bool) []byte {
+	if x {
+		return append(b, "true"...)
+	}
+	return append(b, "false"...)
 }
 
 func dataLen(data any) int { return (&tensor.Tensor{Data: data}).Len() }
