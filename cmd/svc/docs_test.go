@@ -114,9 +114,20 @@ func newDocRunner(t *testing.T) *docRunner {
 			t.Fatalf("%s missing: run ci/install-deps.sh (make tools does it)", tool)
 		}
 	}
-	env := append(os.Environ(),
+	// The caller's environment, less what would change the examples' output:
+	// svc's own variables, proxies, and the home directory's settings
+	// (~/.curlrc).
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "SVC_") && !strings.HasSuffix(strings.ToLower(name), "_proxy") &&
+			!slices.Contains([]string{"ONNXRUNTIME_LIB", "HOME", "PATH", "GOMAXPROCS"}, name) {
+			env = append(env, kv)
+		}
+	}
+	env = append(env,
 		"PATH="+filepath.Dir(svcBin)+string(os.PathListSeparator)+tools+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"ONNXRUNTIME_LIB="+ortLib, "SVC_HOME="+t.TempDir(), "SVC_LOG_FORMAT=json", "LC_ALL=C")
+		"ONNXRUNTIME_LIB="+ortLib, "HOME="+t.TempDir(), "SVC_HOME="+t.TempDir(), "SVC_LOG_FORMAT=json", "LC_ALL=C")
 	return &docRunner{t: t, env: env, servers: map[string]*docServer{}}
 }
 
