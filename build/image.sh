@@ -6,10 +6,12 @@
 # (build/release.sh), unpacks it into a root filesystem with the dynamic
 # loader and exactly the shared libraries svc and ONNX Runtime need (found by
 # walking their DT_NEEDED entries with readelf: the host's Debian libraries
-# for amd64, the arm64 cross toolchain's Debian libraries for arm64), CA
-# certificates, /etc/passwd with the non-root user svc (65532), /tmp and the
-# /mnt/models mount point; then builds the image with every timestamp fixed
-# and exports it as an OCI archive.
+# for amd64, the arm64 cross toolchain's Debian libraries for arm64) with
+# their copyright files in /usr/share/doc, svc's LICENSE (in /opt/svc from
+# the archive, and as /usr/share/doc/svc/LICENSE beside the libraries'
+# notices), CA certificates, /etc/passwd with the non-root user svc (65532),
+# /tmp and the /mnt/models mount point; then builds the image with every
+# timestamp fixed and exports it as an OCI archive.
 #
 # Usage: build/image.sh [--context-only|--check-reproducible] VERSION [ARCH...]
 #   VERSION               x.y.z (as for build/release.sh)
@@ -104,6 +106,9 @@ stage_rootfs() {
   done
   echo "image: linux/$arch libraries:$seen(loader $interp)" >&2
 
+  [ -f "$rootfs/opt/svc/LICENSE" ] || die "$archive lacks LICENSE"
+  mkdir -p "$rootfs/usr/share/doc/svc"
+  cp "$rootfs/opt/svc/LICENSE" "$rootfs/usr/share/doc/svc/LICENSE"
   for d in "${docs[@]}"; do
     [ -f "$d/copyright" ] || die "$d/copyright missing"
     mkdir -p "$rootfs/usr/share/doc/$(basename "$d")"

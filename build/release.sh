@@ -2,8 +2,8 @@
 # Builds svc release archives: for each target, the svc binary (version
 # stamped into 'svc version'), the matching ONNX Runtime 1.29.0 library in
 # lib/ next to it (the first place the binary looks), the README and
-# THIRD_PARTY_NOTICES from build/release/, and svc's LICENSE when the
-# repository has one; then a SHA256SUMS file over the archives.
+# THIRD_PARTY_NOTICES from build/release/, and svc's LICENSE (Apache-2.0);
+# then a SHA256SUMS file over the archives.
 #
 # Usage: build/release.sh VERSION [TARGET...]
 #   VERSION  x.y.z (optionally -prerelease or +build), as in 'svc version'
@@ -45,6 +45,7 @@ die() { echo "release: $*" >&2; exit 1; }
 sha256() { if command -v sha256sum >/dev/null; then sha256sum "$@"; else shasum -a 256 "$@"; fi; }
 
 [ -f "$root/openapi/assets/dist/swagger-ui-bundle.js" ] || die "docs assets missing: run 'make assets'"
+[ -f "$root/LICENSE" ] || die "LICENSE missing: every archive carries svc's licence"
 mkdir -p "$out"
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
@@ -97,11 +98,7 @@ build_target() {
       -e "s|@EXE@|svc$exe|g" -e "s|@TAGS@|${tags:-none (CPU only)}|g" >"$dir/README.txt"
 
   notices "$goos" "$goarch" "$tags" >"$dir/THIRD_PARTY_NOTICES.txt"
-  if [ -f "$root/LICENSE" ]; then
-    cp "$root/LICENSE" "$dir/LICENSE"
-  else
-    echo "release: warning: the repository has no LICENSE file; $name ships without svc's own licence" >&2
-  fi
+  cp "$root/LICENSE" "$dir/LICENSE"
   if [ "$goos" = windows ]; then
     # CRLF text for Notepad.
     for f in "$dir"/*.txt "$dir"/LICENSE; do [ -f "$f" ] && sed -i 's/$/\r/' "$f"; done

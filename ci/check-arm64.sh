@@ -2,7 +2,8 @@
 # Proves the linux/arm64 release archive works (issue 5, item 6): builds it
 # with build/release.sh, extracts it, and runs its svc under qemu-user
 # (Debian's qemu-user-static, with the arm64 C library of the cross
-# toolchain as the loader's root): 'svc version' must show the stamped
+# toolchain as the loader's root): the archive must carry svc's LICENSE;
+# 'svc version' must show the stamped
 # version and the bundled library, and 'svc serve' must answer /health and
 # one /predict of testdata/models/classifier.onnx on 127.0.0.1, then stop
 # cleanly on SIGTERM. It fails loudly on anything missing; it never skips.
@@ -38,9 +39,10 @@ cleanup() {
 trap cleanup EXIT
 tar xzf "$archive" -C "$work"
 dir=$work/svc-$version-linux-arm64
-for f in svc lib/libonnxruntime.so.1 lib/libonnxruntime.so README.txt THIRD_PARTY_NOTICES.txt; do
+for f in svc lib/libonnxruntime.so.1 lib/libonnxruntime.so README.txt THIRD_PARTY_NOTICES.txt LICENSE; do
   [ -e "$dir/$f" ] || die "archive lacks $f"
 done
+cmp -s "$dir/LICENSE" "$root/LICENSE" || die "LICENSE in the archive is not the repository's LICENSE"
 [ "$(readlink "$dir/lib/libonnxruntime.so")" = libonnxruntime.so.1 ] || die "lib/libonnxruntime.so is not a link to libonnxruntime.so.1"
 aarch64-linux-gnu-readelf -h "$dir/svc" | grep -q 'Machine:.*AArch64' || die "svc is not an AArch64 executable"
 aarch64-linux-gnu-readelf -h "$dir/lib/libonnxruntime.so.1" | grep -q 'Machine:.*AArch64' || die "the bundled library is not AArch64"

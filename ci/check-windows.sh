@@ -4,7 +4,9 @@
 # checks that svc.exe is a valid x86-64 console PE executable that imports
 # only Windows system DLLs (no mingw runtime DLL to ship), that the version
 # is stamped in, that lib\ holds onnxruntime.dll (exporting OrtGetApiBase)
-# and DirectML.dll, and that the README says how onnxruntime.dll is found.
+# and DirectML.dll, that the README says how onnxruntime.dll is found, and
+# that svc's LICENSE (Apache-2.0, the repository's, with Windows line ends)
+# is in the archive.
 #
 # Usage: ci/check-windows.sh   (make check-windows installs what it needs first)
 set -euo pipefail
@@ -29,7 +31,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 unzip -q "$archive" -d "$work"
 dir=$work/svc-$version-windows-amd64
-for f in svc.exe lib/onnxruntime.dll lib/DirectML.dll lib/dxcompiler.dll lib/dxil.dll README.txt THIRD_PARTY_NOTICES.txt; do
+for f in svc.exe lib/onnxruntime.dll lib/DirectML.dll lib/dxcompiler.dll lib/dxil.dll README.txt THIRD_PARTY_NOTICES.txt LICENSE; do
   [ -f "$dir/$f" ] || die "archive lacks $f"
 done
 
@@ -63,4 +65,9 @@ for want in 'lib\onnxruntime.dll' 'ONNXRUNTIME_LIB' 'runtime.library' 'System32'
   grep -qF "$want" <<<"$readme" || die "README.txt does not mention $want"
 done
 grep -q $'\r$' "$dir/README.txt" || die "README.txt does not have Windows line ends"
+
+# svc's licence: the repository's LICENSE, with Windows line ends.
+grep -q $'\r$' "$dir/LICENSE" || die "LICENSE does not have Windows line ends"
+tr -d '\r' <"$dir/LICENSE" | cmp -s - "$root/LICENSE" || die "LICENSE is not the repository's LICENSE"
+grep -q 'Apache License' "$dir/LICENSE" || die "LICENSE is not the Apache License"
 echo "check-windows: ok" >&2

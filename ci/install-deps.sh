@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the system packages the tests need when they are missing:
-# Chromium for the browser test; podman, buildah, runc, catatonit, readelf
-# and the CA certificates for the container image and its test (ci/kube);
+# Chromium for the browser test; curl and jq for the documentation test
+# (cmd/svc/docs_test.go runs the examples of README.md and docs/); podman,
+# buildah, runc, catatonit, readelf and the CA certificates for the
+# container image and its test (ci/kube);
 # wrk for make bench (build/bench-deps.sh installs it alone).
 # Runs apt-get only when something is missing (CI runs as root; elsewhere use
 # sudo).
@@ -11,7 +13,7 @@ need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v node >/dev/null 2>&1 || need+=(nodejs)
 command -v npm >/dev/null 2>&1 || need+=(npm)
-for tool in podman buildah runc catatonit readelf wrk; do
+for tool in curl jq podman buildah runc catatonit readelf wrk; do
   command -v "$tool" >/dev/null 2>&1 || case $tool in readelf) need+=(binutils) ;; *) need+=("$tool") ;; esac
 done
 [ -f /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates)

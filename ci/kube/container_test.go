@@ -8,6 +8,7 @@ package kube_test
 // ci/install-deps.sh installs podman, buildah, runc and catatonit.
 
 import (
+	"archive/tar"
 	"bufio"
 	"context"
 	"fmt"
@@ -147,6 +148,8 @@ func TestImage(t *testing.T) {
 		}
 	})
 
+	t.Run("licences", func(t *testing.T) { checkImageLicences(t, image) })
+
 	t.Run("kube play", func(t *testing.T) { kubePlay(t, image) })
 
 	t.Run("serve and drain", func(t *testing.T) {
@@ -214,6 +217,61 @@ func TestImage(t *testing.T) {
 			t.Errorf("no request finished after SIGTERM:\n%s", logs)
 		}
 	})
+}
+
+// checkImageLicences reads the image's files (podman export of a container
+// that never runs): svc's LICENSE is the repository's, in /opt/svc and in
+// /usr/share/doc/svc, beside the third-party notices and the libraries'
+// copyright files.
+func checkImageLicences(t *testing.T, image string) {
+	name := fmt.Sprintf("svc-test-licences-%d", os.Getpid())
+	if b, err := podman("create", "--name", name, image).CombinedOutput(); err != nil {
+		t.Fatalf("podman create: %v\n%s", err, b)
+	}
+	t.Cleanup(func() { _ = podman("rm", "--force", name).Run() })
+	export := podman("export", name)
+	stdout, err := export.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := export.Start(); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	tr := tar.NewReader(stdout)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("podman export: %v", err)
+		}
+		if name := strings.TrimPrefix(h.Name, "./"); strings.Contains(name, "LICENSE") || strings.Contains(name, "NOTICES") || strings.HasSuffix(name, "/copyright") {
+			b, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[strings.TrimPrefix(name, "/")] = b
+		}
+	}
+	if err := export.Wait(); err != nil {
+		t.Fatalf("podman export: %v", err)
+	}
+	want, err := os.ReadFile(filepath.Join(repoRoot, "LICENSE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"opt/svc/LICENSE", "usr/share/doc/svc/LICENSE"} {
+		if got, ok := files[f]; !ok || string(got) != string(want) {
+			t.Errorf("the image's /%s is not the repository's LICENSE (present: %v)", f, ok)
+		}
+	}
+	for _, f := range []string{"opt/svc/THIRD_PARTY_NOTICES.txt", "usr/share/doc/libc6/copyright", "usr/share/doc/libstdc++6/copyright", "usr/share/doc/libgcc-s1/copyright"} {
+		if len(files[f]) == 0 {
+			t.Errorf("the image lacks /%s", f)
+		}
+	}
 }
 
 // kubePlay runs the chart's Deployment and ConfigMap with 'podman kube

@@ -143,10 +143,27 @@ func startServerWithin(t *testing.T, within time.Duration, bin string, env []str
 	full = append(full, "--host", "127.0.0.1", "--port", "0")
 	cmd := svcCmd(t, env, full...)
 	cmd.Path, cmd.Args[0] = bin, bin
+	return launchServer(t, within, cmd)
+}
+
+// launchServer starts a prepared server command (in a process group of its
+// own) and waits up to within for its banner's URL.
+func launchServer(t *testing.T, within time.Duration, cmd *exec.Cmd) *server {
+	t.Helper()
+	s, err := tryLaunchServer(t, within, cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// tryLaunchServer is launchServer returning what went wrong.
+func tryLaunchServer(t *testing.T, within time.Duration, cmd *exec.Cmd) (*server, error) {
+	t.Helper()
 	s := &server{t: t, cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = s.stdout, s.stderr
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", bin, err)
+		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
 	go func() {
 		s.err = cmd.Wait()
@@ -157,16 +174,15 @@ func startServerWithin(t *testing.T, within time.Duration, bin string, env []str
 	for time.Now().Before(deadline) {
 		if m := urlLine.FindStringSubmatch(s.stdout.String()); m != nil {
 			s.URL = m[1]
-			return s
+			return s, nil
 		}
 		select {
 		case <-s.done:
-			t.Fatalf("svc exited before serving: %v\nstdout:\n%s\nstderr:\n%s", s.err, s.stdout, s.stderr)
+			return nil, fmt.Errorf("svc exited before serving: %v\nstdout:\n%s\nstderr:\n%s", s.err, s.stdout, s.stderr)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	t.Fatalf("svc did not print its banner in time\nstdout:\n%s\nstderr:\n%s", s.stdout, s.stderr)
-	return nil
+	return nil, fmt.Errorf("svc did not print its banner in time\nstdout:\n%s\nstderr:\n%s", s.stdout, s.stderr)
 }
 
 func (s *server) kill() {
