@@ -23,7 +23,7 @@ import (
 // once per idle period, and never while requests run.
 //
 // Memory ONNX Runtime's arena keeps for activations is not Go's and stays
-// (see README.md).
+// (see docs/performance.md, "Memory").
 type Reclaimer struct {
 	loop  *loop.Loop
 	m     Activity
