@@ -17,6 +17,9 @@
 //     subpackages, imports no other protocol; the plumbing packages
 //     (transport itself and the Config.Plumbing children such as
 //     transport/supervisor) are not protocols and may be imported by all.
+//     The exceptions are single edges (Config.ProtocolImports): the gRPC
+//     codec of the Open Inference Protocol, transport/grpc, imports the
+//     protocol's model in transport/oip.
 //   - the benchmark tooling left in the module (cmd/internal/bench, which
 //     is svc bench, and cmd/rawbatch) is imported only from cmd/, and
 //     nothing imports its main package. The rest of the tooling is in
@@ -72,12 +75,21 @@ func (e Edge) String() string {
 	return e.From + " imports " + e.To
 }
 
+// Import is one import edge by its packages: From imports To.
+type Import struct {
+	From, To string
+}
+
 // Config holds the names that the rules depend on. DefaultConfig is svc's.
 type Config struct {
 	// Plumbing lists the direct children of transport/ that are shared
 	// plumbing rather than a protocol. Every other child of transport/,
 	// together with its subpackages, is one protocol.
 	Plumbing []string
+	// ProtocolImports lists the imports of one protocol's package by
+	// another's that the rules allow: exactly these two packages, not
+	// their subpackages.
+	ProtocolImports []Import
 	// TestHelpers lists packages written for tests: a _test.go import of
 	// one breaks no rule, and one under providers/ may itself import
 	// outside providers/.
@@ -103,12 +115,14 @@ type Config struct {
 // DefaultConfig returns svc's configuration of the rules.
 func DefaultConfig() Config {
 	return Config{
-		Plumbing:     []string{"supervisor", "metrics", "access", "datatype"},
-		TestHelpers:  []string{"providers/internal/providertest", "core/registry/hubtest"},
-		BenchTooling: []string{"cmd/internal/bench", "cmd/rawbatch"},
-		Mains:        []string{"cmd/rawbatch"},
-		Runtime:      "github.com/yalue/onnxruntime_go",
-		Pure:         []string{"core", "core/sched/...", "core/internal/...", "core/tensor/..."},
+		Plumbing: []string{"supervisor", "metrics", "access"},
+		// The gRPC codec decodes into the protocol's model.
+		ProtocolImports: []Import{{From: "transport/grpc", To: "transport/oip"}},
+		TestHelpers:     []string{"providers/internal/providertest", "core/registry/hubtest"},
+		BenchTooling:    []string{"cmd/internal/bench", "cmd/rawbatch"},
+		Mains:           []string{"cmd/rawbatch"},
+		Runtime:         "github.com/yalue/onnxruntime_go",
+		Pure:            []string{"core", "core/sched/...", "core/internal/...", "core/tensor/..."},
 	}
 }
 
@@ -172,10 +186,11 @@ var Rules = []Rule{
 	},
 	{
 		Name: "protocols-independent",
-		Doc:  "a protocol package under transport/ must not import another protocol's packages (transport/ itself and its plumbing children are shared)",
+		Doc:  "a protocol package under transport/ must not import another protocol's packages (transport/ itself and its plumbing children are shared; Config.ProtocolImports lists the allowed edges)",
 		breaks: func(c Config, e Edge) bool {
 			from, to := c.protocol(e.From), c.protocol(e.To)
-			return from != "" && to != "" && from != to
+			return from != "" && to != "" && from != to &&
+				!slices.Contains(c.ProtocolImports, Import{From: e.From, To: e.To})
 		},
 	},
 	{

@@ -19,6 +19,7 @@ func key(v Violation) string { return v.Rule.Name + ": " + v.From + " -> " + v.T
 func TestCheck(t *testing.T) {
 	custom := DefaultConfig()
 	custom.Plumbing = []string{"supervisor"} // transport/metrics becomes a protocol
+	custom.ProtocolImports = nil             // and transport/grpc may not import transport/oip
 	tests := []struct {
 		name   string
 		config *Config // nil: DefaultConfig
@@ -38,7 +39,7 @@ func TestCheck(t *testing.T) {
 				"providers/internal/providertest": {Imports: []string{"core/onnxrt", "providers"}},
 				"transport":                       {Imports: []string{"core", "core/config", "transport/supervisor"}},
 				"transport/rest":                  {Imports: []string{"transport", "core", "core/tensor", "transport/supervisor", "transport/metrics", "transport/access"}},
-				"transport/grpc":                  {Imports: []string{"transport", "transport/grpc/inferencepb"}},
+				"transport/grpc":                  {Imports: []string{"transport", "transport/grpc/inferencepb", "transport/oip"}, TestImports: []string{"transport/oip"}},
 				"transport/grpc/inferencepb":      {Imports: []string{"transport/grpc"}},
 				"openapi":                         {Imports: []string{"core", "transport"}},
 				"cmd/rawbatch":                    {Imports: []string{"cmd/internal/bench", "cmd/internal/bench/stats"}},
@@ -111,6 +112,31 @@ func TestCheck(t *testing.T) {
 			name:  "a protocol's subpackage imports another protocol's subpackage",
 			graph: Graph{"transport/grpc/inferencepb": {Imports: []string{"transport/oip/v2"}}},
 			want:  []string{"protocols-independent: transport/grpc/inferencepb -> transport/oip/v2"},
+		},
+		{
+			name:  "the gRPC codec imports the protocol's model",
+			graph: Graph{"transport/grpc": {Imports: []string{"transport/oip"}}},
+		},
+		{
+			name: "the allowed edge is one edge",
+			graph: Graph{
+				"transport/oip":            {Imports: []string{"transport/grpc"}},
+				"transport/grpc/inference": {Imports: []string{"transport/oip"}},
+				"transport/grpc":           {Imports: []string{"transport/oip/model"}},
+				"transport/rest":           {Imports: []string{"transport/oip"}},
+			},
+			want: []string{
+				"protocols-independent: transport/grpc -> transport/oip/model",
+				"protocols-independent: transport/grpc/inference -> transport/oip",
+				"protocols-independent: transport/oip -> transport/grpc",
+				"protocols-independent: transport/rest -> transport/oip",
+			},
+		},
+		{
+			name:   "allowed edges are configurable",
+			config: &custom,
+			graph:  Graph{"transport/grpc": {Imports: []string{"transport/oip"}}},
+			want:   []string{"protocols-independent: transport/grpc -> transport/oip"},
 		},
 		{
 			name:  "a protocol test imports another",

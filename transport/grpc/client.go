@@ -12,6 +12,7 @@ import (
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/core/tensor/tensorjson"
 	"github.com/svc-dev/svc/transport/grpc/inference"
+	"github.com/svc-dev/svc/transport/oip"
 )
 
 // Client calls the gRPC service of an svc (or any Open Inference Protocol
@@ -128,7 +129,7 @@ func RawRequest(model string, inputs ...Input) *inference.ModelInferRequest {
 	r := &inference.ModelInferRequest{ModelName: model}
 	for _, in := range inputs {
 		r.Inputs = append(r.Inputs, &inference.ModelInferRequest_InferInputTensor{
-			Name: in.Name, Datatype: Datatype(in.Tensor.DType), Shape: in.Tensor.Shape})
+			Name: in.Name, Datatype: oip.Datatype(in.Tensor.DType), Shape: in.Tensor.Shape})
 		r.RawInputContents = append(r.RawInputContents, tensor.AppendRaw(nil, in.Tensor))
 	}
 	return r
@@ -143,7 +144,7 @@ func Outputs(r *inference.ModelInferResponse) ([]*tensor.Tensor, error) {
 	}
 	out := make([]*tensor.Tensor, len(r.GetOutputs()))
 	for i, o := range r.GetOutputs() {
-		dt, ok := ParseDatatype(o.GetDatatype())
+		dt, ok := oip.ParseDatatype(o.GetDatatype())
 		if !ok {
 			return nil, fmt.Errorf("output '%s': unknown datatype '%s'", o.GetName(), o.GetDatatype())
 		}

@@ -4,44 +4,33 @@ import (
 	"math"
 	"strings"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/svc-dev/svc/core/tensor"
-	"github.com/svc-dev/svc/core/tensor/tensorjson"
 	"github.com/svc-dev/svc/transport"
 	"github.com/svc-dev/svc/transport/grpc/inference"
+	"github.com/svc-dev/svc/transport/oip"
 )
-
-// inferRequest is a decoded inference request.
-type inferRequest struct {
-	// inputs has one tensor per model input, nil for one not sent.
-	inputs []*tensor.Tensor
-	// outputs are the requested outputs (indexes in the model's outputs),
-	// in the request's order; nil when the request names none.
-	outputs []int
-	// raw is whether outputs go in raw_output_contents.
-	raw bool
-}
 
 // ParamBinaryDataOutput is the request parameter that asks for every
 // output in raw_output_contents.
-const ParamBinaryDataOutput = "binary_data_output"
+const ParamBinaryDataOutput = oip.ParamBinaryDataOutput
 
 // decodeRequest checks r against the model and decodes its tensors.
-func decodeRequest(r *inference.ModelInferRequest, v *view, maxElements int64, maxString int) (*inferRequest, error) {
-	req := &inferRequest{inputs: make([]*tensor.Tensor, len(v.specs))}
+// Outputs go in raw_output_contents when the inputs came in
+// raw_input_contents or binary_data_output asks for it.
+func decodeRequest(r *inference.ModelInferRequest, v *view, maxElements int64, maxString int) (oip.Request, error) {
+	var none oip.Request
+	req := v.NewRequest()
 	raw := r.GetRawInputContents()
 	if len(raw) > 0 && len(raw) != len(r.GetInputs()) {
-		return nil, invalid("raw_input_contents has %d entries and the request has %d inputs: send one entry per input, in the order of inputs", len(raw), len(r.GetInputs()))
+		return none, invalid("raw_input_contents has %d entries and the request has %d inputs: send one entry per input, in the order of inputs", len(raw), len(r.GetInputs()))
 	}
-	req.raw = len(raw) > 0
+	req.SetBinaryOutput(len(raw) > 0)
 	if p, ok := r.GetParameters()[ParamBinaryDataOutput]; ok {
 		b, isBool := p.GetParameterChoice().(*inference.InferParameter_BoolParam)
 		if !isBool {
-			return nil, invalid("Invalid parameters.%s: expected a bool_param", ParamBinaryDataOutput)
+			return none, oip.InvalidBool(oip.Protobuf, "parameters."+ParamBinaryDataOutput)
 		}
-		req.raw = req.raw || b.BoolParam
+		req.SetBinaryOutput(req.BinaryOutput() || b.BoolParam)
 	}
 	// The typed contents' elements, against limits.max_elements.
 	if maxElements > 0 {
@@ -50,94 +39,48 @@ func decodeRequest(r *inference.ModelInferRequest, v *view, maxElements int64, m
 			total += contentsLen(in.GetContents())
 		}
 		if total > maxElements {
-			return nil, status.Errorf(codes.ResourceExhausted, "Too many elements: the request's typed contents hold %d values, over the limit of %d (send large tensors in raw_input_contents)", total, maxElements)
+			return none, oip.Errorf(oip.KindTooLarge, "Too many elements: the request's typed contents hold %d values, over the limit of %d (send large tensors in raw_input_contents)", total, maxElements)
 		}
 	}
-	seen := make([]bool, len(v.specs))
 	for i, in := range r.GetInputs() {
-		k, count, err := checkInput(i, in, v, seen)
-		if err != nil {
-			return nil, err
+		h := oip.InputHeader{Pos: i, Name: in.GetName(), Datatype: in.GetDatatype(), Shape: in.GetShape(),
+			HasName: in.GetName() != "", HasDatatype: in.GetDatatype() != "", HasShape: true}
+		for key := range in.GetParameters() {
+			if err := oip.InputParameter(oip.Protobuf, key); err != nil {
+				h.Refused = err
+			}
 		}
-		spec := &v.specs[k]
+		k, count, err := req.CheckInput(oip.Protobuf, &h)
+		if err != nil {
+			return none, err
+		}
+		spec := v.Spec(k)
 		t := &tensor.Tensor{DType: spec.DType, Shape: in.GetShape()}
 		if len(raw) > 0 {
 			if contentsLen(in.GetContents()) > 0 {
-				return nil, invalid("Input '%s' has contents, but the request sends raw_input_contents: send every input one way", spec.Name)
+				return none, invalid("Input '%s' has contents, but the request sends raw_input_contents: send every input one way", spec.Name)
 			}
 			data, err := tensor.DecodeRaw(spec.DType, count, raw[i], maxString)
 			if err != nil {
-				return nil, invalid("Invalid raw_input_contents[%d] for input '%s' (shape %s of %s): %v", i, spec.Name, transport.FormatShape(in.GetShape()), Datatype(spec.DType), err)
+				return none, invalid("Invalid raw_input_contents[%d] for input '%s' (shape %s of %s): %v", i, spec.Name, transport.FormatShape(in.GetShape()), oip.Datatype(spec.DType), err)
 			}
 			t.Data = data
 		} else {
 			data, err := typedContents(spec, in.GetShape(), in.GetContents(), count, maxString)
 			if err != nil {
-				return nil, err
+				return none, err
 			}
 			t.Data = data
 		}
-		req.inputs[k] = t
+		req.SetInput(k, t)
 	}
-	for i := range v.specs {
-		if v.specs[i].Required && req.inputs[i] == nil {
-			return nil, invalid("Missing required input: '%s'", v.specs[i].Name)
-		}
+	if err := req.CheckRequired(); err != nil {
+		return none, err
 	}
-	if err := requestedOutputs(r, v, req); err != nil {
-		return nil, err
+	if err := requestedOutputs(r, &req); err != nil {
+		return none, err
 	}
 	return req, nil
-}
-
-// checkInput resolves inputs[i] against the model: name, datatype, shape.
-// It returns the model input's index and the element count.
-func checkInput(i int, in *inference.ModelInferRequest_InferInputTensor, v *view, seen []bool) (int, int64, error) {
-	if in.GetName() == "" {
-		return 0, 0, invalid("Invalid inputs[%d]: name is missing", i)
-	}
-	k := v.inputIndex(in.GetName())
-	if k < 0 {
-		return 0, 0, invalid("Unknown input '%s'; the model's inputs are: %s", transport.Quote(in.GetName()), v.inputList)
-	}
-	spec := &v.specs[k]
-	if !spec.DType.Valid() {
-		return 0, 0, invalid("Input '%s' is not a tensor; the Open Inference Protocol carries tensors only", spec.Name)
-	}
-	if seen[k] {
-		return 0, 0, invalid("Duplicate input '%s'", spec.Name)
-	}
-	seen[k] = true
-	if _, ok := in.GetParameters()["shared_memory_region"]; ok {
-		return 0, 0, invalid("Input parameters.shared_memory_region: the shared-memory extension is not supported; send the data in the request")
-	}
-	if in.GetDatatype() == "" {
-		return 0, 0, invalid("Input '%s': datatype is missing (the model takes %s)", spec.Name, Datatype(spec.DType))
-	}
-	dt, ok := ParseDatatype(in.GetDatatype())
-	if !ok {
-		return 0, 0, invalid("Invalid datatype '%s' for input '%s': expected one of %s", transport.Quote(in.GetDatatype()), spec.Name, datatypeList)
-	}
-	if dt != spec.DType {
-		return 0, 0, invalid("Invalid datatype for input '%s': the model takes %s, got %s", spec.Name, Datatype(spec.DType), in.GetDatatype())
-	}
-	shape := in.GetShape()
-	if spec.Shape != nil {
-		if len(shape) != len(spec.Shape) {
-			return 0, 0, invalid("Invalid shape for '%s': expected rank %d %s, got rank %d %s",
-				spec.Name, len(spec.Shape), transport.FormatShape(spec.Shape), len(shape), transport.FormatShape(shape))
-		}
-		for j, want := range spec.Shape {
-			if want >= 0 && shape[j] != want {
-				return 0, 0, invalid("Invalid shape for '%s': expected %s, got %s", spec.Name, transport.FormatShape(spec.Shape), transport.FormatShape(shape))
-			}
-		}
-	}
-	count, cerr := tensorjson.ElementCount(spec.Name, shape)
-	if cerr != nil {
-		return 0, 0, invalid("%s", cerr.Message)
-	}
-	return k, count, nil
 }
 
 // contentsField is one field of InferTensorContents and its length.
@@ -194,7 +137,7 @@ func contentsFieldOf(dt tensor.DType) string {
 // typedContents decodes an input's typed contents: exactly count elements
 // in the field of its datatype, and nothing in the others.
 func typedContents(spec *tensor.Spec, shape []int64, c *inference.InferTensorContents, count int64, maxString int) (any, error) {
-	dtName := Datatype(spec.DType)
+	dtName := oip.Datatype(spec.DType)
 	field := contentsFieldOf(spec.DType)
 	var used []string
 	got := 0
@@ -264,7 +207,7 @@ func narrow[W int32 | uint32, N int8 | int16 | uint8 | uint16](spec *tensor.Spec
 	out := make([]N, len(in))
 	for i, v := range in {
 		if int64(v) < lo || int64(v) > hi {
-			return nil, invalid("Input '%s': element %d is %d, out of the range of %s (%d to %d)", spec.Name, i, v, Datatype(spec.DType), lo, hi)
+			return nil, invalid("Input '%s': element %d is %d, out of the range of %s (%d to %d)", spec.Name, i, v, oip.Datatype(spec.DType), lo, hi)
 		}
 		out[i] = N(v)
 	}
@@ -272,36 +215,21 @@ func narrow[W int32 | uint32, N int8 | int16 | uint8 | uint16](spec *tensor.Spec
 }
 
 // requestedOutputs resolves the request's outputs.
-func requestedOutputs(r *inference.ModelInferRequest, v *view, req *inferRequest) error {
+func requestedOutputs(r *inference.ModelInferRequest, req *oip.Request) error {
 	if len(r.GetOutputs()) == 0 {
 		return nil
 	}
-	req.outputs = make([]int, 0, len(r.GetOutputs()))
+	req.SelectOutputs(len(r.GetOutputs()))
 	for i, o := range r.GetOutputs() {
-		if o.GetName() == "" {
-			return invalid("Invalid outputs[%d]: name is missing", i)
-		}
+		h := oip.OutputHeader{Pos: i, Name: o.GetName(), HasName: o.GetName() != ""}
 		for key := range o.GetParameters() {
-			switch key {
-			case "classification":
-				return invalid("Output parameters.classification: the classification extension is not supported")
-			case "shared_memory_region":
-				return invalid("Output parameters.shared_memory_region: the shared-memory extension is not supported")
+			if err := oip.OutputParameter(key); err != nil {
+				h.Refused = err
 			}
 		}
-		k := v.outputIndex(o.GetName())
-		if k < 0 {
-			return invalid("Unknown output '%s'; the model's outputs are: %s", transport.Quote(o.GetName()), v.outputList)
+		if err := req.AddOutput(oip.Protobuf, &h); err != nil {
+			return err
 		}
-		if !v.outputs[k].isTensor {
-			return invalid("Output '%s' is a %s, not a tensor; the Open Inference Protocol carries tensors only", o.GetName(), v.outputs[k].kind)
-		}
-		for _, prev := range req.outputs {
-			if prev == k {
-				return invalid("Duplicate output '%s'", o.GetName())
-			}
-		}
-		req.outputs = append(req.outputs, k)
 	}
 	return nil
 }

@@ -6,31 +6,27 @@ import (
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/transport/grpc/inference"
+	"github.com/svc-dev/svc/transport/oip"
 )
 
 // encodeResponse builds the inference response. It copies what it needs
 // out of res, which the caller closes before the response is sent.
-func encodeResponse(r *inference.ModelInferRequest, v *view, req *inferRequest, res core.Result) (*inference.ModelInferResponse, error) {
-	if res.Len() != len(v.outputs) {
-		return nil, fmt.Errorf("the run gave %d outputs, the model has %d", res.Len(), len(v.outputs))
+// Outputs go in raw_output_contents when the request asks for it, and
+// when one of them is FP16 or BF16, which have no typed field.
+func encodeResponse(r *inference.ModelInferRequest, v *view, req *oip.Request, res core.Result) (*inference.ModelInferResponse, error) {
+	if err := v.CheckResult(res); err != nil {
+		return nil, err
 	}
-	which := req.outputs
-	if which == nil {
-		for i := range v.outputs {
-			if v.outputs[i].isTensor {
-				which = append(which, i)
-			}
-		}
-	}
-	raw := req.raw
-	for _, i := range which {
-		if contentsFieldOf(v.outputs[i].dtype) == "" {
-			raw = true // FP16 and BF16 have no typed field
+	which := req.ResponseOutputs()
+	raw := req.BinaryOutput()
+	for _, o := range which {
+		if contentsFieldOf(v.OutputDatatype(o.Index)) == "" {
+			raw = true
 		}
 	}
 	out := &inference.ModelInferResponse{
 		ModelName:    r.GetModelName(),
-		ModelVersion: v.version,
+		ModelVersion: v.Version(),
 		Id:           r.GetId(),
 		Parameters:   r.GetParameters(),
 		Outputs:      make([]*inference.ModelInferResponse_InferOutputTensor, 0, len(which)),
@@ -38,18 +34,14 @@ func encodeResponse(r *inference.ModelInferRequest, v *view, req *inferRequest, 
 	if raw {
 		out.RawOutputContents = make([][]byte, 0, len(which))
 	}
-	for _, i := range which {
-		val, err := res.Value(i)
+	for _, o := range which {
+		t, err := v.OutputTensor(res, o.Index)
 		if err != nil {
-			return nil, fmt.Errorf("output '%s': %w", v.outputs[i].name, err)
+			return nil, err
 		}
-		if val.Kind != core.KindTensor || val.Tensor == nil {
-			return nil, fmt.Errorf("output '%s' is a %s, not a tensor", v.outputs[i].name, val.Kind)
-		}
-		t := val.Tensor
-		o := &inference.ModelInferResponse_InferOutputTensor{
-			Name:     v.outputs[i].name,
-			Datatype: Datatype(t.DType),
+		ot := &inference.ModelInferResponse_InferOutputTensor{
+			Name:     v.OutputName(o.Index),
+			Datatype: oip.Datatype(t.DType),
 			Shape:    append([]int64{}, t.Shape...),
 		}
 		if raw {
@@ -57,11 +49,11 @@ func encodeResponse(r *inference.ModelInferRequest, v *view, req *inferRequest, 
 		} else {
 			c, err := contentsOf(t)
 			if err != nil {
-				return nil, fmt.Errorf("output '%s': %w", v.outputs[i].name, err)
+				return nil, fmt.Errorf("output '%s': %w", v.OutputName(o.Index), err)
 			}
-			o.Contents = c
+			ot.Contents = c
 		}
-		out.Outputs = append(out.Outputs, o)
+		out.Outputs = append(out.Outputs, ot)
 	}
 	return out, nil
 }

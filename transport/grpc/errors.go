@@ -3,38 +3,49 @@ package grpcapi
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/tensor"
-	"github.com/svc-dev/svc/transport/datatype"
+	"github.com/svc-dev/svc/transport/oip"
 )
 
-// invalid is a request the protocol refuses (InvalidArgument).
+// invalid is a request the protocol refuses for what this codec reads
+// (InvalidArgument).
 func invalid(format string, args ...any) error {
-	return status.Errorf(codes.InvalidArgument, format, args...)
+	return oip.Errorf(oip.KindInvalid, format, args...)
 }
 
-func notFound(format string, args ...any) error {
-	return status.Errorf(codes.NotFound, format, args...)
+// kindCode is the gRPC code of each kind of refusal.
+func kindCode(k oip.Kind) codes.Code {
+	switch k {
+	case oip.KindInvalid:
+		return codes.InvalidArgument
+	case oip.KindNotFound:
+		return codes.NotFound
+	case oip.KindTooLarge:
+		return codes.ResourceExhausted
+	case oip.KindUnavailable:
+		return codes.Unavailable
+	}
+	return codes.Internal
 }
 
-// toStatus maps an error of this package or of core to its gRPC status:
-// the one place they meet gRPC codes. known is false for an unexpected
-// error, which the caller logs.
+// toStatus maps a refusal of the protocol or an error of core to its gRPC
+// status: the one place they meet gRPC codes. known is false for an
+// unexpected error, which the caller logs.
 func toStatus(err error) (st *status.Status, known bool) {
 	var (
+		own      *oip.Error
 		timeout  *core.TimeoutError
 		infer    *core.InferenceError
 		notReady *core.NotReadyError
 	)
-	if s, ok := status.FromError(err); ok {
-		return s, true
-	}
 	switch {
+	case errors.As(err, &own):
+		return status.New(kindCode(own.Kind), own.Message), true
 	case errors.As(err, &notReady):
 		return status.New(codes.Unavailable, notReady.Error()), true
 	case errors.As(err, &timeout):
@@ -49,41 +60,23 @@ func toStatus(err error) (st *status.Status, known bool) {
 	return status.New(codes.Internal, "Inference failed: "+err.Error()), false
 }
 
-// outcomeOf classifies an inference's end for the run observer.
+// outcomeOf classifies an inference's end for the run observer: the
+// protocol's refusals are bad requests, or not ready when the model
+// cannot serve; core's errors say what they are.
 func outcomeOf(err error) core.Outcome {
 	if err == nil {
 		return core.OutcomeSuccess
 	}
-	if s, ok := status.FromError(err); ok {
-		switch s.Code() {
-		case codes.InvalidArgument, codes.NotFound, codes.ResourceExhausted, codes.Unauthenticated:
-			return core.OutcomeBadRequest
-		case codes.Unavailable:
+	var own *oip.Error
+	if errors.As(err, &own) {
+		if own.Kind == oip.KindUnavailable {
 			return core.OutcomeNotReady
 		}
+		return core.OutcomeBadRequest
 	}
 	return core.OutcomeOf(err)
 }
 
 // Datatype is the protocol's name of d ("FP32", "BYTES", ...); "" for an
-// invalid type.
-func Datatype(d tensor.DType) string { return datatype.Name(d) }
-
-// ParseDatatype is the inverse of Datatype.
-func ParseDatatype(s string) (tensor.DType, bool) { return datatype.Parse(s) }
-
-const datatypeList = datatype.List
-
-func listOrNone(names []string) string {
-	if len(names) == 0 {
-		return "none"
-	}
-	out := ""
-	for i, n := range names {
-		if i > 0 {
-			out += ", "
-		}
-		out += fmt.Sprintf("'%s'", n)
-	}
-	return out
-}
+// invalid type. It is oip.Datatype.
+func Datatype(d tensor.DType) string { return oip.Datatype(d) }

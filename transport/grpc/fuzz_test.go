@@ -3,22 +3,19 @@ package grpcapi
 import (
 	"testing"
 
-	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/transport/grpc/inference"
+	"github.com/svc-dev/svc/transport/oip"
 )
 
 // FuzzDecodeRequest: any ModelInferRequest is decoded or refused with a
-// gRPC status; never a panic, and a decoded input matches its spec.
+// client's gRPC status; never a panic, and a decoded input matches its
+// spec.
 func FuzzDecodeRequest(f *testing.F) {
-	r := &echoRunner{}
-	v := &view{specs: r.Specs()}
-	for _, o := range r.Info().Outputs {
-		dt, ok := tensor.ParseDType(o.Type)
-		v.outputs = append(v.outputs, outputInfo{name: o.Name, dtype: dt, kind: o.Kind, isTensor: ok})
-	}
+	v := &view{View: oip.NewView(&echoRunner{})}
 	fp32, _ := sample(tensor.Float32)
 	for _, d := range allDTypes {
 		t, c := sample(d)
@@ -41,18 +38,18 @@ func FuzzDecodeRequest(f *testing.F) {
 		}
 		req, err := decodeRequest(&m, v, 1<<16, 1<<10)
 		if err != nil {
-			if _, ok := status.FromError(err); !ok {
-				t.Fatalf("error without a status: %v", err)
+			if st, known := toStatus(err); !known || st.Code() == codes.Internal {
+				t.Fatalf("error without a client status: %v", err)
 			}
 			return
 		}
-		for i, in := range req.inputs {
+		for i, in := range req.Inputs() {
 			if in == nil {
 				continue
 			}
 			n, cerr := countOf(in.Shape)
-			if cerr || in.DType != v.specs[i].DType || int64(in.Len()) != n {
-				t.Fatalf("input %s: %v %v with %d elements", v.specs[i].Name, in.DType, in.Shape, in.Len())
+			if cerr || in.DType != v.Spec(i).DType || int64(in.Len()) != n {
+				t.Fatalf("input %s: %v %v with %d elements", v.Spec(i).Name, in.DType, in.Shape, in.Len())
 			}
 		}
 	})

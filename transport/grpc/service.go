@@ -2,9 +2,11 @@
 // service inference.GRPCInferenceService of KServe's grpc_predict_v2.proto
 // (server and model liveness, readiness and metadata, and ModelInfer with
 // typed contents or raw_input_contents), the standard health service
-// (grpc.health.v1) and server reflection, on its own port. It decodes
-// requests, calls core's runner (so batching, the timeout and the limits
-// are those of the HTTP frontends) and encodes the answers; it imports no
+// (grpc.health.v1) and server reflection, on its own port. It is a codec
+// over the protocol's model in transport/oip: it converts protobuf
+// requests to oip.Request (whose checks and messages are those of REST),
+// calls core's runner (so batching, the timeout and the limits are those
+// of the HTTP frontends) and converts the outputs back; it imports no
 // other protocol. The generated code is in transport/grpc/inference.
 //
 // Choices where the protocol leaves room:
@@ -36,16 +38,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/svc-dev/svc/core"
-	"github.com/svc-dev/svc/core/tensor"
-	"github.com/svc-dev/svc/transport"
 	"github.com/svc-dev/svc/transport/grpc/inference"
+	"github.com/svc-dev/svc/transport/oip"
 )
-
-// Platform is the model metadata's platform.
-const Platform = "onnx_onnxv1"
-
-// ServerName is the server metadata's name.
-const ServerName = "svc"
 
 // ServiceName is the inference service's full name, as the health service
 // and reflection know it.
@@ -71,41 +66,11 @@ type Service struct {
 	view atomic.Pointer[view]
 }
 
-// outputInfo is one model output as the protocol sees it.
-type outputInfo struct {
-	name     string
-	dtype    tensor.DType
-	isTensor bool
-	kind     core.ValueKind
-}
-
-// view is what the service derives from the loaded model, once.
+// view is the protocol's view of the loaded model with its metadata as
+// the service answers it.
 type view struct {
-	runner     core.Runner
-	version    string
-	specs      []tensor.Spec
-	outputs    []outputInfo
-	metadata   *inference.ModelMetadataResponse
-	inputList  string
-	outputList string
-}
-
-func (v *view) inputIndex(name string) int {
-	for i := range v.specs {
-		if v.specs[i].Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
-func (v *view) outputIndex(name string) int {
-	for i := range v.outputs {
-		if v.outputs[i].name == name {
-			return i
-		}
-	}
-	return -1
+	*oip.View
+	metadata *inference.ModelMetadataResponse
 }
 
 // NewService returns the service; the model may still be loading (Prepare
@@ -126,44 +91,19 @@ func NewService(o Options) (*Service, error) {
 // Prepare derives the model metadata from the loaded model. It is a
 // core.Preparer.
 func (s *Service) Prepare(r core.Runner) error {
-	info := r.Info()
-	v := &view{runner: r, version: info.Version, specs: r.Specs()}
-	meta := &inference.ModelMetadataResponse{Name: s.opts.Model.Name(), Versions: []string{info.Version}, Platform: Platform}
-	var names []string
-	for _, sp := range v.specs {
-		names = append(names, sp.Name)
-		if sp.DType.Valid() {
-			meta.Inputs = append(meta.Inputs, &inference.ModelMetadataResponse_TensorMetadata{
-				Name: sp.Name, Datatype: Datatype(sp.DType), Shape: metadataShape(sp.Shape)})
-		}
-	}
-	v.inputList = listOrNone(names)
-	names = nil
-	for _, o := range info.Outputs {
-		names = append(names, o.Name)
-		dt, ok := tensor.ParseDType(o.Type)
-		oi := outputInfo{name: o.Name, dtype: dt, kind: o.Kind, isTensor: ok && (o.Kind == core.KindTensor || o.Kind == "")}
-		v.outputs = append(v.outputs, oi)
-		if oi.isTensor {
-			meta.Outputs = append(meta.Outputs, &inference.ModelMetadataResponse_TensorMetadata{
-				Name: o.Name, Datatype: Datatype(dt), Shape: metadataShape(o.Shape)})
-		}
-	}
-	v.outputList = listOrNone(names)
-	v.metadata = meta
+	v := &view{View: oip.NewView(r)}
+	meta := v.Metadata(s.opts.Model.Name())
+	v.metadata = &inference.ModelMetadataResponse{Name: meta.Name, Versions: meta.Versions, Platform: meta.Platform,
+		Inputs: tensorMetadata(meta.Inputs), Outputs: tensorMetadata(meta.Outputs)}
 	s.view.Store(v)
 	return nil
 }
 
-// metadataShape is a shape for the metadata: -1 for dynamic dimensions; an
-// input of unknown rank is [-1].
-func metadataShape(sh []int64) []int64 {
-	if sh == nil {
-		return []int64{-1}
-	}
-	out := make([]int64, len(sh))
-	for i, d := range sh {
-		out[i] = max(d, -1)
+// tensorMetadata converts the protocol's tensor metadata to protobuf.
+func tensorMetadata(in []oip.TensorMetadata) []*inference.ModelMetadataResponse_TensorMetadata {
+	var out []*inference.ModelMetadataResponse_TensorMetadata
+	for _, t := range in {
+		out = append(out, &inference.ModelMetadataResponse_TensorMetadata{Name: t.Name, Datatype: t.Datatype, Shape: t.Shape})
 	}
 	return out
 }
@@ -182,7 +122,7 @@ func (s *Service) model(name, version string) (*view, error) {
 		return nil, invalid("model_name is missing; this server serves '%s'", want)
 	}
 	if name != want {
-		return nil, notFound("Unknown model '%s'; this server serves '%s'", transport.Quote(name), want)
+		return nil, oip.UnknownModel(name, want)
 	}
 	if _, err := s.opts.Model.Runner(); err != nil {
 		return nil, err
@@ -191,8 +131,8 @@ func (s *Service) model(name, version string) (*view, error) {
 	if v == nil {
 		return nil, &core.NotReadyError{Model: want, State: core.StateLoading}
 	}
-	if version != "" && version != v.version {
-		return nil, notFound("Unknown version '%s' of model '%s'; it has version '%s'", transport.Quote(version), want, v.version)
+	if version != "" && version != v.Version() {
+		return nil, oip.UnknownVersion(version, want, v.Version())
 	}
 	return v, nil
 }
@@ -221,20 +161,20 @@ func (s *Service) ServerReady(context.Context, *inference.ServerReadyRequest) (*
 func (s *Service) ModelReady(_ context.Context, r *inference.ModelReadyRequest) (*inference.ModelReadyResponse, error) {
 	want := s.opts.Model.Name()
 	if r.GetName() == "" {
-		return nil, invalid("name is missing; this server serves '%s'", want)
+		return nil, s.fail("ModelReady", invalid("name is missing; this server serves '%s'", want))
 	}
 	if r.GetName() != want {
-		return nil, notFound("Unknown model '%s'; this server serves '%s'", transport.Quote(r.GetName()), want)
+		return nil, s.fail("ModelReady", oip.UnknownModel(r.GetName(), want))
 	}
-	if v := s.view.Load(); v != nil && r.GetVersion() != "" && r.GetVersion() != v.version {
-		return nil, notFound("Unknown version '%s' of model '%s'; it has version '%s'", transport.Quote(r.GetVersion()), want, v.version)
+	if v := s.view.Load(); v != nil && r.GetVersion() != "" && r.GetVersion() != v.Version() {
+		return nil, s.fail("ModelReady", oip.UnknownVersion(r.GetVersion(), want, v.Version()))
 	}
 	return &inference.ModelReadyResponse{Ready: s.ready()}, nil
 }
 
 // ServerMetadata names the server, its version and extensions (none).
 func (s *Service) ServerMetadata(context.Context, *inference.ServerMetadataRequest) (*inference.ServerMetadataResponse, error) {
-	return &inference.ServerMetadataResponse{Name: ServerName, Version: s.opts.Version, Extensions: []string{}}, nil
+	return &inference.ServerMetadataResponse{Name: oip.ServerName, Version: s.opts.Version, Extensions: []string{}}, nil
 }
 
 // ModelMetadata describes the model's tensor inputs and outputs.
@@ -268,17 +208,14 @@ func (s *Service) infer(ctx context.Context, r *inference.ModelInferRequest) (*i
 	if err != nil {
 		return nil, err
 	}
-	res, err := v.runner.Predict(ctx, req.inputs)
-	// The run is over and no output shares the inputs' storage: it goes
-	// back to the tensor pools before the response is encoded.
-	tensor.RecycleAll(req.inputs)
+	res, err := v.Run(ctx, &req)
 	if err != nil {
 		return nil, err
 	}
 	// The response holds copies of the outputs, so their storage goes
 	// back to the pools.
 	defer res.Release()
-	out, err := encodeResponse(r, v, req, res)
+	out, err := encodeResponse(r, v, &req, res)
 	if err != nil {
 		s.log.Error("encode gRPC outputs", zap.Error(err))
 		return nil, &core.InferenceError{Err: err}

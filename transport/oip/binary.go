@@ -44,13 +44,13 @@ func DecodeBinary(name string, dt tensor.DType, shape []int64, raw []byte) (*ten
 		return nil, fmt.Errorf("oip: input %q has unsupported dtype %v", name, dt)
 	}
 	if count > int64(len(raw))/size || count*size != int64(len(raw)) {
-		return nil, badRequest("Invalid binary data for '%s': shape %s of %s takes %s bytes, binary_data_size is %d",
+		return nil, invalid("Invalid binary data for '%s': shape %s of %s takes %s bytes, binary_data_size is %d",
 			name, transport.FormatShape(shape), Datatype(dt), sizeText(count, size), len(raw))
 	}
 	if dt == tensor.Bool {
 		for i, v := range raw {
 			if v > 1 {
-				return nil, badRequest("Invalid binary data for '%s': BOOL element %d is byte %d, expected 0 or 1", name, i, v)
+				return nil, invalid("Invalid binary data for '%s': BOOL element %d is byte %d, expected 0 or 1", name, i, v)
 			}
 		}
 	}
@@ -73,7 +73,7 @@ func sizeText(count, size int64) string {
 // decodeBytes reads count length-prefixed BYTES elements that fill raw.
 func decodeBytes(name string, shape []int64, count int64, raw []byte) ([]string, error) {
 	if count > int64(len(raw))/4 {
-		return nil, badRequest("Invalid binary data for '%s': shape %s of BYTES needs at least %s bytes (a 4-byte length per element), binary_data_size is %d",
+		return nil, invalid("Invalid binary data for '%s': shape %s of BYTES needs at least %s bytes (a 4-byte length per element), binary_data_size is %d",
 			name, transport.FormatShape(shape), sizeText(count, 4), len(raw))
 	}
 	out := make([]string, count)
@@ -81,18 +81,18 @@ func decodeBytes(name string, shape []int64, count int64, raw []byte) ([]string,
 	p := 0
 	for i := range out {
 		if len(raw)-p < 4 {
-			return nil, badRequest("Invalid binary data for '%s': BYTES element %d has no room for its 4-byte length", name, i)
+			return nil, invalid("Invalid binary data for '%s': BYTES element %d has no room for its 4-byte length", name, i)
 		}
 		l := int64(binary.LittleEndian.Uint32(raw[p:]))
 		p += 4
 		if l > int64(len(raw)-p) {
-			return nil, badRequest("Invalid binary data for '%s': BYTES element %d is %d bytes long, past the end of its binary data", name, i, l)
+			return nil, invalid("Invalid binary data for '%s': BYTES element %d is %d bytes long, past the end of its binary data", name, i, l)
 		}
 		out[i] = all[p : p+int(l)]
 		p += int(l)
 	}
 	if p != len(raw) {
-		return nil, badRequest("Invalid binary data for '%s': its %d elements take %d bytes, binary_data_size is %d", name, count, p, len(raw))
+		return nil, invalid("Invalid binary data for '%s': its %d elements take %d bytes, binary_data_size is %d", name, count, p, len(raw))
 	}
 	return out, nil
 }

@@ -1,80 +1,63 @@
 package oip
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
 
-	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/tensor/tensorjson"
+	"github.com/svc-dev/svc/transport"
 )
 
-// Error is a request the protocol refuses: its HTTP status and the message
-// of the {"error"} body.
+// Kind is what is wrong with a request that the protocol refuses. Each
+// codec maps a kind to its own status, in one place: the REST handler to
+// an HTTP status, transport/grpc to a gRPC code.
+type Kind uint8
+
+// The kinds of refusal.
+const (
+	// KindInvalid: the request is malformed or does not fit the model
+	// (400, InvalidArgument).
+	KindInvalid Kind = iota + 1
+	// KindNotFound: it names another model or version (404, NotFound).
+	KindNotFound
+	// KindTooLarge: it holds more than a limit allows (413,
+	// ResourceExhausted).
+	KindTooLarge
+	// KindUnavailable: the model cannot serve now (503, Unavailable).
+	KindUnavailable
+)
+
+// Error is a request the protocol refuses: what kind of refusal, and the
+// message every codec sends as it is.
 type Error struct {
-	Status  int
+	Kind    Kind
 	Message string
 }
 
 func (e *Error) Error() string { return e.Message }
 
-func badRequest(format string, args ...any) *Error {
-	return &Error{Status: http.StatusBadRequest, Message: fmt.Sprintf(format, args...)}
+// Errorf returns an *Error of kind k.
+func Errorf(k Kind, format string, args ...any) *Error {
+	return &Error{Kind: k, Message: fmt.Sprintf(format, args...)}
 }
 
-func notFound(format string, args ...any) *Error {
-	return &Error{Status: http.StatusNotFound, Message: fmt.Sprintf(format, args...)}
+func invalid(format string, args ...any) *Error { return Errorf(KindInvalid, format, args...) }
+
+// UnknownModel refuses a request that names another model than served.
+func UnknownModel(name, served string) *Error {
+	return Errorf(KindNotFound, "Unknown model '%s'; this server serves '%s'", transport.Quote(name), served)
 }
 
-// WriteError writes the protocol's error body, {"error": msg}.
-func WriteError(w http.ResponseWriter, status int, msg string) {
-	body, _ := json.Marshal(struct {
-		Error string `json:"error"`
-	}{msg})
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Del(HeaderInferenceHeaderLength)
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+// UnknownVersion refuses a request for another version of the model than
+// the one it has.
+func UnknownVersion(version, model, has string) *Error {
+	return Errorf(KindNotFound, "Unknown version '%s' of model '%s'; it has version '%s'", transport.Quote(version), model, has)
 }
 
-// errorStatus maps an error of this package, of the JSON codec or of core
-// to its status and message: the one place they meet HTTP here. known is
-// false for an unexpected error, which the caller logs.
-func errorStatus(err error) (status int, msg string, known bool) {
-	var (
-		own      *Error
-		client   *tensorjson.Error
-		input    *core.InputError
-		timeout  *core.TimeoutError
-		infer    *core.InferenceError
-		notReady *core.NotReadyError
-	)
-	switch {
-	case errors.As(err, &own):
-		return own.Status, own.Message, true
-	case errors.As(err, &client):
-		return http.StatusBadRequest, client.Message, true
-	case errors.As(err, &input):
-		return http.StatusBadRequest, input.Message, true
-	case errors.As(err, &notReady):
-		return http.StatusServiceUnavailable, notReady.Error(), true
-	case errors.As(err, &timeout):
-		return http.StatusGatewayTimeout, timeout.Error(), true
-	case errors.As(err, &infer):
-		return http.StatusInternalServerError, infer.Error(), true
-	case errors.Is(err, core.ErrCanceled):
-		return http.StatusServiceUnavailable, "Request canceled before inference finished", true
-	}
-	return http.StatusInternalServerError, "Inference failed: " + err.Error(), false
-}
-
-// elementCount is tensorjson.ElementCount as this package's error.
+// elementCount is tensorjson.ElementCount as an *Error.
 func elementCount(name string, shape []int64) (int64, error) {
 	n, err := tensorjson.ElementCount(name, shape)
 	if err != nil {
-		return 0, badRequest("%s", err.Message)
+		return 0, invalid("%s", err.Message)
 	}
 	return n, nil
 }

@@ -1,28 +1,3 @@
-// Package oip serves the Open Inference Protocol v2 over REST (the KServe
-// and Triton "v2" API) on the HTTP port, with Triton's binary tensor data
-// extension: server and model metadata, liveness and readiness, and
-// inference at /v2/models/{name}[/versions/{version}]/infer. Errors are
-// {"error": "..."}. It decodes requests, calls core's runner (so batching,
-// the timeout and the body limit are those of /predict) and encodes the
-// answers; it imports no other protocol.
-//
-// Choices where the protocol leaves room:
-//
-//   - The request's "parameters" object is returned, as sent, as the
-//     response's "parameters"; absent when the request has none.
-//   - "id" is echoed as sent; absent when the request has none.
-//   - Tensor "data" is flat (row-major) or nested exactly as "shape"; a
-//     one-element tensor may be a bare value.
-//   - Unknown members of the request, of an input or of an output are
-//     ignored, except the shared-memory and classification parameters,
-//     which are refused (400) since svc does not implement them.
-//   - Outputs that are not tensors (sequences, maps) are not listed in the
-//     model metadata and not returned unless named, which is a 400.
-//   - Readiness is 200 {"ready": true} or 503 {"error": "..."}; liveness
-//     is 200 {"live": true}; model readiness 200 {"name", "ready": true}.
-//   - Requests for another model name, or a version other than the
-//     model's, are 404. Unknown paths under /v2 and wrong methods get the
-//     server's own 404 and 405.
 package oip
 
 import (
@@ -49,12 +24,6 @@ import (
 // length of the JSON part of a body that binary tensors follow.
 const HeaderInferenceHeaderLength = "Inference-Header-Content-Length"
 
-// Platform is the model metadata's "platform".
-const Platform = "onnx_onnxv1"
-
-// ServerName is the server metadata's "name".
-const ServerName = "svc"
-
 // Extensions are the protocol extensions the server metadata lists.
 var Extensions = []string{"binary_tensor_data"}
 
@@ -77,49 +46,21 @@ type Options struct {
 type Handler struct {
 	opts     Options
 	server   []byte
-	view     atomic.Pointer[view]
+	view     atomic.Pointer[restView]
 	log      *zap.Logger
 	nameJSON []byte
 }
 
-// outputInfo is one model output as the protocol sees it.
-type outputInfo struct {
-	name     string
-	key      []byte // {"name":"...","datatype":"
-	isTensor bool
-	kind     core.ValueKind
-}
-
-// view is what the handler derives from the loaded model, once.
-type view struct {
-	runner      core.Runner
-	version     string
-	specs       []tensor.Spec
-	outputs     []outputInfo
+// restView is the protocol's view of the loaded model with what the REST
+// answers take from it, encoded once.
+type restView struct {
+	*View
+	// keys[i] opens output i in a response: {"name":"...","datatype":"
+	keys        [][]byte
 	metadata    []byte
 	ready       []byte
-	inputList   string
-	outputList  string
 	responseTop []byte // {"model_name":...,"model_version":...,
 	maxString   int    // longest string element accepted (0 = any)
-}
-
-func (v *view) inputIndex(name string) int {
-	for i := range v.specs {
-		if v.specs[i].Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
-func (v *view) outputIndex(name string) int {
-	for i := range v.outputs {
-		if v.outputs[i].name == name {
-			return i
-		}
-	}
-	return -1
 }
 
 // NewHandler returns the handler; the model may still be loading (Prepare
@@ -146,57 +87,18 @@ func NewHandler(o Options) (*Handler, error) {
 // Prepare derives the model metadata and the output descriptions from the
 // loaded model. It is a core.Preparer.
 func (h *Handler) Prepare(r core.Runner) error {
-	info := r.Info()
-	v := &view{runner: r, version: info.Version, specs: r.Specs(), maxString: h.opts.MaxStringBytes}
-	meta := ModelMetadata{Name: h.opts.Model.Name(), Versions: []string{info.Version}, Platform: Platform,
-		Inputs: []TensorMetadata{}, Outputs: []TensorMetadata{}}
-	var names []string
-	for _, s := range v.specs {
-		names = append(names, "'"+s.Name+"'")
-		if s.DType.Valid() {
-			meta.Inputs = append(meta.Inputs, TensorMetadata{Name: s.Name, Datatype: Datatype(s.DType), Shape: metadataShape(s.Shape)})
-		}
+	name := h.opts.Model.Name()
+	v := &restView{View: NewView(r), maxString: h.opts.MaxStringBytes}
+	for i := range v.outputs {
+		v.keys = append(v.keys, append(jsonString([]byte(`{"name":`), v.OutputName(i)), `,"datatype":"`...))
 	}
-	v.inputList = listOrNone(names)
-	names = nil
-	for _, o := range info.Outputs {
-		names = append(names, "'"+o.Name+"'")
-		dt, ok := tensor.ParseDType(o.Type)
-		oi := outputInfo{name: o.Name, kind: o.Kind, isTensor: ok && (o.Kind == core.KindTensor || o.Kind == "")}
-		oi.key = append(jsonString([]byte(`{"name":`), o.Name), `,"datatype":"`...)
-		v.outputs = append(v.outputs, oi)
-		if oi.isTensor {
-			meta.Outputs = append(meta.Outputs, TensorMetadata{Name: o.Name, Datatype: Datatype(dt), Shape: metadataShape(o.Shape)})
-		}
-	}
-	v.outputList = listOrNone(names)
-	v.metadata = mustJSON(meta)
-	v.ready = mustJSON(ModelReady{Name: h.opts.Model.Name(), Ready: true})
+	v.metadata = mustJSON(v.Metadata(name))
+	v.ready = mustJSON(ModelReady{Name: name, Ready: true})
 	top := append([]byte(`{"model_name":`), h.nameJSON...)
 	top = append(top, `,"model_version":`...)
-	v.responseTop = append(jsonString(top, info.Version), ',')
+	v.responseTop = append(jsonString(top, v.Version()), ',')
 	h.view.Store(v)
 	return nil
-}
-
-// metadataShape is a shape for the metadata: -1 for dynamic dimensions; an
-// input of unknown rank is [-1].
-func metadataShape(s []int64) []int64 {
-	if s == nil {
-		return []int64{-1}
-	}
-	out := make([]int64, len(s))
-	for i, d := range s {
-		out[i] = max(d, -1)
-	}
-	return out
-}
-
-func listOrNone(names []string) string {
-	if len(names) == 0 {
-		return "none"
-	}
-	return strings.Join(names, ", ")
 }
 
 // The v2 paths (gorilla/mux templates).
@@ -265,16 +167,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	transport.NewRouter(h.Routes(), WriteError).ServeHTTP(w, r)
 }
 
-// fail answers with the status and message for err, logging the
-// unexpected ones.
-func (h *Handler) fail(w http.ResponseWriter, err error) {
-	status, msg, known := errorStatus(err)
-	if !known {
-		h.log.Error("v2 inference", zap.Error(err), zap.String("request_id", w.Header().Get(transport.RequestIDHeader)))
-	}
-	WriteError(w, status, msg)
-}
-
 func (h *Handler) serveServer(w http.ResponseWriter, _ *http.Request) { writeJSON(w, h.server) }
 
 func (h *Handler) serveLive(w http.ResponseWriter, _ *http.Request) {
@@ -296,20 +188,24 @@ func (h *Handler) notReady() error {
 	switch s := m.State(); s {
 	case core.StateReady:
 		if h.view.Load() == nil {
-			return &Error{Status: http.StatusServiceUnavailable, Message: "Model is not ready"}
+			return notReadyYet()
 		}
 		return nil
 	case core.StateDraining:
-		return &Error{Status: http.StatusServiceUnavailable, Message: fmt.Sprintf("Model '%s' is draining: the server is shutting down", m.Name())}
+		return Errorf(KindUnavailable, "Model '%s' is draining: the server is shutting down", m.Name())
 	default:
 		return &core.NotReadyError{Model: m.Name(), State: s}
 	}
 }
 
+// notReadyYet refuses a request for a model that is loaded but not yet
+// prepared for the protocol.
+func notReadyYet() error { return Errorf(KindUnavailable, "Model is not ready") }
+
 // model checks the path's model name and version and returns the view, or
 // an error: 404 for another name or version, 503 while the model cannot
 // serve.
-func (h *Handler) model(r *http.Request) (*view, error) {
+func (h *Handler) model(r *http.Request) (*restView, error) {
 	vars := mux.Vars(r)
 	name := vars["name"]
 	if name == "" {
@@ -317,17 +213,17 @@ func (h *Handler) model(r *http.Request) (*view, error) {
 		name = h.opts.Model.Name()
 	}
 	if name != h.opts.Model.Name() {
-		return nil, notFound("Unknown model '%s'; this server serves '%s'", transport.Quote(name), h.opts.Model.Name())
+		return nil, UnknownModel(name, h.opts.Model.Name())
 	}
 	if _, err := h.opts.Model.Runner(); err != nil {
 		return nil, err
 	}
 	v := h.view.Load()
 	if v == nil {
-		return nil, &Error{Status: http.StatusServiceUnavailable, Message: "Model is not ready"}
+		return nil, notReadyYet()
 	}
-	if ver, ok := vars["version"]; ok && ver != v.version {
-		return nil, notFound("Unknown version '%s' of model '%s'; it has version '%s'", transport.Quote(ver), h.opts.Model.Name(), v.version)
+	if ver, ok := vars["version"]; ok && ver != v.Version() {
+		return nil, UnknownVersion(ver, h.opts.Model.Name(), v.Version())
 	}
 	return v, nil
 }
@@ -381,7 +277,7 @@ func (h *Handler) infer(w http.ResponseWriter, r *http.Request) {
 // serveInfer serves one inference; an error is answered by the caller.
 func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request) error {
 	if ct := r.Header.Get("Content-Type"); !acceptedContentType(ct) {
-		return &Error{Status: http.StatusUnsupportedMediaType, Message: fmt.Sprintf(
+		return &httpError{status: http.StatusUnsupportedMediaType, message: fmt.Sprintf(
 			"Unsupported Content-Type '%s': send application/json, or application/octet-stream with the %s header", transport.Quote(ct), HeaderInferenceHeaderLength)}
 	}
 	v, err := h.model(r)
@@ -394,16 +290,16 @@ func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request) error {
 	defer transport.PutBody(body)
 	if err != nil {
 		status, msg := transport.BodyError(err, h.opts.MaxBodyBytes)
-		return &Error{Status: status, Message: msg}
+		return &httpError{status: status, message: msg}
 	}
 	header, bin, binaryMode := body, []byte(nil), false
 	if hl, ok := r.Header[HeaderInferenceHeaderLength]; ok {
 		n, perr := strconv.ParseInt(strings.TrimSpace(hl[0]), 10, 64)
 		if perr != nil || n < 0 {
-			return badRequest("Invalid %s '%s': expected a non-negative integer", HeaderInferenceHeaderLength, transport.Quote(hl[0]))
+			return invalid("Invalid %s '%s': expected a non-negative integer", HeaderInferenceHeaderLength, transport.Quote(hl[0]))
 		}
 		if n > int64(len(body)) {
-			return badRequest("%s is %d, past the end of the %d-byte body", HeaderInferenceHeaderLength, n, len(body))
+			return invalid("%s is %d, past the end of the %d-byte body", HeaderInferenceHeaderLength, n, len(body))
 		}
 		header, bin, binaryMode = body[:n], body[n:], true
 	}
@@ -412,16 +308,13 @@ func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request) error {
 	// otherwise cancel the request's context during a long inference.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	if _, over := tensorjson.ValuesOver(header, h.opts.MaxElements); over && h.opts.MaxElements > 0 {
-		return &Error{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("Too many elements: the request's JSON holds more than the limit of %d values (send large tensors as binary data)", h.opts.MaxElements)}
+		return Errorf(KindTooLarge, "Too many elements: the request's JSON holds more than the limit of %d values (send large tensors as binary data)", h.opts.MaxElements)
 	}
 	req, err := parseRequest(header, bin, binaryMode, v)
 	if err != nil {
 		return err
 	}
-	res, err := v.runner.Predict(r.Context(), req.inputs)
-	// The run is over and no output shares the inputs' storage: it goes
-	// back to the tensor pools before the answer is encoded.
-	tensor.RecycleAll(req.inputs)
+	res, err := v.Run(r.Context(), &req.Request)
 	if err != nil {
 		return err
 	}
@@ -435,20 +328,6 @@ func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeResponse(w, out, chunks)
 	return nil
-}
-
-// outcomeOf classifies an inference's end for the run observer: the
-// protocol's own rejections are bad requests, core's errors say what they
-// are.
-func outcomeOf(err error) core.Outcome {
-	var (
-		e  *Error
-		je *tensorjson.Error
-	)
-	if (errors.As(err, &e) && e.Status < 500) || errors.As(err, &je) {
-		return core.OutcomeBadRequest
-	}
-	return core.OutcomeOf(err)
 }
 
 // writeJSON writes a 200 with a pre-encoded JSON body.

@@ -10,41 +10,26 @@ import (
 	"github.com/svc-dev/svc/transport"
 )
 
-// inferRequest is a parsed inference request.
+// inferRequest is a parsed inference request: the protocol's request and
+// what the response echoes of it.
 type inferRequest struct {
+	Request
 	// id is the request's "id" as sent (a JSON string, quotes included);
 	// nil when absent.
 	id []byte
 	// params is the request's "parameters" object as sent; nil when absent.
 	params []byte
-	// binaryOutput is parameters.binary_data_output.
-	binaryOutput bool
-	// inputs has one tensor per model input, nil for one not sent.
-	inputs []*tensor.Tensor
-	// outputs are the requested outputs, in the request's order; nil when
-	// the request names none.
-	outputs []requestedOutput
-}
-
-type requestedOutput struct {
-	index int // in the model's outputs
-	// binary is parameters.binary_data, when set.
-	binary, binarySet bool
 }
 
 // requestInput collects one member of "inputs" while it is parsed.
 type requestInput struct {
-	pos                  int // in "inputs"
-	name, datatype       string
-	hasName, hasDatatype bool
-	shape                []int64
-	hasShape             bool
-	binarySize           int64 // -1: none
-	dataStart, dataEnd   int   // the "data" value, when it came before the fields it needs
-	hasData              bool
-	spec                 int // in the model's inputs; -1 until checked
-	checked              bool
-	tensor               *tensor.Tensor
+	InputHeader
+	binarySize         int64 // -1: none
+	dataStart, dataEnd int   // the "data" value, when it came before the fields it needs
+	hasData            bool
+	spec               int // in the model's inputs; -1 until checked
+	checked            bool
+	tensor             *tensor.Tensor
 }
 
 // pendingBinary is an input whose data is in the binary part.
@@ -57,10 +42,9 @@ type pendingBinary struct {
 type parser struct {
 	d       tensorjson.Decoder
 	header  []byte
-	m       *view
+	m       *restView
 	req     *inferRequest
 	binary  bool // the request has the binary data extension's header
-	seen    []bool
 	pending []pendingBinary
 }
 
@@ -72,14 +56,13 @@ var (
 // parseRequest parses the JSON header of an inference request, and the
 // binary part after it when binaryMode (the request carried
 // Inference-Header-Content-Length).
-func parseRequest(header, bin []byte, binaryMode bool, m *view) (*inferRequest, error) {
+func parseRequest(header, bin []byte, binaryMode bool, m *restView) (*inferRequest, error) {
 	p := &parser{
 		d:      tensorjson.NewDecoder(header, len(m.specs)+2),
 		header: header,
 		m:      m,
-		req:    &inferRequest{inputs: make([]*tensor.Tensor, len(m.specs))},
+		req:    &inferRequest{Request: m.NewRequest()},
 		binary: binaryMode,
-		seen:   make([]bool, len(m.specs)),
 	}
 	p.d.LimitStrings(m.maxString)
 	defer p.d.Release()
@@ -89,10 +72,8 @@ func parseRequest(header, bin []byte, binaryMode bool, m *view) (*inferRequest, 
 	if err := p.readBinary(bin); err != nil {
 		return nil, err
 	}
-	for i := range m.specs {
-		if m.specs[i].Required && p.req.inputs[i] == nil {
-			return nil, badRequest("Missing required input: '%s'", m.specs[i].Name)
-		}
+	if err := p.req.CheckRequired(); err != nil {
+		return nil, err
 	}
 	return p.req, nil
 }
@@ -111,14 +92,14 @@ func (p *parser) document() error {
 		if err := p.end(); err != nil {
 			return err
 		}
-		return badRequest("The inference request must be a JSON object with an \"inputs\" array")
+		return invalid("The inference request must be a JSON object with an \"inputs\" array")
 	}
 	d.Advance(1)
 	err := p.d.Members(func(key []byte) error {
 		switch string(key) {
 		case "id":
 			if c, _ := d.Peek(); c != '"' {
-				return badRequest("Invalid \"id\": expected a string")
+				return invalid("Invalid \"id\": expected a string")
 			}
 			raw, err := p.raw()
 			// A copy: the response may be written over the body.
@@ -129,7 +110,7 @@ func (p *parser) document() error {
 		case "inputs":
 			return p.array("inputs", func(i int) error { return p.input(i) })
 		case "outputs":
-			p.req.outputs = []requestedOutput{}
+			p.req.SelectOutputs(0)
 			return p.array("outputs", func(i int) error { return p.output(i) })
 		}
 		return skip(d)
@@ -171,7 +152,7 @@ func (p *parser) openObject(what string) error {
 		if _, err := p.raw(); err != nil {
 			return err
 		}
-		return badRequest("Invalid %s: expected an object", what)
+		return invalid("Invalid %s: expected an object", what)
 	}
 	p.d.Advance(1)
 	return nil
@@ -184,7 +165,7 @@ func (p *parser) array(what string, elem func(i int) error) error {
 		if _, err := p.raw(); err != nil {
 			return err
 		}
-		return badRequest("Invalid \"%s\": expected an array", what)
+		return invalid("Invalid \"%s\": expected an array", what)
 	}
 	d.Advance(1)
 	d.SkipSpace()
@@ -217,7 +198,7 @@ func (p *parser) str(what string) (string, error) {
 		if _, err := p.raw(); err != nil {
 			return "", err
 		}
-		return "", badRequest("Invalid %s: expected a string", what)
+		return "", invalid("Invalid %s: expected a string", what)
 	}
 	t, err := p.d.Value(&specString)
 	if err != nil {
@@ -226,7 +207,7 @@ func (p *parser) str(what string) (string, error) {
 		var e *tensorjson.Error
 		if errors.As(err, &e) && e.Input == "" {
 			if reason, ok := strings.CutPrefix(e.Message, "Invalid value for '': "); ok {
-				return "", badRequest("Invalid %s: %s", what, reason)
+				return "", invalid("Invalid %s: %s", what, reason)
 			}
 		}
 		return "", err
@@ -246,7 +227,7 @@ func (p *parser) boolean(what string) (bool, error) {
 	case "false":
 		return false, nil
 	}
-	return false, badRequest("Invalid %s: expected true or false", what)
+	return false, InvalidBool(JSON, what)
 }
 
 // size reads a non-negative integer at Pos.
@@ -257,14 +238,14 @@ func (p *parser) size(what string) (int64, error) {
 	}
 	n, perr := strconv.ParseInt(string(raw), 10, 64)
 	if perr != nil || n < 0 {
-		return 0, badRequest("Invalid %s: expected a non-negative integer, got %s", what, transport.Quote(string(raw)))
+		return 0, invalid("Invalid %s: expected a non-negative integer, got %s", what, transport.Quote(string(raw)))
 	}
 	return n, nil
 }
 
 // shape reads an array of non-negative integers at Pos.
 func (p *parser) shape(what string) ([]int64, error) {
-	bad := badRequest("Invalid %s: expected an array of non-negative integers", what)
+	bad := invalid("Invalid %s: expected an array of non-negative integers", what)
 	if c, _ := p.d.Peek(); c != '[' {
 		if _, err := p.raw(); err != nil {
 			return nil, err
@@ -294,9 +275,9 @@ func (p *parser) requestParameters() error {
 		return err
 	}
 	err := p.d.Members(func(key []byte) error {
-		if string(key) == "binary_data_output" {
-			b, err := p.boolean("parameters.binary_data_output")
-			p.req.binaryOutput = b
+		if string(key) == ParamBinaryDataOutput {
+			b, err := p.boolean("parameters." + ParamBinaryDataOutput)
+			p.req.SetBinaryOutput(b)
 			return err
 		}
 		return skip(p.d)
@@ -307,14 +288,14 @@ func (p *parser) requestParameters() error {
 
 // inputName names inputs[i] in messages.
 func inputName(in *requestInput) string {
-	if in.hasName {
-		return "input '" + transport.Quote(in.name) + "'"
+	if in.HasName {
+		return "input '" + transport.Quote(in.Name) + "'"
 	}
-	return "inputs[" + strconv.Itoa(in.pos) + "]"
+	return "inputs[" + strconv.Itoa(in.Pos) + "]"
 }
 
 func (p *parser) input(i int) error {
-	in := &requestInput{pos: i, binarySize: -1, spec: -1}
+	in := &requestInput{InputHeader: InputHeader{Pos: i}, binarySize: -1, spec: -1}
 	if err := p.openObject("inputs[" + strconv.Itoa(i) + "]"); err != nil {
 		return err
 	}
@@ -322,24 +303,24 @@ func (p *parser) input(i int) error {
 		var err error
 		switch string(key) {
 		case "name":
-			in.name, err = p.str("\"name\" of " + inputName(in))
-			in.hasName = true
+			in.Name, err = p.str("\"name\" of " + inputName(in))
+			in.HasName = true
 		case "datatype":
-			in.datatype, err = p.str("\"datatype\" of " + inputName(in))
-			in.hasDatatype = true
+			in.Datatype, err = p.str("\"datatype\" of " + inputName(in))
+			in.HasDatatype = true
 		case "shape":
-			in.shape, err = p.shape("\"shape\" of " + inputName(in))
-			in.hasShape = true
+			in.Shape, err = p.shape("\"shape\" of " + inputName(in))
+			in.HasShape = true
 		case "parameters":
 			err = p.inputParameters(in)
 		case "data":
 			in.hasData = true
-			if in.hasName && in.hasDatatype && in.hasShape {
+			if in.HasName && in.HasDatatype && in.HasShape {
 				// The usual order: decode in place.
 				if err := p.check(in); err != nil {
 					return err
 				}
-				in.tensor, err = p.d.Flat(&p.m.specs[in.spec], in.shape)
+				in.tensor, err = p.d.Flat(p.m.Spec(in.spec), in.Shape)
 				return err
 			}
 			in.dataStart = p.d.Pos()
@@ -356,29 +337,29 @@ func (p *parser) input(i int) error {
 	if err := p.check(in); err != nil {
 		return err
 	}
-	spec := &p.m.specs[in.spec]
+	spec := p.m.Spec(in.spec)
 	switch {
 	case in.hasData && in.binarySize >= 0:
-		return badRequest("Input '%s' has both \"data\" and parameters.binary_data_size: send one", spec.Name)
+		return invalid("Input '%s' has both \"data\" and parameters.binary_data_size: send one", spec.Name)
 	case in.binarySize >= 0:
 		if !p.binary {
-			return badRequest("Input '%s' has parameters.binary_data_size, but the request has no %s header to say where its JSON ends", spec.Name, HeaderInferenceHeaderLength)
+			return invalid("Input '%s' has parameters.binary_data_size, but the request has no %s header to say where its JSON ends", spec.Name, HeaderInferenceHeaderLength)
 		}
 		p.pending = append(p.pending, pendingBinary{in: in, size: in.binarySize})
 	case in.hasData:
 		if in.tensor == nil {
 			sub := tensorjson.NewDecoder(p.header[in.dataStart:in.dataEnd], 1)
 			sub.LimitStrings(p.m.maxString)
-			t, err := sub.Flat(spec, in.shape)
+			t, err := sub.Flat(spec, in.Shape)
 			sub.Release()
 			if err != nil {
 				return err
 			}
 			in.tensor = t
 		}
-		p.req.inputs[in.spec] = in.tensor
+		p.req.SetInput(in.spec, in.tensor)
 	default:
-		return badRequest("Input '%s' has no \"data\" (or parameters.binary_data_size with binary data after the JSON)", spec.Name)
+		return invalid("Input '%s' has no \"data\" (or parameters.binary_data_size with binary data after the JSON)", spec.Name)
 	}
 	return nil
 }
@@ -393,8 +374,9 @@ func (p *parser) inputParameters(in *requestInput) error {
 			n, err := p.size("parameters.binary_data_size of " + inputName(in))
 			in.binarySize = n
 			return err
-		case "shared_memory_region":
-			return badRequest("Input parameters.shared_memory_region: the shared-memory extension is not supported; send the data in the body")
+		}
+		if err := InputParameter(JSON, string(key)); err != nil {
+			return err
 		}
 		return skip(p.d)
 	})
@@ -406,69 +388,16 @@ func (p *parser) check(in *requestInput) error {
 	if in.checked {
 		return nil
 	}
-	if !in.hasName {
-		return badRequest("Invalid inputs[%d]: \"name\" is missing", in.pos)
-	}
-	k := p.m.inputIndex(in.name)
-	if k < 0 {
-		return badRequest("Unknown input '%s'; the model's inputs are: %s", transport.Quote(in.name), p.m.inputList)
-	}
-	spec := &p.m.specs[k]
-	if !spec.DType.Valid() {
-		return badRequest("Input '%s' is not a tensor; the Open Inference Protocol carries tensors only", spec.Name)
-	}
-	if p.seen[k] {
-		return badRequest("Duplicate input '%s'", spec.Name)
-	}
-	if !in.hasDatatype {
-		return badRequest("Input '%s': \"datatype\" is missing (the model takes %s)", spec.Name, Datatype(spec.DType))
-	}
-	dt, ok := ParseDatatype(in.datatype)
-	if !ok {
-		return badRequest("Invalid datatype '%s' for input '%s': expected one of %s", transport.Quote(in.datatype), spec.Name, datatypeList)
-	}
-	if dt != spec.DType {
-		return badRequest("Invalid datatype for input '%s': the model takes %s, got %s", spec.Name, Datatype(spec.DType), in.datatype)
-	}
-	if !in.hasShape {
-		return badRequest("Input '%s': \"shape\" is missing", spec.Name)
-	}
-	if err := checkShape(spec, in.shape); err != nil {
+	k, _, err := p.req.CheckInput(JSON, &in.InputHeader)
+	if err != nil {
 		return err
 	}
-	if _, err := elementCount(spec.Name, in.shape); err != nil {
-		return err
-	}
-	p.seen[k] = true
 	in.spec, in.checked = k, true
 	return nil
 }
 
-// checkShape checks a request's shape against the rank and fixed
-// dimensions of the model's input (any shape for an input of unknown
-// rank).
-func checkShape(s *tensor.Spec, got []int64) error {
-	if s.Shape == nil {
-		return nil
-	}
-	if len(got) != len(s.Shape) {
-		return badRequest("Invalid shape for '%s': expected rank %d %s, got rank %d %s",
-			s.Name, len(s.Shape), transport.FormatShape(s.Shape), len(got), transport.FormatShape(got))
-	}
-	for i, want := range s.Shape {
-		if want >= 0 && got[i] != want {
-			return badRequest("Invalid shape for '%s': expected %s, got %s", s.Name, transport.FormatShape(s.Shape), transport.FormatShape(got))
-		}
-	}
-	return nil
-}
-
 func (p *parser) output(i int) error {
-	var (
-		name           string
-		hasName        bool
-		binary, binSet bool
-	)
+	o := OutputHeader{Pos: i}
 	what := "outputs[" + strconv.Itoa(i) + "]"
 	if err := p.openObject(what); err != nil {
 		return err
@@ -477,23 +406,21 @@ func (p *parser) output(i int) error {
 		var err error
 		switch string(key) {
 		case "name":
-			name, err = p.str("\"name\" of " + what)
-			hasName = true
+			o.Name, err = p.str("\"name\" of " + what)
+			o.HasName = true
 		case "parameters":
 			if err := p.openObject("\"parameters\" of " + what); err != nil {
 				return err
 			}
 			err = p.d.Members(func(key []byte) error {
-				switch string(key) {
-				case "binary_data":
+				if string(key) == "binary_data" {
 					var err error
-					binary, err = p.boolean("parameters.binary_data of " + what)
-					binSet = true
+					o.Binary, err = p.boolean("parameters.binary_data of " + what)
+					o.BinarySet = true
 					return err
-				case "classification":
-					return badRequest("Output parameters.classification: the classification extension is not supported")
-				case "shared_memory_region":
-					return badRequest("Output parameters.shared_memory_region: the shared-memory extension is not supported")
+				}
+				if err := OutputParameter(string(key)); err != nil {
+					return err
 				}
 				return skip(p.d)
 			})
@@ -505,23 +432,7 @@ func (p *parser) output(i int) error {
 	if err != nil {
 		return err
 	}
-	if !hasName {
-		return badRequest("Invalid %s: \"name\" is missing", what)
-	}
-	k := p.m.outputIndex(name)
-	if k < 0 {
-		return badRequest("Unknown output '%s'; the model's outputs are: %s", transport.Quote(name), p.m.outputList)
-	}
-	if !p.m.outputs[k].isTensor {
-		return badRequest("Output '%s' is a %s, not a tensor; the Open Inference Protocol carries tensors only", name, p.m.outputs[k].kind)
-	}
-	for _, o := range p.req.outputs {
-		if o.index == k {
-			return badRequest("Duplicate output '%s'", name)
-		}
-	}
-	p.req.outputs = append(p.req.outputs, requestedOutput{index: k, binary: binary, binarySet: binSet})
-	return nil
+	return p.req.AddOutput(JSON, &o)
 }
 
 // readBinary hands each input with binary data its part of bin, in the
@@ -545,17 +456,17 @@ func (p *parser) readBinary(bin []byte) error {
 		if len(sizes) > 0 {
 			declared = "the inputs' binary_data_size are " + strings.Join(sizes, " + ")
 		}
-		return badRequest("The body has %d bytes of binary data after the %d-byte JSON header, but %s", len(bin), len(p.header), declared)
+		return invalid("The body has %d bytes of binary data after the %d-byte JSON header, but %s", len(bin), len(p.header), declared)
 	}
 	off := int64(0)
 	for _, pb := range p.pending {
-		spec := &p.m.specs[pb.in.spec]
-		t, err := DecodeBinary(spec.Name, spec.DType, pb.in.shape, bin[off:off+pb.size])
+		spec := p.m.Spec(pb.in.spec)
+		t, err := DecodeBinary(spec.Name, spec.DType, pb.in.Shape, bin[off:off+pb.size])
 		if err != nil {
 			return err
 		}
 		off += pb.size
-		p.req.inputs[pb.in.spec] = t
+		p.req.SetInput(pb.in.spec, t)
 	}
 	return nil
 }
