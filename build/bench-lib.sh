@@ -150,13 +150,57 @@ find_lib() {
 	die "no ONNX Runtime library in $(dirname "$SVC")/lib: run 'make build'"
 }
 
-# ensure_rawbatch: sets RAWBATCH to $OUT/rawbatch, building cmd/rawbatch
-# with $GO when it is not there yet.
-ensure_rawbatch() {
-	RAWBATCH=$OUT/rawbatch
-	[ -x "$RAWBATCH" ] && return 0
-	show "$GO build -o $RAWBATCH ./cmd/rawbatch"
-	"$GO" build -o "$RAWBATCH" ./cmd/rawbatch || die "cannot build cmd/rawbatch"
+# ensure_rawbench: sets RAWBENCH to $OUT/bench.test, the test binary of
+# cmd/internal/bench (BenchmarkRaw: ONNX Runtime in process; TestRawBodies:
+# svc bench's request bodies as files), building it with $GO when it is
+# not there yet. Its flags (-model, -lib, -shape, -modes, -warmup,
+# -bodies) go beside the -test. ones.
+ensure_rawbench() {
+	RAWBENCH=$OUT/bench.test
+	[ -x "$RAWBENCH" ] && return 0
+	show "$GO test -c -o $RAWBENCH ./cmd/internal/bench"
+	"$GO" test -c -o "$RAWBENCH" ./cmd/internal/bench || die "cannot build the test binary of cmd/internal/bench"
+}
+
+# raw_bench FILE REPS MODES ARGS...: BenchmarkRaw REPS times, with the
+# modes (comma-separated, as -modes takes them) in a different order each
+# time (rotated by one), so that drift of the machine's load hits every
+# mode alike; ARGS go to the test binary (the -test.benchtime, the model
+# flags), prefixed by RAW_WRAP (a command prefix, such as "taskset -c 0").
+# The benchmark lines go to FILE, written only when every repetition
+# passed; the rest of the output to stderr. Needs RAWBENCH
+# (ensure_rawbench).
+raw_bench() {
+	local file=$1 reps=$2 list=$3 rep i order
+	local -a modes
+	IFS=, read -r -a modes <<<"$list"
+	shift 3
+	show "${RAW_WRAP:+$RAW_WRAP }$RAWBENCH -test.run '^\$' -test.bench '^BenchmarkRaw\$' $* -modes $list > $file   # repetitions: $reps, the modes rotated by one in each"
+	: >"$file.part"
+	for rep in $(seq 0 $((reps - 1))); do
+		order=
+		for i in "${!modes[@]}"; do
+			order+=${order:+,}${modes[$(((i + rep) % ${#modes[@]}))]}
+		done
+		# shellcheck disable=SC2086 # RAW_WRAP is a list of words
+		run ${RAW_WRAP:-} "$RAWBENCH" -test.run '^$' -test.bench '^BenchmarkRaw$' "$@" -modes "$order" >>"$file.part" || {
+			echo "raw_bench: $(grep -v '^Benchmark' "$file.part" | tail -n 3)" >&2
+			return 1
+		}
+	done
+	mv "$file.part" "$file"
+}
+
+# raw_bodies DIR ARGS...: TestRawBodies writes the batch-1 request bodies
+# svc bench sends (seed 1) for the model of ARGS (-model, -lib, -shape) to
+# DIR as 1.json, 2.json, …, for wrk (build/bench-wrk.lua), after checking
+# them against the model. Its output goes to stderr. Needs RAWBENCH
+# (ensure_rawbench).
+raw_bodies() {
+	local dir=$1
+	shift
+	show "$RAWBENCH -test.run '^TestRawBodies\$' $* -bodies $dir"
+	run "$RAWBENCH" -test.run '^TestRawBodies$' "$@" -bodies "$dir" >&2
 }
 
 # The PaddleOCR models' input shapes in make bench (the environment may

@@ -2,12 +2,13 @@
 # The served-vs-baseline rows of make bench. For each model (the tiny
 # generated classifier, PaddleOCR cls and det):
 #
-#  1. the raw baseline: cmd/rawbatch in process (no HTTP, no JSON) at batch
-#     1 and batch 8 on one session with ONNX Runtime's default threads, and
-#     N sessions × 1 intra-op thread at batch 1 (N = the cores), each in its
-#     own closed loop; the report takes the best items/s of any repetition
-#     of any mode. rawbatch also
-#     writes the batch-1 request bodies svc bench sends (seed 1) for wrk.
+#  1. the batch-1 request bodies svc bench sends (seed 1), for wrk
+#     (TestRawBodies of cmd/internal/bench), and the raw baseline:
+#     BenchmarkRaw in process (no HTTP, no JSON) at batch 1 and batch 8 on
+#     one session with ONNX Runtime's default threads, and N sessions × 1
+#     intra-op thread at batch 1 (N = the cores), each in its own closed
+#     loop, the modes in a different order each repetition; the report
+#     takes the best items/s of any repetition of any mode.
 #  2. one svc serve with the defaults, loaded at each concurrency level
 #     first by svc bench --url, then by wrk (build/bench-wrk.lua: the same
 #     bodies, rotated; every non-200 answer counted), with the CPU time the
@@ -18,16 +19,18 @@
 #
 #   build/bench-served.sh && (cd build/benchreport && go run . -out /tmp/BENCHMARKS.md)
 #
-# Writes to $OUT: served-MODEL-raw.json (rawbatch), bodies-MODEL/,
+# Writes to $OUT: bench.test (the test binary of cmd/internal/bench),
+# bodies-MODEL/, served-MODEL-raw.txt (BenchmarkRaw's result lines),
 # served-MODEL-svcbench-cC.json and served-MODEL-wrk-cC.json, each with a
 # .cpu.json, and appends to commands.txt. A wrk run with a non-200 answer
 # or a socket error fails the script (the report counts it). Knobs: GO,
 # SVC (build/bin/svc), OUT (build/artifacts/bench), SERVED_MODELS (tiny
 # cls det), SERVED_LEVELS (1,4,16), SERVED_DURATION (4s), SERVED_WARMUP
 # (1s; wrk runs right after svc bench on the warm server, without one),
-# RAW_REPS (3), RAW_DURATION (1500ms), RAW_WARMUP (300ms), CLS_SHAPE,
-# DET_SHAPE. A short look: SERVED_DURATION=1s SERVED_WARMUP=200ms
-# SERVED_LEVELS=1,4 RAW_REPS=1 RAW_DURATION=500ms SERVED_MODELS=tiny.
+# RAW_REPS (3), RAW_DURATION (1500ms, BenchmarkRaw's -test.benchtime),
+# RAW_WARMUP (300ms), CLS_SHAPE, DET_SHAPE. A short look:
+# SERVED_DURATION=1s SERVED_WARMUP=200ms SERVED_LEVELS=1,4 RAW_REPS=1
+# RAW_DURATION=500ms SERVED_MODELS=tiny.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=build/bench-lib.sh
@@ -52,7 +55,7 @@ command -v wrk >/dev/null 2>&1 || die "wrk missing: run 'bash build/bench-deps.s
 bench_start bench-served
 
 find_lib
-ensure_rawbatch
+ensure_rawbench
 
 status=0
 for name in $SERVED_MODELS; do
@@ -65,13 +68,13 @@ for name in $SERVED_MODELS; do
 	[ -f "$file" ] || die "$file missing: run 'make models' (or 'make genmodels')"
 	pre=$OUT/served-$name
 
-	# 1. The raw baseline, and the bodies.
+	# 1. The bodies, and the raw baseline.
 	rm -rf "$OUT/bodies-$name"
-	show "$RAWBATCH -model $file -lib $LIB -shape $shape -batch 1,8 -sessions $CPUS -threads 1 -reps $RAW_REPS -duration $RAW_DURATION -warmup $RAW_WARMUP -bodies $OUT/bodies-$name -out $pre-raw.json"
-	if ! run "$RAWBATCH" -model "$file" -lib "$LIB" -shape "$shape" -batch 1,8 -sessions "$CPUS" -threads 1 \
-		-reps "$RAW_REPS" -duration "$RAW_DURATION" -warmup "$RAW_WARMUP" -bodies "$OUT/bodies-$name" \
-		-out "$pre-raw.json" 2>>"$OUT/served.log"; then
-		echo "bench-served: $name: rawbatch failed: $(tail -n 2 "$OUT/served.log")" >&2
+	rm -f "$pre-raw.txt"
+	if ! raw_bodies "$OUT/bodies-$name" -model "$file" -lib "$LIB" -shape "$shape" 2>>"$OUT/served.log" ||
+		! raw_bench "$pre-raw.txt" "$RAW_REPS" "batch=1,batch=8,sessions=${CPUS}x1" -test.benchtime "$RAW_DURATION" \
+			-model "$file" -lib "$LIB" -shape "$shape" -warmup "$RAW_WARMUP" 2>>"$OUT/served.log"; then
+		echo "bench-served: $name: the in-process run failed: $(tail -n 2 "$OUT/served.log")" >&2
 		status=1
 		continue
 	fi

@@ -17,8 +17,8 @@
 # times every request itself (WRK_LATENCY=1), next to wrk's figures, which
 # carry wrk's correction for coordinated omission. build/bench.sh
 # runs it after build/bench-served.sh (whose tiny-model request bodies it
-# reuses; without them it writes its own with cmd/rawbatch). It also runs
-# alone:
+# reuses; without them it writes its own with TestRawBodies of
+# cmd/internal/bench). It also runs alone:
 #
 #   build/bench-tail.sh && (cd build/benchreport && go run . -out /tmp/BENCHMARKS.md)
 #
@@ -54,10 +54,9 @@ bench_start bench-tail
 BODIES=$OUT/bodies-tiny
 if [ ! -s "$BODIES/1.json" ]; then
 	find_lib
-	ensure_rawbatch
-	show "$RAWBATCH -model $MODEL -lib $LIB -shape input=1,4 -batch 1 -reps 1 -duration 100ms -warmup 0s -bodies $BODIES -out $OUT/tail-bodies.json"
-	run "$RAWBATCH" -model "$MODEL" -lib "$LIB" -shape input=1,4 -batch 1 -reps 1 -duration 100ms -warmup 0s \
-		-bodies "$BODIES" -out "$OUT/tail-bodies.json" 2>>"$OUT/tail.log" || die "rawbatch failed: $(tail -n 2 "$OUT/tail.log")"
+	ensure_rawbench
+	raw_bodies "$BODIES" -model "$MODEL" -lib "$LIB" -shape input=1,4 2>>"$OUT/tail.log" ||
+		die "TestRawBodies failed: $(tail -n 3 "$OUT/tail.log")"
 fi
 printf 'batching:\n  enabled: false\n' >"$OUT/cfg/tail-nobatch.yml"
 

@@ -1,8 +1,9 @@
 -- wrk script of make bench (build/bench-served.sh): POSTs the request
 -- bodies in $WRK_BODIES (a directory holding 1.json, 2.json, …, as
--- rawbatch -bodies writes them), rotated, with Content-Type
--- application/json to the URL's path; counts every answer that is not a
--- 200 and writes a JSON summary to $WRK_OUT when the run ends.
+-- TestRawBodies of cmd/internal/bench writes them), rotated, with
+-- Content-Type application/json to the URL's path; counts every answer
+-- that is not a 200 and writes a JSON summary to $WRK_OUT when the run
+-- ends.
 --
 --   WRK_BODIES=dir WRK_OUT=out.json wrk -t2 -c4 -d4s -s build/bench-wrk.lua http://127.0.0.1:8080/predict
 --

@@ -25,16 +25,17 @@
 # Needs build/bin/svc, build/models and wrk (make bench runs 'make build
 # models' and build/bench-deps.sh first). GO and SVC override the go
 # command and the svc binary; REPS the rounds of the batching and tuning
-# runs and of rawbatch (5); SIDE_PAIRS the pairs of side-by-side runs (8);
-# GO_BENCHTIME the Go benchmarks' -benchtime (1s); DURATION and WARMUP the
-# svc bench sweeps' (4s, 1s), TUNE_DURATION and TUNE_WARMUP the tuning
-# runs' (2s, 500ms), SIDE_DURATION the side-by-side runs' (3s) and
-# PROFILE_DURATION the profiled runs' (4s). build/bench-served.sh and
-# build/bench-memory.sh have knobs of their own (SERVED_*, RAW_*, MEM_*),
-# passed on from the environment, as have build/bench-pinned.sh (PIN_*),
-# build/bench-protocols.sh (PROTO_*) and build/bench-tail.sh (TAIL_*). A
-# short look at every step (a few minutes; the figures mean little; wrk
-# takes SERVED_DURATION and TAIL_DURATION in whole seconds):
+# runs and of BenchmarkRaw by batch size (5); SIDE_PAIRS the pairs of
+# side-by-side runs (8); GO_BENCHTIME the Go benchmarks' -benchtime (1s);
+# DURATION and WARMUP the svc bench sweeps' (4s, 1s), TUNE_DURATION and
+# TUNE_WARMUP the tuning runs' (2s, 500ms), SIDE_DURATION the side-by-side
+# runs' (3s) and PROFILE_DURATION the profiled runs' (4s).
+# build/bench-served.sh and build/bench-memory.sh have knobs of their own
+# (SERVED_*, RAW_*, MEM_*), passed on from the environment, as have
+# build/bench-pinned.sh (PIN_*), build/bench-protocols.sh (PROTO_*) and
+# build/bench-tail.sh (TAIL_*). A short look at every step (a few
+# minutes; the figures mean little; wrk takes SERVED_DURATION and
+# TAIL_DURATION in whole seconds):
 #
 #   GO_BENCHTIME=1x DURATION=500ms WARMUP=100ms TUNE_DURATION=300ms \
 #   TUNE_WARMUP=100ms REPS=2 SIDE_PAIRS=2 SIDE_DURATION=300ms \
@@ -68,11 +69,11 @@ GO_BENCHTIME=${GO_BENCHTIME:-1s}
 # lines out).
 PROF_FOCUS=(validation='ValidateBody' access-log='accessLogger|LogWriter')
 
-# Processes this script started (servers, svc bench, rawbatch) go in
-# CHILDREN and are stopped on exit, whatever the exit; run, start_server,
-# stop_server, proc_ticks, children_cpu, find_lib, ensure_rawbatch, the
-# PaddleOCR shapes (CLS_SHAPE, DET_SHAPE) and show (a command as it
-# appears in BENCHMARKS.md) come from there too.
+# Processes this script started (servers, svc bench, the benchmark's test
+# binary) go in CHILDREN and are stopped on exit, whatever the exit; run,
+# start_server, stop_server, proc_ticks, children_cpu, find_lib,
+# ensure_rawbench, raw_bench, the PaddleOCR shapes (CLS_SHAPE, DET_SHAPE)
+# and show (a command as it appears in BENCHMARKS.md) come from there too.
 # shellcheck source=build/bench-lib.sh
 . build/bench-lib.sh
 
@@ -251,14 +252,13 @@ side_by_side
 step side $?
 
 # 5. ONNX Runtime in process (no HTTP, no JSON), one session, default
-#    settings, concurrency 1: rows/s at batch 1, 8 and 32, interleaved.
-#    (build/bench-served.sh built rawbatch; ensure_rawbatch builds it only
-#    when that step did not.)
-ensure_rawbatch
-show "$RAWBATCH -model $CLS/model.onnx -lib $LIB -shape $CLS_SHAPE -batch 1,8,32 -reps $REPS -duration 1500ms -warmup 300ms -out $OUT/rawbatch.json"
-run "$RAWBATCH" -model "$CLS/model.onnx" -lib "$LIB" -shape "$CLS_SHAPE" -batch 1,8,32 \
-	-reps "$REPS" -duration 1500ms -warmup 300ms -out "$OUT/rawbatch.json"
-step rawbatch $?
+#    settings, concurrency 1: rows/s at batch 1, 8 and 32 (BenchmarkRaw of
+#    cmd/internal/bench), interleaved. (build/bench-served.sh built its
+#    test binary; ensure_rawbench builds it only when that step did not.)
+ensure_rawbench
+raw_bench "$OUT/raw-batch.txt" "$REPS" batch=1,batch=8,batch=32 -test.benchtime 1500ms \
+	-model "$CLS/model.onnx" -lib "$LIB" -shape "$CLS_SHAPE" -warmup 300ms
+step raw_batch $?
 
 # 6. CPU profiles: svc serve with SVC_CPUPROFILE (written when it stops on
 #    SIGTERM), loaded by svc bench --url. The server's CPU (all its

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -89,20 +90,65 @@ func (r *Report) protocol() string {
 	return r.Settings.Protocol
 }
 
-// RawBatch is what cmd/rawbatch writes: ONNX Runtime in process.
-type RawBatch struct {
-	Runs []RawRun `json:"runs"`
+// RawBench is the result lines of BenchmarkRaw (package
+// cmd/internal/bench, go test -bench): ONNX Runtime in process, one line
+// per mode and repetition.
+type RawBench struct {
+	Runs []RawRun
 }
 
-// RawRun is one batch size in one repetition; with Sessions > 0, that
-// many sessions of Threads intra-op threads each at batch 1.
+// RawRun is one mode in one repetition: a batch size on the one session,
+// or (Sessions > 0) that many sessions of Threads intra-op threads each
+// at batch 1.
 type RawRun struct {
-	Rep      int     `json:"rep"`
-	Batch    int64   `json:"batch"`
-	Sessions int     `json:"sessions"`
-	Threads  int     `json:"threads"`
-	RowsPerS float64 `json:"rows_per_s"`
-	Level    Level   `json:"level"`
+	// Rep counts the mode's lines: its k-th line is repetition k.
+	Rep      int
+	Batch    int64
+	Sessions int
+	Threads  int
+	RowsPerS float64
+}
+
+// rawBenchName is BenchmarkRaw's sub-benchmark name: its mode, and the
+// GOMAXPROCS suffix go test adds when it is not 1.
+var rawBenchName = regexp.MustCompile(`^BenchmarkRaw/(?:batch=([0-9]+)|sessions=([0-9]+)x([0-9]+))(?:-[0-9]+)?$`)
+
+// parseRawBench reads BenchmarkRaw's result lines out of go test -bench
+// output (one run's or several appended); the other lines are skipped.
+// The k-th line of a mode is its repetition k, as make bench runs the
+// test binary once per repetition and as -count repeats a mode.
+func parseRawBench(s string) (*RawBench, error) {
+	r := &RawBench{}
+	reps := map[RawRun]int{} // lines so far by mode (a RawRun with only its mode set)
+	for _, b := range parseGoBench(s) {
+		m := rawBenchName.FindStringSubmatch(b.name)
+		if m == nil {
+			continue
+		}
+		rows, err := strconv.ParseFloat(b.metrics["rows/s"], 64)
+		if err != nil || rows < 0 {
+			return nil, fmt.Errorf("%s: no rows/s (%q)", b.name, b.metrics["rows/s"])
+		}
+		run := RawRun{Batch: 1}
+		if m[1] != "" {
+			run.Batch, err = strconv.ParseInt(m[1], 10, 64)
+		} else {
+			run.Sessions, err = strconv.Atoi(m[2])
+			if err == nil {
+				run.Threads, err = strconv.Atoi(m[3])
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", b.name, err)
+		}
+		reps[run]++
+		run.Rep, run.RowsPerS = reps[run], rows
+		r.Runs = append(r.Runs, run)
+	}
+	if len(r.Runs) == 0 {
+		return nil, errors.New("no BenchmarkRaw result line")
+	}
+	return r, nil
 }
 
 // Wrk is what build/bench-wrk.lua writes when a wrk run ends.
@@ -220,6 +266,23 @@ func (a *artifacts) json(name string, v any) (bool, error) {
 		return false, fmt.Errorf("%s: %w", name, err)
 	}
 	return true, nil
+}
+
+// rawBench reads BenchmarkRaw's result lines from the file name; nil when
+// it is missing.
+func (a *artifacts) rawBench(name string) (*RawBench, error) {
+	b, err := os.ReadFile(filepath.Join(a.dir, name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	r, err := parseRawBench(string(b))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return r, nil
 }
 
 // optional decodes the file name into a new T; nil when it is missing.

@@ -7,8 +7,8 @@
 // the steps that failed.
 //
 // It is a module of its own, with types of its own for the files it reads
-// (svc bench's JSON report, rawbatch's, wrk's summary, pprof's text
-// output), so that the product's module carries none of it.
+// (svc bench's JSON report, go test -bench's result lines, wrk's summary,
+// pprof's text output), so that the product's module carries none of it.
 //
 //	cd build/benchreport && go run . -dir ../artifacts/bench -out ../../BENCHMARKS.md
 package main
@@ -64,7 +64,7 @@ type data struct {
 	tail     []tailRun
 	profiles []profile
 	tuning   tuning
-	rawbatch *RawBatch
+	rawBatch *RawBench
 	memory   memory
 	sweeps   []sweep
 	goBench  string

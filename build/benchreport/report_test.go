@@ -91,17 +91,17 @@ func TestTables(t *testing.T) {
 		row              []string
 		want             []string
 	}{
-		// served-cls-raw.json: batch 1 1279.3, batch 8 1369.6, 2 sessions
-		// 1292 rows/s; the baseline is the highest, 1369.6.
+		// served-cls-raw.txt: batch 1 1279, batch 8 1370, 2 sessions 1292
+		// rows/s; the baseline is the highest, 1370.
 		{"perf", "Raw baseline", []string{"PaddleOCR cls", "batch 8, one session"}, []string{"1370", "1370"}},
 		{"perf", "Raw baseline", []string{"PaddleOCR cls", "2 sessions × 1 thread, batch 1"}, []string{"1292", ""}},
 		// served-cls-svcbench-c1.json 341.9/s, -c16.json 509.5/s;
 		// served-cls-wrk-c16.json 592 requests in 1.059672 s: 558.7/s.
-		// ÷ 1369.6: 0.250, 0.372, 0.408.
+		// ÷ 1370: 0.250, 0.372, 0.408.
 		{"perf", "Served ÷ raw baseline", []string{"PaddleOCR cls", "v1 JSON", "svc bench"}, []string{"342", "0.25", "510", "0.37", "1370", "≥ 0.60"}},
 		{"perf", "Served ÷ raw baseline", []string{"PaddleOCR cls", "v1 JSON", "wrk"}, []string{"406", "0.30", "559", "0.41", "1370", "≥ 0.60"}},
-		// proto-det-v2-binary.json c=16 51.7/s ÷ served-det-raw.json's best
-		// repetition (2 sessions, 153.6 rows/s).
+		// proto-det-v2-binary.json c=16 51.7/s ÷ served-det-raw.txt's best
+		// repetition (2 sessions, 153.5 rows/s).
 		{"perf", "Served ÷ raw baseline", []string{"PaddleOCR det", "v2 binary", "svc bench"}, []string{"53.8", "0.35", "51.7", "0.34", "154", "≥ 0.85"}},
 		// served-cls-wrk-c16.cpu.json: 1.09 s and 0.249 s of CPU in 1.23 s.
 		{"perf", "Served:", []string{"PaddleOCR cls", "wrk", "16"}, []string{"559", "0.41", "27.72ms", "72.60ms", "89 %", "20 %", "0"}},
@@ -113,23 +113,24 @@ func TestTables(t *testing.T) {
 		// .sched.json waited 0.7214 s in 20231 slices.
 		{"perf", "Tail latency", []string{"default"}, []string{"13901", "188µs", "2.49ms", "8.15ms", "43.4", "15.90ms", "98.2µs", "2.21ms", "22.5"}},
 		{"perf", "Tail latency", []string{"pinned-nogc"}, []string{"29060", "129µs", "215µs", "315µs", "2.4"}},
-		// pinned-det-raw.json: one session of one thread at 105 items/s.
+		// pinned-det-raw.txt: one session of one thread at 104.7 items/s.
 		{"perf", "Server on a core of its own", []string{"PaddleOCR det", "105 items/s (1 session × 1 thread, batch 1)", "v2 binary", "16"}, []string{"89.5", "170.13ms", "0.85"}},
-		// prof-tiny-c16-log.focus-access-log.txt kept 0.13 s of the
-		// server's 9.11 s (.cpu.json), over 8 probes + 278658 requests.
-		{"short", "CPU profiles of the server: parts", []string{"tiny-c16-log", "access-log"}, []string{"`accessLogger\\|LogWriter`", "0.13 s", "1.4 %", "0.5µs"}},
-		// tune-nobatch-rK ÷ tune-default-rK at c=32: 1.4346, 1.0262, median
-		// 1.2304; c=1 p50: 1.7242, 1.5166, median 1.62, worse.
-		{"short", "Batching and session settings", []string{"nobatch", "2"}, []string{"3.07ms (2.85ms–3.28ms)", "319 (289–350)", "366 (307–426)", "19.88ms (16.20ms–23.56ms)", "471 (273–669)", "78.38ms (41.16ms–115.61ms)", "-62 % (0 of 2)", "-42 % (0 of 2)", "+23 % (2 of 2)"}},
-		// side-on-rK ÷ side-off-rK p50: 1804.3/1816.6, 1813.5/1898.5.
-		{"short", "Batching on and off", []string{"on (the defaults)", "2"}, []string{"1.81ms (1.80ms–1.81ms)", "540 (540–541)", "0.974 (0.955–0.993)"}},
-		// rawbatch.json rows/s at batch 8 ÷ batch 1, by repetition:
-		// 488/480.5, 526.4/799.7.
-		{"short", "ONNX Runtime in process by batch size", []string{"8"}, []string{"63.4", "507 (488–526)", "0.84 (0.66–1.02)"}},
-		// memory.json: 70240 and 71860 KiB; 8 probes + 2000, then 8 + 18000.
-		{"short", "Memory of the server", []string{"after run 2"}, []string{"20016", "70.2 MiB", "+2.3 %"}},
-		// mem-type-str: (146544 − 67568) KiB over 4 bodies of 1062419 bytes.
-		{"short", "Memory of the server", []string{"string"}, []string{"125000", "1.01 MiB", "4", "15", "0", "66.0 MiB", "143.1 MiB", "77.1 MiB", "19.0×"}},
+		// prof-tiny-c16-log.focus-access-log.txt kept 0.15 s of the
+		// server's 8.90 s (.cpu.json), over 8 probes + 255430 requests.
+		{"short", "CPU profiles of the server: parts", []string{"tiny-c16-log", "access-log"}, []string{"`accessLogger\\|LogWriter`", "0.15 s", "1.7 %", "0.6µs"}},
+		// tune-nobatch-rK ÷ tune-default-rK at c=32: 623.9/629,
+		// 524/377.7, median 1.1896; c=1 p50: 1737.7/1762.3,
+		// 1840.1/1778.7, median 1.0103, worse.
+		{"short", "Batching and session settings", []string{"nobatch", "2"}, []string{"1.79ms (1.74ms–1.84ms)", "518 (471–565)", "536 (421–651)", "12.58ms (11.81ms–13.34ms)", "574 (524–624)", "50.30ms (41.12ms–59.47ms)", "-1 % (1 of 2)", "+11 % (1 of 2)", "+19 % (1 of 2)"}},
+		// side-on-rK ÷ side-off-rK p50: 1775.6/1752.1, 1885.2/1753.1.
+		{"short", "Batching on and off", []string{"on (the defaults)", "2"}, []string{"1.83ms (1.78ms–1.89ms)", "472 (392–551)", "1.044 (1.013–1.075)"}},
+		// raw-batch.txt rows/s at batch 8 ÷ batch 1, by repetition (the
+		// mode's first and second line): 431.8/792.8, 502.6/743.5.
+		{"short", "ONNX Runtime in process by batch size", []string{"8"}, []string{"58.4", "467 (432–503)", "0.61 (0.54–0.68)"}},
+		// memory.json: 69972 and 72208 KiB; 8 probes + 2000, then 8 + 18000.
+		{"short", "Memory of the server", []string{"after run 2"}, []string{"20016", "70.5 MiB", "+3.2 %"}},
+		// mem-type-str: (147576 − 67400) KiB over 4 bodies of 1062419 bytes.
+		{"short", "Memory of the server", []string{"string"}, []string{"125000", "1.01 MiB", "4", "19", "0", "65.8 MiB", "144.1 MiB", "78.3 MiB", "19.3×"}},
 	}
 	for _, tt := range tests {
 		got := cells(t, md[tt.fixture], tt.heading, tt.row...)[len(tt.row):]
@@ -143,7 +144,7 @@ func TestTables(t *testing.T) {
 }
 
 func TestBaselineModes(t *testing.T) {
-	r := &RawBatch{Runs: []RawRun{
+	r := &RawBench{Runs: []RawRun{
 		{Rep: 1, Batch: 8, RowsPerS: 900}, {Rep: 1, Batch: 1, RowsPerS: 600}, {Rep: 1, Batch: 1, Sessions: 2, Threads: 1, RowsPerS: 1100},
 		{Rep: 2, Batch: 8, RowsPerS: 1200}, {Rep: 2, Batch: 1, RowsPerS: 700}, {Rep: 2, Batch: 1, Sessions: 2, Threads: 1, RowsPerS: 1150},
 		{Rep: 3, Batch: 8, RowsPerS: 880}, {Rep: 3, Batch: 1, RowsPerS: 650}, {Rep: 3, Batch: 1, Sessions: 2, Threads: 1, RowsPerS: 1120},
@@ -162,7 +163,57 @@ func TestBaselineModes(t *testing.T) {
 		t.Errorf("best %d, batch 8 %+v, baseline %v", best, modes[1].items, baseline(r))
 	}
 	if _, best := baselineModes(nil); best != -1 || baseline(nil) != 0 {
-		t.Errorf("no rawbatch: best %d, baseline %v", best, baseline(nil))
+		t.Errorf("no BenchmarkRaw: best %d, baseline %v", best, baseline(nil))
+	}
+}
+
+func TestParseRawBench(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "short", "raw-batch.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two runs of the test binary appended, the modes rotated; -count 2
+	// (each mode twice in a row, GOMAXPROCS 1); other benchmarks among them.
+	countTwo := `pkg: github.com/svc-dev/svc/cmd/internal/bench
+BenchmarkRaw/batch=1 	 100	 10000000 ns/op	 100.0 rows/s	 100.0 runs/s
+BenchmarkRaw/batch=1 	 110	 9090909 ns/op	 110.0 rows/s	 110.0 runs/s
+BenchmarkRawOther/batch=1 	 1	 1 ns/op	 1 rows/s
+BenchmarkPredictTiny-2 	 1	 1 ns/op
+BenchmarkRaw/sessions=2x1 	 400	 2500000 ns/op	 400.0 rows/s	 400.0 runs/s
+BenchmarkRaw/sessions=2x1 	 380	 2631579 ns/op	 380.0 rows/s	 380.0 runs/s
+BenchmarkRaw/sessions=4x1 	 800	 1250000 ns/op	 800.0 rows/s	 800.0 runs/s
+PASS
+`
+	tests := []struct {
+		name, text string
+		want       []RawRun
+		err        string
+	}{
+		{name: "short/raw-batch.txt", text: string(b), want: []RawRun{
+			{Rep: 1, Batch: 1, RowsPerS: 792.8}, {Rep: 1, Batch: 8, RowsPerS: 431.8}, {Rep: 1, Batch: 32, RowsPerS: 783.7},
+			{Rep: 2, Batch: 8, RowsPerS: 502.6}, {Rep: 2, Batch: 32, RowsPerS: 366.2}, {Rep: 2, Batch: 1, RowsPerS: 743.5},
+		}},
+		{name: "-count 2", text: countTwo, want: []RawRun{
+			{Rep: 1, Batch: 1, RowsPerS: 100}, {Rep: 2, Batch: 1, RowsPerS: 110},
+			{Rep: 1, Batch: 1, Sessions: 2, Threads: 1, RowsPerS: 400}, {Rep: 2, Batch: 1, Sessions: 2, Threads: 1, RowsPerS: 380},
+			{Rep: 1, Batch: 1, Sessions: 4, Threads: 1, RowsPerS: 800},
+		}},
+		{name: "no result", text: "goos: linux\n--- FAIL: BenchmarkRaw/batch=8\nFAIL\n", err: "no BenchmarkRaw result line"},
+		{name: "no rows/s", text: "BenchmarkRaw/batch=8-2 \t 10\t 100 ns/op\n", err: `BenchmarkRaw/batch=8-2: no rows/s ("")`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := parseRawBench(tt.text)
+			if tt.err != "" {
+				if err == nil || err.Error() != tt.err {
+					t.Fatalf("error %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(r.Runs, tt.want) {
+				t.Fatalf("runs %+v, %v; want %+v", r, err, tt.want)
+			}
+		})
 	}
 }
 
@@ -313,14 +364,21 @@ func TestMissingArtifacts(t *testing.T) {
 	if _, err := generate(filepath.Join(t.TempDir(), "nope")); err == nil {
 		t.Error("a directory that is not there: no error")
 	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "served-cls-raw.json"), []byte("{"), 0o644); err != nil {
-		t.Fatal(err)
+	for name, text := range map[string]string{
+		"served-cls-svcbench-c1.json": "{",
+		"served-cls-raw.txt":          "--- FAIL: BenchmarkRaw/batch=1\n",
+		"pinned-det-raw.txt":          "BenchmarkRaw/batch=1 \t 10\t 100 ns/op\t x rows/s\n",
+		"raw-batch.txt":               "PASS\n",
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := generate(dir); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("a broken %s: %v, want an error naming it", name, err)
+		}
 	}
-	if _, err := generate(dir); err == nil || !strings.Contains(err.Error(), "served-cls-raw.json") {
-		t.Errorf("a broken file: %v, want an error naming it", err)
-	}
-	if err := run([]string{"-dir", dir, "extra"}, nil); err == nil {
+	if err := run([]string{"-dir", t.TempDir(), "extra"}, nil); err == nil {
 		t.Error("an extra argument: no error")
 	}
 }

@@ -13,6 +13,9 @@ const (
 	fileEnv      = "env.txt"      // key: value lines
 	fileCommands = "commands.txt" // the commands, as they ran
 	fileGoBench  = "go-bench.txt" // go test -bench -benchmem
+	// fileRawBatch is BenchmarkRaw's lines at batch 1, 8 and 32 on
+	// PaddleOCR cls.
+	fileRawBatch = "raw-batch.txt"
 )
 
 var jsonFile = regexp.MustCompile(`^.*\.json$`)
@@ -102,8 +105,8 @@ func writeCommands(w *doc, d *data) {
 // goBench is one result line of go test -bench -benchmem.
 type goBench struct {
 	pkg, name string
-	metrics   map[string]string // by unit
-	other     []string          // "VALUE UNIT" of the other units
+	metrics   map[string]string // by unit, every unit
+	other     []string          // "VALUE UNIT" of the units beside ns/op, MB/s, B/op and allocs/op
 }
 
 // parseGoBench reads the result lines of go test -bench output.
@@ -126,9 +129,10 @@ func parseGoBench(s string) []goBench {
 		}
 		b := goBench{pkg: pkg, name: f[0], metrics: map[string]string{}}
 		for i := 2; i+1 < len(f); i += 2 {
-			switch unit := f[i+1]; unit {
+			unit := f[i+1]
+			b.metrics[unit] = f[i]
+			switch unit {
 			case "ns/op", "MB/s", "B/op", "allocs/op":
-				b.metrics[unit] = f[i]
 			default:
 				b.other = append(b.other, f[i]+" "+unit)
 			}

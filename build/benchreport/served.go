@@ -36,11 +36,12 @@ var ratioTargets = []struct {
 const ratioLevel = 16
 
 // servedModel is build/bench-served.sh's runs of one model: the raw
-// baseline (served-MODEL-raw.json) and, per concurrency, svc bench's and
-// wrk's runs against one server, each with the CPU both sides used.
+// baseline (served-MODEL-raw.txt, BenchmarkRaw's lines) and, per
+// concurrency, svc bench's and wrk's runs against one server, each with
+// the CPU both sides used.
 type servedModel struct {
 	key    string
-	raw    *RawBatch
+	raw    *RawBench
 	levels []servedLevel
 }
 
@@ -52,14 +53,14 @@ type servedLevel struct {
 	wrkCPU   *LoadCPU
 }
 
-var servedFile = regexp.MustCompile(`^served-([a-z0-9]+)-(raw|svcbench-c([0-9]+)|wrk-c([0-9]+))\.json$`)
+var servedFile = regexp.MustCompile(`^served-([a-z0-9]+)-(raw\.txt|svcbench-c([0-9]+)\.json|wrk-c([0-9]+)\.json)$`)
 
 func loadServed(a *artifacts, d *data) error {
 	var models keyed[servedModel]
 	for _, m := range a.match(servedFile) {
 		sm := models.at(m[1], func() servedModel { return servedModel{key: m[1]} })
-		if m[2] == "raw" {
-			raw, err := optional[RawBatch](a, m[0])
+		if m[2] == "raw.txt" {
+			raw, err := a.rawBench(m[0])
 			if err != nil {
 				return err
 			}
@@ -101,18 +102,18 @@ func (m *servedModel) level(c int) *servedLevel {
 	return &m.levels[len(m.levels)-1]
 }
 
-// baselineMode is one in-process mode of rawbatch: items/s over the
+// baselineMode is one in-process mode of BenchmarkRaw: items/s over the
 // repetitions.
 type baselineMode struct {
 	label string
 	items stat
 }
 
-// baselineModes lists rawbatch's modes (each batch size on one session,
+// baselineModes lists BenchmarkRaw's modes (each batch size on one session,
 // and N sessions × T threads at batch 1) and the strongest: the mode whose
 // best repetition reached the most items/s. The baseline is that
 // repetition's items/s.
-func baselineModes(r *RawBatch) (modes []baselineMode, best int) {
+func baselineModes(r *RawBench) (modes []baselineMode, best int) {
 	if r == nil {
 		return nil, -1
 	}
@@ -157,7 +158,7 @@ func plural(n int, s string) string {
 }
 
 // baseline is the model's raw baseline in items/s (0: not measured).
-func baseline(r *RawBatch) float64 {
+func baseline(r *RawBench) float64 {
 	modes, best := baselineModes(r)
 	if best < 0 {
 		return 0
@@ -264,7 +265,7 @@ func writeBaseline(w *doc, d *data) {
 			t.row(title(modelTitles, m.key), x.label, x.items.format(rps), mark)
 		}
 	}
-	w.section("Raw baseline: ONNX Runtime in process (build/bench-served.sh, rawbatch)", t)
+	w.section("Raw baseline: ONNX Runtime in process (build/bench-served.sh, BenchmarkRaw)", t)
 }
 
 func writeServed(w *doc, d *data) {
@@ -360,16 +361,16 @@ func writeProtocols(w *doc, d *data) {
 	w.section("Protocols: served ÷ in-process ONNX Runtime of the same run (build/bench-protocols.sh)", t)
 }
 
-// pinnedModel is build/bench-pinned.sh's runs of one model: rawbatch on
-// CPU 0 alone (pinned-MODEL-raw.json) and svc bench on CPU 1 against the
+// pinnedModel is build/bench-pinned.sh's runs of one model: BenchmarkRaw
+// on CPU 0 alone (pinned-MODEL-raw.txt) and svc bench on CPU 1 against the
 // server on CPU 0, per protocol (pinned-MODEL-PROTOCOL.json).
 type pinnedModel struct {
 	key  string
-	raw  *RawBatch
+	raw  *RawBench
 	runs map[string]*Report
 }
 
-var pinnedFile = regexp.MustCompile(`^pinned-([a-z0-9]+)-([a-z0-9-]+)\.json$`)
+var pinnedFile = regexp.MustCompile(`^pinned-([a-z0-9]+)-(?:(raw)\.txt|([a-z0-9-]+)\.json)$`)
 
 func loadPinned(a *artifacts, d *data) error {
 	var models keyed[pinnedModel]
@@ -377,9 +378,9 @@ func loadPinned(a *artifacts, d *data) error {
 		pm := models.at(m[1], func() pinnedModel { return pinnedModel{key: m[1], runs: map[string]*Report{}} })
 		var err error
 		if m[2] == "raw" {
-			pm.raw, err = optional[RawBatch](a, m[0])
+			pm.raw, err = a.rawBench(m[0])
 		} else {
-			pm.runs[m[2]], err = optional[Report](a, m[0])
+			pm.runs[m[3]], err = optional[Report](a, m[0])
 		}
 		if err != nil {
 			return err

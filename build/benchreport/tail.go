@@ -40,7 +40,7 @@ func loadTail(a *artifacts, d *data) error {
 			return err
 		}
 		if r.wrk.DurationUS <= 0 {
-			continue // not a wrk summary (tail-bodies.json is rawbatch's)
+			continue // not a wrk summary
 		}
 		var err error
 		if r.cpu, err = optional[LoadCPU](a, "tail-"+r.key+".cpu.json"); err != nil {

@@ -58,7 +58,7 @@ func loadTuning(a *artifacts, d *data) error {
 	}
 	d.tuning.settings = ordered(names, tuneOrder)
 	var err error
-	d.rawbatch, err = optional[RawBatch](a, "rawbatch.json")
+	d.rawBatch, err = a.rawBench(fileRawBatch)
 	return err
 }
 
@@ -192,7 +192,7 @@ func writeSide(w *doc, d *data) {
 }
 
 // rowsAt are rows/s at batch b on the one session, by repetition.
-func (r *RawBatch) rowsAt(b int64) map[int]float64 {
+func (r *RawBench) rowsAt(b int64) map[int]float64 {
 	out := map[int]float64{}
 	for _, run := range r.Runs {
 		if run.Batch == b && run.Sessions == 0 {
@@ -203,7 +203,7 @@ func (r *RawBatch) rowsAt(b int64) map[int]float64 {
 }
 
 func writeRawBatch(w *doc, d *data) {
-	r := d.rawbatch
+	r := d.rawBatch
 	if r == nil {
 		return
 	}
@@ -228,5 +228,5 @@ func writeRawBatch(w *doc, d *data) {
 		s := statOf(vals)
 		t.row(strconv.FormatInt(b, 10), rps(s.median/float64(b)), s.format(rps), statOf(rel).format(func(v float64) string { return fmt.Sprintf("%.2f", v) }))
 	}
-	w.section("ONNX Runtime in process by batch size: PaddleOCR cls, one session (build/bench.sh, rawbatch)", t)
+	w.section("ONNX Runtime in process by batch size: PaddleOCR cls, one session (build/bench.sh, BenchmarkRaw)", t)
 }

@@ -20,12 +20,12 @@
 //     The exceptions are single edges (Config.ProtocolImports): the gRPC
 //     codec of the Open Inference Protocol, transport/grpc, imports the
 //     protocol's model in transport/oip.
-//   - the benchmark tooling left in the module (cmd/internal/bench, which
-//     is svc bench, and cmd/rawbatch) is imported only from cmd/, and
-//     nothing imports its main package. The rest of the tooling is in
-//     modules of its own that svc's go.mod does not require, so no
-//     package of svc can import it: build/benchreport (BENCHMARKS.md's
-//     tables, the soak) and ci/browser (the browser test).
+//   - the benchmark tooling left in the module (cmd/internal/bench: svc
+//     bench, and BenchmarkRaw, the in-process baseline of make bench) is
+//     imported only from cmd/. The rest of the tooling is in modules of its
+//     own that svc's go.mod does not require, so no package of svc can
+//     import it: build/benchreport (BENCHMARKS.md's tables, the soak) and
+//     ci/browser (the browser test).
 //
 // The rules (Check) are a pure function of a Graph, so that they can be
 // tested on synthetic graphs; Load builds the Graph of the real module.
@@ -97,8 +97,6 @@ type Config struct {
 	// BenchTooling lists the roots of the benchmark tooling, which only
 	// packages under cmd/ may import.
 	BenchTooling []string
-	// Mains lists main packages that nothing may import.
-	Mains []string
 	// Runtime is the import path of the ONNX Runtime binding, the one
 	// package outside the module that the graph records.
 	Runtime string
@@ -119,8 +117,7 @@ func DefaultConfig() Config {
 		// The gRPC codec decodes into the protocol's model.
 		ProtocolImports: []Import{{From: "transport/grpc", To: "transport/oip"}},
 		TestHelpers:     []string{"providers/internal/providertest", "core/registry/hubtest"},
-		BenchTooling:    []string{"cmd/internal/bench", "cmd/rawbatch"},
-		Mains:           []string{"cmd/rawbatch"},
+		BenchTooling:    []string{"cmd/internal/bench"},
 		Runtime:         "github.com/yalue/onnxruntime_go",
 		Pure:            []string{"core", "core/sched/...", "core/internal/...", "core/tensor/..."},
 	}
@@ -213,13 +210,6 @@ var Rules = []Rule{
 		Doc:  "the lifecycle (core), the scheduler (core/sched) and their building blocks must not depend on the ONNX Runtime binding, directly or through another package; only core/session and the packages beside it may",
 		breaks: func(c Config, e Edge) bool {
 			return c.pure(e.From) && c.bound[e.To]
-		},
-	},
-	{
-		Name: "mains-not-imported",
-		Doc:  "nothing may import a benchmark main package",
-		breaks: func(c Config, e Edge) bool {
-			return slices.Contains(c.Mains, e.To)
 		},
 	},
 }

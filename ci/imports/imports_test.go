@@ -42,7 +42,7 @@ func TestCheck(t *testing.T) {
 				"transport/grpc":                  {Imports: []string{"transport", "transport/grpc/inferencepb", "transport/oip"}, TestImports: []string{"transport/oip"}},
 				"transport/grpc/inferencepb":      {Imports: []string{"transport/grpc"}},
 				"openapi":                         {Imports: []string{"core", "transport"}},
-				"cmd/rawbatch":                    {Imports: []string{"cmd/internal/bench", "cmd/internal/bench/stats"}},
+				"cmd/internal/bench":              {Imports: []string{"core", "core/session", "transport/rest"}, TestImports: []string{"providers/all"}},
 				"cmd/svc": {Imports: []string{"core", "core/config", "providers", "providers/all", "transport", "transport/rest",
 					"transport/grpc", "transport/oip", "openapi", "cmd/internal/bench"}},
 				"cmd/svc/x": {TestImports: []string{"cmd/svc/x"}}, // an external test imports its own package
@@ -160,17 +160,9 @@ func TestCheck(t *testing.T) {
 			want:  []string{"bench-in-cmd: transport -> cmd/internal/bench/stats"},
 		},
 		{
-			name:  "a core test imports rawbatch",
-			graph: Graph{"core": {TestImports: []string{"cmd/rawbatch"}}},
-			want:  []string{"bench-in-cmd: core -> cmd/rawbatch", "mains-not-imported: core -> cmd/rawbatch"},
-		},
-		{
-			name: "cmd imports the bench main",
-			graph: Graph{
-				"cmd/svc":            {Imports: []string{"cmd/rawbatch"}},
-				"cmd/internal/bench": {TestImports: []string{"cmd/rawbatch"}},
-			},
-			want: []string{"mains-not-imported: cmd/internal/bench -> cmd/rawbatch", "mains-not-imported: cmd/svc -> cmd/rawbatch"},
+			name:  "a session test imports the bench",
+			graph: Graph{"core/session": {TestImports: []string{"cmd/internal/bench"}}},
+			want:  []string{"bench-in-cmd: core/session -> cmd/internal/bench"},
 		},
 		{
 			name:  "a non-test import of a test helper is checked",

@@ -393,7 +393,7 @@ func (o *Options) runRaw(ctx context.Context, info Info, bodies [][]byte, r *Rep
 	if err != nil {
 		return skip(oneLine(err.Error()), err)
 	}
-	if _, err := rawOp(pred, inputs)(ctx, 0, 0); err != nil {
+	if _, err := rawOp([]Predictor{pred}, inputs)(ctx, 0, 0); err != nil {
 		return skip("the in-process run fails: "+oneLine(err.Error()), err)
 	}
 	for _, c := range o.Concurrency {
@@ -401,7 +401,7 @@ func (o *Options) runRaw(ctx context.Context, info Info, bodies [][]byte, r *Rep
 			break
 		}
 		o.progress("raw        concurrency %d …", c)
-		l := RunLevel(ctx, c, o.Warmup, Bounds{o.Duration, o.Requests}, rawOp(pred, inputs))
+		l := RunLevel(ctx, c, o.Warmup, Bounds{o.Duration, o.Requests}, rawOp([]Predictor{pred}, inputs))
 		o.progressLevel(l)
 		r.Raw = append(r.Raw, l)
 	}

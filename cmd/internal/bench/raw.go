@@ -122,10 +122,12 @@ func DecodeBodies(p Predictor, bodies [][]byte) ([][]*tensor.Tensor, error) {
 	return out, nil
 }
 
-// rawOp runs Predict on pre-decoded inputs: inference only.
-func rawOp(p Predictor, inputs [][]*tensor.Tensor) Op {
+// rawOp runs Predict on pre-decoded inputs: inference only. Worker w runs
+// on ps[w % len(ps)]: one session shared by every worker, or one session
+// per worker.
+func rawOp(ps []Predictor, inputs [][]*tensor.Tensor) Op {
 	return func(ctx context.Context, w int, seq int64) (int, error) {
-		res, err := p.Predict(ctx, inputs[(int64(w)+seq)%int64(len(inputs))])
+		res, err := ps[w%len(ps)].Predict(ctx, inputs[(int64(w)+seq)%int64(len(inputs))])
 		if err != nil {
 			return 0, err
 		}
