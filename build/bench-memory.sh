@@ -12,14 +12,17 @@
 #     with one request, then MEM_INFLIGHT concurrent requests of about
 #     1 MiB each (most of them wait for a session with their input decoded);
 #     idle RSS before, peak during, then RSS every second for MEM_SETTLE
-#     seconds after the last answer.
+#     seconds after the last answer. Twice: with the defaults, and with the
+#     idle reclaimer off (runtime.release_memory_after: 0s), which shows
+#     what the reclaimer gives back.
 #
 # build/bench.sh runs it; it also runs alone (then build/benchreport reports
 # what it wrote). Writes $OUT/mem-type-T.json (svc bench),
 # mem-type-T.rss.json, mem-type-T.mprof and mem-type-T.alloc.txt (Go's
 # allocation profile of the server, and its top sites by bytes),
 # mem-inflight.json, mem-inflight.rss.json and
-# mem-inflight.metrics.txt (Go's heap figures after the burst);
+# mem-inflight.metrics.txt (Go's heap figures after the burst), and the
+# same as mem-inflight-noreclaim.*;
 # appends to commands.txt. Knobs: SVC, OUT, MEM_TYPES (all 14), MEM_CONC
 # (4), MEM_DURATION (2s), MEM_INFLIGHT (16), MEM_SLOW_BATCH (384 rows of
 # 256 floats, about 1 MiB), MEM_BURST (3s), MEM_SETTLE (5), MEM_ENV (extra
@@ -101,11 +104,13 @@ for t in $MEM_TYPES; do
 	fi
 done
 
-# 2. In flight and after the burst.
+# 2. In flight and after the burst: inflight VARIANT [SERVE_ARGS...]
+#    ("" for the defaults).
 inflight() {
-	local pre=$OUT/mem-inflight shape="x=$MEM_SLOW_BATCH,256" idle peak end after=() i
-	show "${SERVER_ENV:+$SERVER_ENV }$SVC serve $SLOW --host 127.0.0.1 --port 0 &"
-	start_server "$pre.serve.out" "$SLOW" || return 1
+	local pre=$OUT/mem-inflight${1:+-$1} shape="x=$MEM_SLOW_BATCH,256" idle peak end after=() i
+	shift
+	show "${SERVER_ENV:+$SERVER_ENV }$SVC serve $SLOW${*:+ $*} --host 127.0.0.1 --port 0 &"
+	start_server "$pre.serve.out" "$SLOW" "$@" || return 1
 	show "$SVC bench --url $SERVER_URL --shape $shape --concurrency 1 --requests 1 --warmup 0s --no-raw --json > $pre-warm.json"
 	run "$SVC" bench --url "$SERVER_URL" --shape "$shape" --concurrency 1 --requests 1 --warmup 0s --no-raw --json \
 		>"$pre-warm.json" 2>>"$OUT/memory.log" || return 1
@@ -143,9 +148,17 @@ inflight() {
 	stop_server
 	rm -f "$pre.serve.out.err"
 }
-if ! inflight; then
-	echo "bench-memory: in-flight run failed: $(tail -n 2 "$OUT/memory.log")" >&2
-	[ -n "${SERVER_PID:-}" ] && stop_server
-	status=1
-fi
+mkdir -p "$OUT/cfg"
+printf 'runtime:\n  release_memory_after: 0s\n' >"$OUT/cfg/noreclaim.yml"
+show "printf 'runtime:\\n  release_memory_after: 0s\\n' > $OUT/cfg/noreclaim.yml"
+for variant in "" noreclaim; do
+	args=()
+	[ -n "$variant" ] && args=(-c "$OUT/cfg/$variant.yml")
+	if ! inflight "$variant" ${args[@]+"${args[@]}"}; then
+		echo "bench-memory: in-flight run ${variant:-defaults} failed: $(tail -n 2 "$OUT/memory.log")" >&2
+		[ -n "${SERVER_PID:-}" ] && stop_server
+		SERVER_PID=
+		status=1
+	fi
+done
 exit $status

@@ -176,34 +176,48 @@ step memory $?
 run env SVC="$SVC" OUT="$OUT" build/bench-memory.sh
 step memory_load $?
 
-# 4. Dynamic batching and session settings on PaddleOCR cls, served: one
-#    configuration file per setting (the rest at the defaults), REPS
-#    rounds, each running every setting once in a different order, so that
-#    the machine's other load hits them alike; the report takes medians and
-#    compares each setting with the defaults' run of the same round.
-#    default and nobatch also run at concurrency 32 (the batching target).
+# 4. Dynamic batching, session settings and the self-tuning controllers,
+#    served: one configuration file per setting (the rest at the defaults),
+#    REPS rounds, each running every setting once in a different order, so
+#    that the machine's other load hits them alike; the report takes
+#    medians and compares each setting with its group's defaults in the
+#    same round. PaddleOCR cls: batching off or fixed at max_batch_size
+#    (against the batch size controller), threads, spinning, workers,
+#    adaptive threads (the session-mode controller on), Go's processors
+#    fixed at the cores and at one more (against the Go-processor
+#    controller, which gives cls's long runs one more). The tiny model
+#    (settings tiny_*, compared with tiny_default): Go's processors fixed at
+#    one more than the cores, what the controller spares its short runs.
+#    default, nobatch, fixedbatch and the tiny ones also run at concurrency
+#    32.
 # config NAME CONTENT: write a configuration file, showing the command.
 config() {
 	show "printf '$2' > $OUT/cfg/$1.yml"
 	printf '%b' "$2" >"$OUT/cfg/$1.yml"
 }
+CORES=$(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc)
 config default '# the built-in defaults: ONNX Runtime threads, spinning off, batching on (max_batch_size 32)\n'
 config nobatch 'batching:\n  enabled: false\n'
+config fixedbatch 'batching:\n  adaptive: false\n'
 config threads1 'runtime:\n  intra_op_threads: 1\n'
 config threads2 'runtime:\n  intra_op_threads: 2\n'
 config spinning 'runtime:\n  spinning: true\n'
-TUNE=(default nobatch threads1 threads2 spinning workers2)
+config adaptive 'runtime:\n  adaptive_threads: true\n'
+config procscores "runtime:\\n  go_procs: $CORES\\n"
+config procsplus1 "runtime:\\n  go_procs: $((CORES + 1))\\n"
+TUNE=(default nobatch fixedbatch threads1 threads2 spinning workers2 adaptive procscores procsplus1 tiny_default tiny_procsplus1)
 tune_run() {
-	local name=$1 rep=$2 cfg="$OUT/cfg/$1.yml" levels=1,8 extra=()
+	local name=$1 rep=$2 cfg="$OUT/cfg/${1#tiny_}.yml" levels=1,8 model=$CLS shape=(--shape "$CLS_SHAPE") extra=()
 	case $name in
-	default | nobatch) levels=1,8,32 ;;
+	default | nobatch | fixedbatch) levels=1,8,32 ;;
 	workers2) cfg="$OUT/cfg/default.yml" extra=(-- --workers 2) ;;
+	tiny_*) levels=1,8,32 model=$TINY shape=() ;;
 	esac
 	if [ "$rep" = 1 ]; then
-		show "$SVC bench $CLS --shape $CLS_SHAPE --concurrency $levels --duration $TUNE_DURATION --warmup $TUNE_WARMUP --no-raw -c $cfg --json${extra[*]:+ ${extra[*]}} > $OUT/tune-$name-r1.json   # and -r2 … -r$REPS, interleaved"
+		show "$SVC bench $model ${shape[*]:+${shape[*]} }--concurrency $levels --duration $TUNE_DURATION --warmup $TUNE_WARMUP --no-raw -c $cfg --json${extra[*]:+ ${extra[*]}} > $OUT/tune-$name-r1.json   # and -r2 … -r$REPS, interleaved"
 	fi
 	echo "bench: tuning $name, round $rep of $REPS" >&2
-	run "$SVC" bench "$CLS" --shape "$CLS_SHAPE" --concurrency "$levels" --duration "$TUNE_DURATION" --warmup "$TUNE_WARMUP" \
+	run "$SVC" bench "$model" ${shape[@]+"${shape[@]}"} --concurrency "$levels" --duration "$TUNE_DURATION" --warmup "$TUNE_WARMUP" \
 		--no-raw -c "$cfg" --json "${extra[@]}" >"$OUT/tune-$name-r$rep.json" 2>>"$OUT/tune.log"
 }
 tune_status=0

@@ -22,13 +22,29 @@ var (
 // over many requests, and build/bench-memory.sh's runs per element type and
 // of requests in flight.
 type memory struct {
-	check    *RSSCheck
-	runs     [2]*Report // memory-1.json, memory-2.json
-	types    []memType
+	check *RSSCheck
+	runs  [2]*Report // memory-1.json, memory-2.json
+	types []memType
+	// bursts are the in-flight runs: the defaults' and the variants', in
+	// burstOrder.
+	bursts []burst
+}
+
+// burst is one in-flight run of build/bench-memory.sh: mem-inflight.* (the
+// defaults) or mem-inflight-VARIANT.*.
+type burst struct {
+	variant  string
 	inflight *InflightRSS
-	burst    *Report
+	run      *Report
 	goMem    map[string]float64 // go_memstats_NAME_bytes after the burst, by NAME
 }
+
+// burstOrder and burstTitles are the in-flight runs' variants, in column
+// order, with their titles: "" is the defaults'.
+var (
+	burstOrder  = []string{"", "noreclaim"}
+	burstTitles = map[string]string{"": "defaults", "noreclaim": "release_memory_after: 0s"}
+)
 
 type memType struct {
 	rss TypeRSS
@@ -60,13 +76,24 @@ func loadMemory(a *artifacts, d *data) error {
 		types.at(f[1], func() memType { return x })
 	}
 	m.types = types.in(typeOrder)
-	if m.inflight, err = optional[InflightRSS](a, "mem-inflight.rss.json"); err != nil {
-		return err
+	for _, v := range burstOrder {
+		pre := "mem-inflight"
+		if v != "" {
+			pre += "-" + v
+		}
+		b := burst{variant: v}
+		if b.inflight, err = optional[InflightRSS](a, pre+".rss.json"); err != nil {
+			return err
+		}
+		if b.run, err = optional[Report](a, pre+".json"); err != nil {
+			return err
+		}
+		if b.inflight == nil || b.run == nil {
+			continue
+		}
+		b.goMem = parseGoMem(a.text(pre + ".metrics.txt"))
+		m.bursts = append(m.bursts, b)
 	}
-	if m.burst, err = optional[Report](a, "mem-inflight.json"); err != nil {
-		return err
-	}
-	m.goMem = parseGoMem(a.text("mem-inflight.metrics.txt"))
 	return nil
 }
 
@@ -166,42 +193,82 @@ func typesTable(m memory) *table {
 }
 
 func inflightTable(m memory) *table {
-	t := newTable(1, "in flight", "")
-	in, r := m.inflight, m.burst
-	if in == nil || r == nil {
+	head := []string{"in flight"}
+	for _, b := range m.bursts {
+		head = append(head, title(burstTitles, b.variant))
+	}
+	t := newTable(1, head...)
+	if len(m.bursts) == 0 {
 		return t
 	}
-	n, errs := served(r)
-	body := float64(r.Settings.BodyBytes)
-	t.row("input x", fmt.Sprintf("[%d, 256], %s of JSON", in.Batch, mibBytes(body)))
-	if in.Env != "" {
-		t.row("server environment", in.Env)
+	// row adds a row of one cell per run, when any run has one.
+	row := func(name string, cell func(b burst) string) {
+		cells := []string{name}
+		filled := false
+		for _, b := range m.bursts {
+			c := cell(b)
+			filled = filled || c != ""
+			cells = append(cells, c)
+		}
+		if filled {
+			t.row(cells...)
+		}
 	}
-	t.row("concurrency", strconv.Itoa(in.Concurrency))
-	t.row("requests (failed)", fmt.Sprintf("%d (%d)", n, errs))
-	if l := r.first(); l.ok() {
-		t.row("answered after", fmt.Sprintf("%s to %s", us(l.LatencyUS.Min), us(l.LatencyUS.Max)))
+	row("input x", func(b burst) string {
+		return fmt.Sprintf("[%d, 256], %s of JSON", b.inflight.Batch, mibBytes(float64(b.run.Settings.BodyBytes)))
+	})
+	row("server environment", func(b burst) string { return b.inflight.Env })
+	row("concurrency", func(b burst) string { return strconv.Itoa(b.inflight.Concurrency) })
+	row("requests (failed)", func(b burst) string {
+		n, errs := served(b.run)
+		return fmt.Sprintf("%d (%d)", n, errs)
+	})
+	row("answered after", func(b burst) string {
+		if l := b.run.first(); l.ok() {
+			return fmt.Sprintf("%s to %s", us(l.LatencyUS.Min), us(l.LatencyUS.Max))
+		}
+		return ""
+	})
+	row("idle, after one request", func(b burst) string { return mib(b.inflight.IdleKiB) })
+	row("peak (VmHWM)", func(b burst) string { return mib(b.inflight.PeakKiB) })
+	row("peak − idle", func(b burst) string { return mib(b.inflight.PeakKiB - b.inflight.IdleKiB) })
+	row("(peak − idle) ÷ bodies in flight", func(b burst) string {
+		in, body := b.inflight, float64(b.run.Settings.BodyBytes)
+		if body <= 0 || in.Concurrency <= 0 {
+			return ""
+		}
+		return fmt.Sprintf("%.1f×", float64(in.PeakKiB-in.IdleKiB)*1024/(float64(in.Concurrency)*body))
+	})
+	row("at the last answer", func(b burst) string { return mib(b.inflight.EndKiB) })
+	settle := 0
+	for _, b := range m.bursts {
+		settle = max(settle, len(b.inflight.AfterKiB))
 	}
-	t.row("idle, after one request", mib(in.IdleKiB))
-	t.row("peak (VmHWM)", mib(in.PeakKiB))
-	t.row("peak − idle", mib(in.PeakKiB-in.IdleKiB))
-	if body > 0 && in.Concurrency > 0 {
-		t.row("(peak − idle) ÷ bodies in flight", fmt.Sprintf("%.1f×", float64(in.PeakKiB-in.IdleKiB)*1024/(float64(in.Concurrency)*body)))
+	for i := 0; i < settle; i++ {
+		row(fmt.Sprintf("%d s after", i+1), func(b burst) string {
+			if i < len(b.inflight.AfterKiB) {
+				return mib(b.inflight.AfterKiB[i])
+			}
+			return ""
+		})
 	}
-	t.row("at the last answer", mib(in.EndKiB))
-	for i, kib := range in.AfterKiB {
-		t.row(fmt.Sprintf("%d s after", i+1), mib(kib))
-	}
-	if k := len(in.AfterKiB); k > 0 && in.PeakKiB > in.IdleKiB {
-		t.row(fmt.Sprintf("given back %d s after (of what the burst added)", k), pct(float64(in.PeakKiB-in.AfterKiB[k-1])/float64(in.PeakKiB-in.IdleKiB)))
-	}
+	row(fmt.Sprintf("given back %d s after (of what the burst added)", settle), func(b burst) string {
+		in := b.inflight
+		if k := len(in.AfterKiB); k > 0 && in.PeakKiB > in.IdleKiB {
+			return pct(float64(in.PeakKiB-in.AfterKiB[k-1]) / float64(in.PeakKiB-in.IdleKiB))
+		}
+		return ""
+	})
 	for _, g := range []struct{ key, name string }{
 		{"heap_inuse", "Go heap in use"}, {"heap_idle", "Go heap idle"},
 		{"heap_released", "Go heap returned to the system"}, {"next_gc", "Go's next GC at"},
 	} {
-		if v, ok := m.goMem[g.key]; ok {
-			t.row(g.name, mibBytes(v))
-		}
+		row(g.name, func(b burst) string {
+			if v, ok := b.goMem[g.key]; ok {
+				return mibBytes(v)
+			}
+			return ""
+		})
 	}
 	return t
 }

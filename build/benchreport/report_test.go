@@ -121,7 +121,7 @@ func TestTables(t *testing.T) {
 		// tune-nobatch-rK ÷ tune-default-rK at c=32: 623.9/629,
 		// 524/377.7, median 1.1896; c=1 p50: 1737.7/1762.3,
 		// 1840.1/1778.7, median 1.0103, worse.
-		{"short", "Batching and session settings", []string{"nobatch", "2"}, []string{"1.79ms (1.74ms–1.84ms)", "518 (471–565)", "536 (421–651)", "12.58ms (11.81ms–13.34ms)", "574 (524–624)", "50.30ms (41.12ms–59.47ms)", "-1 % (1 of 2)", "+11 % (1 of 2)", "+19 % (1 of 2)"}},
+		{"short", "Batching, session settings and the self-tuning controllers", []string{"nobatch", "2"}, []string{"1.79ms (1.74ms–1.84ms)", "518 (471–565)", "536 (421–651)", "12.58ms (11.81ms–13.34ms)", "574 (524–624)", "50.30ms (41.12ms–59.47ms)", "-1 % (1 of 2)", "+11 % (1 of 2)", "+19 % (1 of 2)"}},
 		// side-on-rK ÷ side-off-rK p50: 1775.6/1752.1, 1885.2/1753.1.
 		{"short", "Batching on and off", []string{"on (the defaults)", "2"}, []string{"1.83ms (1.78ms–1.89ms)", "472 (392–551)", "1.044 (1.013–1.075)"}},
 		// raw-batch.txt rows/s at batch 8 ÷ batch 1, by repetition (the
@@ -234,6 +234,45 @@ func TestVersus(t *testing.T) {
 	}
 	if got := versus(alt, def, rpsAt8); got != "" {
 		t.Errorf("no level 8: %q", got)
+	}
+}
+
+func TestComparedWith(t *testing.T) {
+	for _, tt := range []struct{ give, want string }{
+		{"default", ""}, {"tiny_default", ""}, {"nobatch", "default"}, {"procsplus1", "default"},
+		{"tiny_procsplus1", "tiny_default"}, {"det_nobatch", "det_default"},
+	} {
+		if got := comparedWith(tt.give); got != tt.want {
+			t.Errorf("comparedWith(%q) = %q, want %q", tt.give, got, tt.want)
+		}
+	}
+}
+
+// TestInflightVariants: the in-flight table has a column per run, and a row
+// only one run has is kept, empty in the other's column.
+func TestInflightVariants(t *testing.T) {
+	run := &Report{Served: []Level{{Concurrency: 16, Requests: 32}}}
+	run.Settings.BodyBytes = 1 << 20
+	m := memory{bursts: []burst{
+		{variant: "", run: run, inflight: &InflightRSS{Batch: 384, Concurrency: 16, IdleKiB: 100 << 10, PeakKiB: 300 << 10, EndKiB: 290 << 10, AfterKiB: []int64{280 << 10, 120 << 10}}},
+		{variant: "noreclaim", run: run, inflight: &InflightRSS{Batch: 384, Concurrency: 16, IdleKiB: 100 << 10, PeakKiB: 300 << 10, EndKiB: 290 << 10, AfterKiB: []int64{285 << 10, 284 << 10}, Env: "GOGC=50"}},
+	}}
+	tb := inflightTable(m)
+	if !slices.Equal(tb.head, []string{"in flight", "defaults", "release_memory_after: 0s"}) {
+		t.Fatalf("head %q", tb.head)
+	}
+	rows := map[string][]string{}
+	for _, r := range tb.rows {
+		rows[r[0]] = r[1:]
+	}
+	for name, want := range map[string][]string{
+		"2 s after":          {"120.0 MiB", "284.0 MiB"},
+		"server environment": {"", "GOGC=50"},
+		"given back 2 s after (of what the burst added)": {"90.0 %", "8.0 %"},
+	} {
+		if !slices.Equal(rows[name], want) {
+			t.Errorf("row %q = %q, want %q", name, rows[name], want)
+		}
 	}
 }
 

@@ -5,12 +5,27 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // tuneOrder is build/bench.sh's order of the settings of its batching and
-// session-tuning rounds (TUNE); "default" is the one the others are
-// compared with.
-var tuneOrder = []string{"default", "nobatch", "threads1", "threads2", "spinning", "workers2"}
+// session-tuning rounds (TUNE). A setting GROUP_NAME is compared with
+// GROUP_default (the tiny model's), any other with "default" (PaddleOCR
+// cls's).
+var tuneOrder = []string{"default", "nobatch", "fixedbatch", "threads1", "threads2", "spinning", "workers2",
+	"adaptive", "procscores", "procsplus1", "tiny_default", "tiny_procsplus1"}
+
+// comparedWith is the setting s is compared with ("" for a baseline itself).
+func comparedWith(s string) string {
+	group, _, grouped := strings.Cut(s, "_")
+	switch {
+	case s == "default" || strings.HasSuffix(s, "_default"):
+		return ""
+	case grouped:
+		return group + "_default"
+	}
+	return "default"
+}
 
 // tuning holds svc bench's reports of the tuning rounds by setting
 // (tune-SETTING-rK.json) and of the side-by-side pairs by side
@@ -23,7 +38,7 @@ type tuning struct {
 }
 
 var (
-	tuneFile = regexp.MustCompile(`^tune-([a-z0-9]+)-r([0-9]+)\.json$`)
+	tuneFile = regexp.MustCompile(`^tune-([a-z0-9]+(?:_[a-z0-9]+)?)-r([0-9]+)\.json$`)
 	sideFile = regexp.MustCompile(`^side-(on|off)-r([0-9]+)\.json$`)
 )
 
@@ -157,26 +172,26 @@ func writeTuning(w *doc, d *data) {
 		head = append(head, m.name())
 	}
 	for _, m := range compared {
-		head = append(head, "vs defaults: "+m.name())
+		head = append(head, "vs its defaults: "+m.name())
 	}
 	t := newTable(1, head...)
-	def := d.tuning.rounds["default"]
 	for _, s := range d.tuning.settings {
 		reps := d.tuning.rounds[s]
 		cells := []string{s, strconv.Itoa(rounds(reps))}
 		for _, m := range shown {
 			cells = append(cells, summarize(reps, m).format(m.format))
 		}
+		base := comparedWith(s)
 		for _, m := range compared {
-			if s == "default" {
+			if base == "" {
 				cells = append(cells, "")
 				continue
 			}
-			cells = append(cells, versus(reps, def, m))
+			cells = append(cells, versus(reps, d.tuning.rounds[base], m))
 		}
 		t.row(cells...)
 	}
-	w.section("Batching and session settings: PaddleOCR cls served, in interleaved rounds (build/bench.sh)", t)
+	w.section("Batching, session settings and the self-tuning controllers: PaddleOCR cls (tiny_*: the tiny model) served, in interleaved rounds (build/bench.sh)", t)
 }
 
 func writeSide(w *doc, d *data) {
