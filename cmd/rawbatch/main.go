@@ -220,33 +220,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer local.Close()
 	pred := local.Predictor()
-	ins := inputsOf(pred.Info().Inputs)
 
-	// Bodies as svc bench generates them (seed 1, as many as it rotates),
-	// decoded by the server's decoder.
-	inputs := map[int64][][]*tensor.Tensor{}
-	var bodyFiles []string
-	sizes := o.batches
-	if o.sessions > 0 || o.bodies != "" {
-		sizes = append(slices.Clip(sizes), 1)
-	}
-	for _, b := range sizes {
-		if inputs[b] != nil {
-			continue
-		}
-		plan, err := bench.PlanInputs(ins, 1, map[string][]int64{o.input: withBatch(o.shape, b)})
-		if err != nil {
-			return err
-		}
-		bodies := bench.Generate(plan, bench.BodyCount(plan, bench.DefaultBodies), 1)
-		if inputs[b], err = bench.DecodeBodies(pred, bodies); err != nil {
-			return err
-		}
-		if b == 1 && o.bodies != "" {
-			if bodyFiles, err = writeBodies(o.bodies, bodies); err != nil {
-				return err
-			}
-		}
+	inputs, bodyFiles, err := o.inputs(pred, inputsOf(pred.Info().Inputs))
+	if err != nil {
+		return err
 	}
 	var sessions []bench.Predictor
 	if o.sessions > 0 {
@@ -280,22 +257,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			b := m.batch
-			what := fmt.Sprintf("batch %d", b)
-			conc, op := 1, predictOp([]bench.Predictor{pred}, inputs[b])
-			if m.sessions > 0 {
-				what = fmt.Sprintf("%d sessions × %d threads", m.sessions, o.threads)
-				conc, op = m.sessions, predictOp(sessions, inputs[b])
+			r, err := o.measure(ctx, m, rep, pred, sessions, inputs[m.batch], stderr)
+			if err != nil {
+				return err
 			}
-			l := bench.RunLevel(ctx, conc, o.warmup, bench.Bounds{Duration: o.duration}, op)
-			if l.Errors > 0 {
-				return fmt.Errorf("%s: %d errors, the first: %s", what, l.Errors, l.FirstError)
-			}
-			r := Run{Rep: rep, Batch: b, RowsPerS: float64(b) * l.ThroughputRPS, Level: l}
-			if m.sessions > 0 {
-				r.Sessions, r.Threads = m.sessions, o.threads
-			}
-			fmt.Fprintf(stderr, "rawbatch: rep %d %s: %.1f runs/s, %.1f rows/s, p50 %s\n", rep, what, l.ThroughputRPS, r.RowsPerS, bench.FormatMicros(l.LatencyUS.P50))
 			res.Runs = append(res.Runs, r)
 		}
 	}
@@ -309,6 +274,60 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return os.WriteFile(o.out, b, 0o644)
+}
+
+// inputs returns the inputs of each batch size the run needs: bodies as
+// svc bench generates them (seed 1, as many as it rotates), decoded by the
+// server's decoder; with -bodies it also writes those of batch size 1 and
+// returns their paths.
+func (o options) inputs(pred bench.Predictor, ins []bench.Input) (map[int64][][]*tensor.Tensor, []string, error) {
+	inputs := map[int64][][]*tensor.Tensor{}
+	var bodyFiles []string
+	sizes := o.batches
+	if o.sessions > 0 || o.bodies != "" {
+		sizes = append(slices.Clip(sizes), 1)
+	}
+	for _, b := range sizes {
+		if inputs[b] != nil {
+			continue
+		}
+		plan, err := bench.PlanInputs(ins, 1, map[string][]int64{o.input: withBatch(o.shape, b)})
+		if err != nil {
+			return nil, nil, err
+		}
+		bodies := bench.Generate(plan, bench.BodyCount(plan, bench.DefaultBodies), 1)
+		if inputs[b], err = bench.DecodeBodies(pred, bodies); err != nil {
+			return nil, nil, err
+		}
+		if b == 1 && o.bodies != "" {
+			if bodyFiles, err = writeBodies(o.bodies, bodies); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return inputs, bodyFiles, nil
+}
+
+// measure runs mode m of repetition rep for -duration on pred (or, for
+// the sessions mode, on sessions) with inputs, and reports it on stderr.
+func (o options) measure(ctx context.Context, m mode, rep int, pred bench.Predictor, sessions []bench.Predictor, inputs [][]*tensor.Tensor, stderr io.Writer) (Run, error) {
+	b := m.batch
+	what := fmt.Sprintf("batch %d", b)
+	conc, op := 1, predictOp([]bench.Predictor{pred}, inputs)
+	if m.sessions > 0 {
+		what = fmt.Sprintf("%d sessions × %d threads", m.sessions, o.threads)
+		conc, op = m.sessions, predictOp(sessions, inputs)
+	}
+	l := bench.RunLevel(ctx, conc, o.warmup, bench.Bounds{Duration: o.duration}, op)
+	if l.Errors > 0 {
+		return Run{}, fmt.Errorf("%s: %d errors, the first: %s", what, l.Errors, l.FirstError)
+	}
+	r := Run{Rep: rep, Batch: b, RowsPerS: float64(b) * l.ThroughputRPS, Level: l}
+	if m.sessions > 0 {
+		r.Sessions, r.Threads = m.sessions, o.threads
+	}
+	fmt.Fprintf(stderr, "rawbatch: rep %d %s: %.1f runs/s, %.1f rows/s, p50 %s\n", rep, what, l.ThroughputRPS, r.RowsPerS, bench.FormatMicros(l.LatencyUS.P50))
+	return r, nil
 }
 
 // rotate returns s rotated left by k, so every repetition starts with a
