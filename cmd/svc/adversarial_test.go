@@ -11,7 +11,6 @@ import (
 	"math"
 	"math/big"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -565,15 +564,7 @@ var rawCases = []rawCase{
 // runRaw writes rc's request on a new connection to s and checks the
 // status line (and the JSON body where the answer is svc's).
 func runRaw(t *testing.T, s *server, rc rawCase) {
-	u, err := url.Parse(s.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := net.Dial("tcp", u.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := s.dial(t)
 	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
 	// Write in the background: the server may answer (and close) before it
 	// has read a flood.

@@ -492,8 +492,8 @@ type heldRequest struct {
 	rest string
 }
 
-// holdPredict sends the head of a POST /predict of body and its first byte.
-func holdPredict(t *testing.T, s *server, body string) *heldRequest {
+// dial opens a TCP connection to s, closed when t ends.
+func (s *server) dial(t *testing.T) net.Conn {
 	t.Helper()
 	u, err := url.Parse(s.URL)
 	if err != nil {
@@ -504,7 +504,14 @@ func holdPredict(t *testing.T, s *server, body string) *heldRequest {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
-	head := fmt.Sprintf("POST /predict HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", u.Host, len(body))
+	return conn
+}
+
+// holdPredict sends the head of a POST /predict of body and its first byte.
+func holdPredict(t *testing.T, s *server, body string) *heldRequest {
+	t.Helper()
+	conn := s.dial(t)
+	head := fmt.Sprintf("POST /predict HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", conn.RemoteAddr(), len(body))
 	if _, err := io.WriteString(conn, head+body[:1]); err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,10 +96,6 @@ func TestSlowClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := startServer(t, model("classifier.onnx"), "-c", cfg)
-	u, err := url.Parse(s.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
 	tests := []struct {
 		name    string
 		head    string // sent at once
@@ -113,11 +108,7 @@ func TestSlowClient(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			conn, err := net.Dial("tcp", u.Host)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
+			conn := s.dial(t)
 			if _, err := io.WriteString(conn, tt.head); err != nil {
 				t.Fatal(err)
 			}
