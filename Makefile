@@ -23,7 +23,7 @@ PORT ?= 8080
 
 export ONNXRUNTIME_TEST_LIB := $(CURDIR)/$(LIBDIR)
 
-.PHONY: all build lib lib-cuda vulkan models assets tools deps run test vet lint unit fuzz soak genmodels bench clean proto browser tooling
+.PHONY: all build lib lib-cuda vulkan models assets tools deps run test test-short vet lint unit fuzz soak genmodels bench clean proto browser tooling
 
 all: build
 
@@ -100,6 +100,10 @@ fuzz: lib
 
 ## test: vet, staticcheck and every test (unit and integration) with -race
 test: deps vet lint check-tags check-arm64 check-windows unit kube browser tooling
+
+## test-short: the fast tier, go test -short of the product module without -race: every package's unit tests (ONNX Runtime included) and a subset of the integration tests that build svc and start real servers (v1 JSON, Open Inference Protocol REST JSON and binary, gRPC, access control, limits, config). Needs Go and ONNX Runtime only: no podman, qemu, mingw, Chromium, SwiftShader, Node, third-party models, CUDA libraries or network. A few minutes on 2 cores; make test runs everything it leaves out, with -race
+test-short: lib
+	$(GO) test -short -count=1 ./...
 
 ## browser: headless Chromium through /docs and /redoc, against the real server and against fakes that must pass and fail (module ci/browser, which keeps chromedp out of the product's go.mod)
 browser: lib assets $(STATICCHECK)

@@ -354,6 +354,9 @@ func TestDocsUnknownAssetAndMethods(t *testing.T) {
 // binary must serve both pages. Run `make assets` (build/docs-assets.sh)
 // before testing.
 func TestBundledAssets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: needs the documentation assets (make assets); the full suite (make test) runs it")
+	}
 	assets := openapi.BundledAssets()
 	for _, name := range []string{"swagger-ui-bundle.js", "swagger-ui.css", "redoc.standalone.js", "swagger-ui-LICENSE", "redoc-LICENSE"} {
 		if _, err := fs.Stat(assets, name); err != nil {

@@ -16,6 +16,9 @@ import (
 // SVC_NODE_TOOLS environment variable overrides it.
 func nodeTools(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: needs Node and the OpenAPI validator (make tools); the full suite (make test) runs it")
+	}
 	dir := os.Getenv("SVC_NODE_TOOLS")
 	if dir == "" {
 		dir = filepath.Join("..", "build", "node")

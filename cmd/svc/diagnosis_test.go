@@ -14,6 +14,7 @@ import (
 // lib-cuda').
 func cudaLibDir(t *testing.T) string {
 	t.Helper()
+	skipShort(t, "needs ONNX Runtime's CUDA provider libraries (make lib-cuda)")
 	dir := filepath.Join(repoRoot, "build", "lib", "linux-amd64-cuda")
 	if _, err := os.Stat(filepath.Join(dir, "libonnxruntime_providers_cuda.so")); err != nil {
 		t.Fatalf("no CUDA provider libraries in %s: run 'make lib-cuda' (make test does it)", dir)

@@ -105,6 +105,7 @@ type docServer struct {
 
 func newDocRunner(t *testing.T) *docRunner {
 	t.Helper()
+	skipShort(t, "runs the pages' examples with grpcurl (make tools), curl and jq")
 	tools := filepath.Join(repoRoot, "build", "tools")
 	if _, err := os.Stat(filepath.Join(tools, "grpcurl")); err != nil {
 		t.Fatalf("grpcurl missing in %s: run 'make tools' (make test does it)", tools)

@@ -40,6 +40,7 @@ func freePort(t *testing.T) string {
 // grpcurl runs the grpcurl that 'make tools' installs into build/tools.
 func grpcurl(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	skipShort(t, "needs grpcurl (make tools)")
 	bin := filepath.Join(repoRoot, "build", "tools", "grpcurl")
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("grpcurl missing at %s: run 'make tools' (make test does it)", bin)
@@ -245,6 +246,7 @@ func startLoadingGRPC(t *testing.T, modelPath string) (*server, string) {
 // TestGRPCHealthFollowsReadiness: NOT_SERVING and Unavailable while the
 // model loads, SERVING once it is ready.
 func TestGRPCHealthFollowsReadiness(t *testing.T) {
+	skipShort(t, "its model takes seconds of CPU to load")
 	dir := filepath.Join(t.TempDir(), "slowload")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)

@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +23,8 @@ import (
 	"github.com/svc-dev/svc/core/onnxrt/onnxrttest"
 )
 
-// svcBin is the svc binary built (with -race) for the integration tests.
+// svcBin is the svc binary built for the integration tests (with -race
+// when they run with it: buildArgs).
 var (
 	svcBin   string
 	ortLib   string // the ONNX Runtime library file
@@ -48,7 +51,7 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(tmp)
 	svcBin = filepath.Join(tmp, "svc")
-	build := exec.Command("go", "build", "-race", "-ldflags", "-X main.version=test", "-o", svcBin, ".")
+	build := exec.Command("go", buildArgs(svcBin)...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintf(os.Stderr, "build svc: %v\n", err)
@@ -57,12 +60,41 @@ func testMain(m *testing.M) int {
 	return m.Run()
 }
 
+// buildArgs are the arguments of go build for an svc binary at out, with
+// extra flags (-tags): with the race detector when the tests have it
+// (make test), so that the servers are checked for races too; without it
+// under a plain go test, which builds and serves faster.
+func buildArgs(out string, extra ...string) []string {
+	args := []string{"build"}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	args = append(args, extra...)
+	return append(args, "-ldflags", "-X main.version=test", "-o", out, ".")
+}
+
+// skipShort skips t under go test -short, the fast tier (Go and the
+// fetched ONNX Runtime only, a few minutes on two cores), saying why: what
+// the test needs beyond that, or that it takes long. make test runs it.
+func skipShort(t *testing.T, why string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: %s; the full suite (make test) runs it", why)
+	}
+}
+
+// patience bounds every wait for something a server or another process
+// does: far longer than it takes on a loaded machine, it only turns a hang
+// into a failure.
+const patience = 2 * time.Minute
+
 // model returns the path of a committed test model.
 func model(name string) string { return filepath.Join(repoRoot, "testdata", "models", name) }
 
 // thirdParty returns the path of a model fetched by 'make models'.
 func thirdParty(t *testing.T, name string) string {
 	t.Helper()
+	skipShort(t, "needs the third-party model "+name+" (make models)")
 	p := filepath.Join(repoRoot, "build", "models", name, "model.onnx")
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("third-party model %s missing at %s: run 'make models' (make test does it)", name, p)
@@ -70,16 +102,60 @@ func thirdParty(t *testing.T, name string) string {
 	return p
 }
 
-// syncBuffer is a goroutine-safe buffer for process output.
+// syncBuffer is a goroutine-safe buffer for process output; each write
+// wakes whoever waits for more (waitFor).
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
+	// grew is closed at the next write (nil: nobody waits).
+	grew chan struct{}
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.grew != nil {
+		close(s.grew)
+		s.grew = nil
+	}
 	return s.b.Write(p)
+}
+
+// next returns the contents so far and a channel closed at the next write.
+func (s *syncBuffer) next() (string, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.grew == nil {
+		s.grew = make(chan struct{})
+	}
+	return s.b.String(), s.grew
+}
+
+// waitFor waits until done holds of the contents of s, checking them at
+// each write, and returns them. exited (nil: never) is closed when the
+// writer is gone: once it is, the contents are final. It fails t when they
+// are final or patience has passed without done holding; what says what
+// was awaited.
+func (s *syncBuffer) waitFor(t *testing.T, exited <-chan struct{}, what string, done func(string) bool) string {
+	t.Helper()
+	timeout := time.NewTimer(patience)
+	defer timeout.Stop()
+	for {
+		out, grew := s.next()
+		if done(out) {
+			return out
+		}
+		select {
+		case <-grew:
+		case <-exited:
+			if out := s.String(); done(out) {
+				return out
+			}
+			t.Fatalf("the process exited before %s\n%s", what, s)
+		case <-timeout.C:
+			t.Fatalf("no %s after %v\n%s", what, patience, s)
+		}
+	}
 }
 
 func (s *syncBuffer) String() string {
@@ -170,19 +246,117 @@ func tryLaunchServer(t *testing.T, within time.Duration, cmd *exec.Cmd) (*server
 		close(s.done)
 	}()
 	t.Cleanup(s.kill)
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		if m := urlLine.FindStringSubmatch(s.stdout.String()); m != nil {
+	timeout := time.NewTimer(within)
+	defer timeout.Stop()
+	for {
+		out, grew := s.stdout.next()
+		if m := urlLine.FindStringSubmatch(out); m != nil {
 			s.URL = m[1]
+			s.startLogged()
 			return s, nil
 		}
 		select {
+		case <-grew:
 		case <-s.done:
+			if m := urlLine.FindStringSubmatch(s.stdout.String()); m != nil {
+				s.URL = m[1]
+				s.startLogged()
+				return s, nil
+			}
 			return nil, fmt.Errorf("svc exited before serving: %v\nstdout:\n%s\nstderr:\n%s", s.err, s.stdout, s.stderr)
-		case <-time.After(20 * time.Millisecond):
+		case <-timeout.C:
+			return nil, fmt.Errorf("svc did not print its banner within %v\nstdout:\n%s\nstderr:\n%s", within, s.stdout, s.stderr)
 		}
 	}
-	return nil, fmt.Errorf("svc did not print its banner in time\nstdout:\n%s\nstderr:\n%s", s.stdout, s.stderr)
+}
+
+// workersLine is the banner's number of workers.
+var workersLine = regexp.MustCompile(`(?m)^\s+workers\s+(\d+)$`)
+
+// startLogged waits, once the banner is in, until the server's start-up
+// log is too. The log records come on stderr before the banner, but through
+// another pipe, copied by another goroutine: the last of them ("model
+// ready", or the supervisor's "workers ready") tells that all are in.
+func (s *server) startLogged() {
+	s.t.Helper()
+	last := "model ready"
+	if m := workersLine.FindStringSubmatch(s.stdout.String()); m != nil && m[1] != "1" {
+		last = "workers ready"
+	}
+	s.waitLog(last, 1, nil)
+}
+
+// stopNoPanic stops the server with SIGTERM and checks that it exits 0 and
+// logged no panic (all of its log is out once it has exited).
+func (s *server) stopNoPanic() {
+	s.t.Helper()
+	if code := s.stop(syscall.SIGTERM); code != 0 {
+		s.t.Errorf("exit code %d after SIGTERM\n%.3000s", code, s.stderr)
+	}
+	if strings.Contains(s.stderr.String(), "panic") {
+		s.t.Errorf("the server logged a panic:\n%.3000s", s.stderr)
+	}
+}
+
+// logRecords returns the server's log records with message msg so far.
+func (s *server) logRecords(msg string) []map[string]any {
+	var out []map[string]any
+	for _, line := range strings.Split(s.stderr.String(), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == msg {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// waitLog waits until the server's stderr holds n log records with message
+// msg for which match (nil: any) holds, and returns them.
+func (s *server) waitLog(msg string, n int, match func(map[string]any) bool) []map[string]any {
+	s.t.Helper()
+	var recs []map[string]any
+	what := fmt.Sprintf("%d %q log record(s)", n, msg)
+	s.stderr.waitFor(s.t, s.done, what, func(string) bool {
+		recs = recs[:0]
+		for _, rec := range s.logRecords(msg) {
+			if match == nil || match(rec) {
+				recs = append(recs, rec)
+			}
+		}
+		return len(recs) >= n
+	})
+	return recs
+}
+
+// waitBanner waits for the banner of a server started before its model
+// loaded (startLoading): the model is ready.
+func (s *server) waitBanner() {
+	s.t.Helper()
+	s.stdout.waitFor(s.t, s.done, "banner", urlLine.MatchString)
+	s.startLogged()
+}
+
+// waitInFlight waits until n inference requests have begun in the server
+// and not ended (svc_inference_in_flight, summed over the workers): held
+// requests (holdPredict), which cannot end, have all reached a handler,
+// where a drain waits for them.
+func (s *server) waitInFlight(n int) {
+	s.t.Helper()
+	deadline := time.Now().Add(patience)
+	for {
+		r := freshGet(s.t, s, "/metrics", "Accept", textAccept)
+		if r.Status != http.StatusOK {
+			s.t.Fatalf("scrape: %d %s", r.Status, r.Body)
+		}
+		got := parseScrape(s.t, r).sum("svc_inference_in_flight")
+		if got >= float64(n) {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("%v of %d requests in flight after %v", got, n, patience)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func (s *server) kill() {
@@ -204,7 +378,7 @@ func (s *server) stop(sig syscall.Signal) int {
 	_ = s.cmd.Process.Signal(sig)
 	select {
 	case <-s.done:
-	case <-time.After(60 * time.Second):
+	case <-time.After(patience):
 		s.t.Fatalf("svc did not exit after %v", sig)
 	}
 	if s.err == nil {
@@ -320,9 +494,70 @@ func runCmd(t *testing.T, cmd *exec.Cmd) (int, string, string) {
 			t.Fatal(err)
 		}
 		return code, stdout.String(), stderr.String()
-	case <-time.After(90 * time.Second):
+	case <-time.After(patience):
 		_ = cmd.Process.Kill()
 		t.Fatalf("svc %v did not exit\nstdout:\n%s\nstderr:\n%s", args, stdout.String(), stderr.String())
 	}
 	return -1, "", ""
+}
+
+// heldRequest is a POST /predict of which the server has the head and the
+// first byte of the body: its handler has begun and waits for the rest,
+// which finish sends.
+type heldRequest struct {
+	conn net.Conn
+	rest string
+}
+
+// dial opens a TCP connection to s, closed when t ends.
+func (s *server) dial(t *testing.T) net.Conn {
+	t.Helper()
+	u, err := url.Parse(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
+// holdPredict sends the head of a POST /predict of body and its first byte.
+func holdPredict(t *testing.T, s *server, body string) *heldRequest {
+	t.Helper()
+	conn := s.dial(t)
+	head := fmt.Sprintf("POST /predict HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", conn.RemoteAddr(), len(body))
+	if _, err := io.WriteString(conn, head+body[:1]); err != nil {
+		t.Fatal(err)
+	}
+	return &heldRequest{conn: conn, rest: body[1:]}
+}
+
+// finish sends the rest of the body and returns the answer's status.
+func (h *heldRequest) finish() (int, error) {
+	if _, err := io.WriteString(h.conn, h.rest); err != nil {
+		return 0, err
+	}
+	_ = h.conn.SetReadDeadline(time.Now().Add(patience))
+	resp, err := http.ReadResponse(bufio.NewReader(h.conn), nil)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, err
+}
+
+// finishAll finishes the held requests, concurrently, and returns their
+// statuses and errors.
+func finishAll(held []*heldRequest) ([]int, []error) {
+	statuses, errs := make([]int, len(held)), make([]error, len(held))
+	var wg sync.WaitGroup
+	for i, h := range held {
+		wg.Go(func() { statuses[i], errs[i] = h.finish() })
+	}
+	wg.Wait()
+	return statuses, errs
 }

@@ -1,8 +1,6 @@
 package main_test
 
 import (
-	"bufio"
-	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -31,24 +29,9 @@ func startLoading(t *testing.T, modelPath string, args ...string) *server {
 		close(s.done)
 	}()
 	t.Cleanup(s.kill)
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		sc := bufio.NewScanner(strings.NewReader(s.stderr.String()))
-		for sc.Scan() {
-			var m map[string]any
-			if json.Unmarshal(sc.Bytes(), &m) == nil && m["msg"] == "listening" {
-				s.URL = "http://" + m["http"].(string)
-				return s
-			}
-		}
-		select {
-		case <-s.done:
-			t.Fatalf("svc exited before listening: %v\n%s", s.err, s.stderr)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	t.Fatalf("svc did not log that it listens\n%s", s.stderr)
-	return nil
+	rec := s.waitLog("listening", 1, nil)[0]
+	s.URL = "http://" + rec["http"].(string)
+	return s
 }
 
 // TestServesWhileLoading: a model that takes seconds to load (ONNX
@@ -56,6 +39,7 @@ func startLoading(t *testing.T, modelPath string, args ...string) *server {
 // answers /health at once, inference and the model-derived endpoints with
 // 503 until it is loaded, then serves.
 func TestServesWhileLoading(t *testing.T) {
+	skipShort(t, "its model takes seconds of CPU to load")
 	dir := filepath.Join(t.TempDir(), "slowload")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -87,13 +71,7 @@ func TestServesWhileLoading(t *testing.T) {
 	t.Logf("/health answered %v after start; the model was still loading", healthAfter)
 
 	// The banner comes once the model is ready; then it serves.
-	deadline := time.Now().Add(90 * time.Second)
-	for !urlLine.MatchString(s.stdout.String()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no banner\n%s", s.stderr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	s.waitBanner()
 	t.Logf("ready %v after start", time.Since(started))
 	if r := s.predict(`{"x": [[1, 2, 3, 4], [0.5, -1, 0, 9]]}`); r.Status != 200 || string(r.Body) != `{"y":[[2,3,4,5],[1.5,0,1,10]]}` {
 		t.Fatalf("/predict when ready: %d %s", r.Status, r.Body)
@@ -109,6 +87,7 @@ func TestServesWhileLoading(t *testing.T) {
 // TestStopWhileLoading: SIGTERM while the model loads ends the process
 // cleanly.
 func TestStopWhileLoading(t *testing.T) {
+	skipShort(t, "its model takes seconds of CPU to load")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "model.onnx")
 	if err := slowload.Write(file); err != nil {

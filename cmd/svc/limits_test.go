@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,9 +82,7 @@ func TestRequestLimits(t *testing.T) {
 		t.Fatalf("valid request after the limits: %d %s", r.Status, r.Body)
 	}
 	for _, s := range []*server{classifier, multi, defaults} {
-		if strings.Contains(s.stderr.String(), "panic") {
-			t.Errorf("the server logged a panic:\n%s", s.stderr)
-		}
+		s.stopNoPanic()
 	}
 }
 
@@ -99,10 +96,6 @@ func TestSlowClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := startServer(t, model("classifier.onnx"), "-c", cfg)
-	u, err := url.Parse(s.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
 	tests := []struct {
 		name    string
 		head    string // sent at once
@@ -115,11 +108,7 @@ func TestSlowClient(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			conn, err := net.Dial("tcp", u.Host)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
+			conn := s.dial(t)
 			if _, err := io.WriteString(conn, tt.head); err != nil {
 				t.Fatal(err)
 			}
@@ -164,7 +153,5 @@ func TestSlowClient(t *testing.T) {
 	if r := s.predict(`{"input": [[1,2,3,4]]}`); r.Status != 200 {
 		t.Fatalf("valid request after slow clients: %d %s", r.Status, r.Body)
 	}
-	if strings.Contains(s.stderr.String(), "panic") {
-		t.Errorf("the server logged a panic:\n%s", s.stderr)
-	}
+	s.stopNoPanic()
 }

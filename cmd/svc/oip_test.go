@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/svc-dev/svc/cmd/genmodels/slowload"
 	"github.com/svc-dev/svc/core/tensor"
@@ -368,6 +367,7 @@ func TestOIPPaddleOCR(t *testing.T) {
 // TestOIPReadinessWhileLoading: liveness answers at once, readiness and
 // the model endpoints 503 {"error"} until the model is loaded, then 200.
 func TestOIPReadinessWhileLoading(t *testing.T) {
+	skipShort(t, "its model takes seconds of CPU to load")
 	dir := filepath.Join(t.TempDir(), "slowload")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -395,13 +395,7 @@ func TestOIPReadinessWhileLoading(t *testing.T) {
 	if r := s.do("POST", "/v2/models/slowload/infer", "application/json", strings.NewReader(body)); r.Status != 503 || oipError(t, r) != "Model 'slowload' is loading; try again shortly" {
 		t.Errorf("infer while loading: %d %s", r.Status, r.Body)
 	}
-	deadline := time.Now().Add(90 * time.Second)
-	for !urlLine.MatchString(s.stdout.String()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no banner\n%s", s.stderr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	s.waitBanner()
 	if r := s.get("/v2/health/ready"); r.Status != 200 || string(r.Body) != `{"ready":true}` {
 		t.Errorf("ready once loaded: %d %s", r.Status, r.Body)
 	}

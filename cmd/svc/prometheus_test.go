@@ -16,6 +16,12 @@ import (
 // prometheusAccept is the Accept header Prometheus sends when it scrapes.
 const prometheusAccept = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
 
+// textAccept asks /metrics for Prometheus's classic text format, for the
+// tests that read values rather than check the format: it parses in about
+// a millisecond, where expfmt's OpenMetrics parser takes most of a second
+// over svc's exposition.
+const textAccept = "text/plain;version=0.0.4"
+
 // scrape is one parsed exposition.
 type scrape map[string]*dto.MetricFamily
 
@@ -81,6 +87,15 @@ func (sc scrape) value(t *testing.T, name string, want map[string]string) float6
 		}
 	}
 	return 0
+}
+
+// sum adds up the values of family name's series (0 without any).
+func (sc scrape) sum(name string) float64 {
+	total := 0.0
+	for _, m := range sc[strings.TrimSuffix(name, "_total")].GetMetric() {
+		total += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+	}
+	return total
 }
 
 // TestPrometheusScrape sends successful and failed /predict requests and

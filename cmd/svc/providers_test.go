@@ -22,10 +22,11 @@ var cudaBuild struct {
 // with the same flags as the harness's binary so the build cache is shared.
 func cudaBin(t *testing.T) string {
 	t.Helper()
+	skipShort(t, "builds svc again, with -tags cuda")
 	cudaBuild.once.Do(func() {
 		// Beside the harness's binary, in the directory TestMain removes.
 		cudaBuild.bin = filepath.Join(filepath.Dir(svcBin), "svc-cuda")
-		cmd := exec.Command("go", "build", "-race", "-tags", "cuda", "-ldflags", "-X main.version=test", "-o", cudaBuild.bin, ".")
+		cmd := exec.Command("go", buildArgs(cudaBuild.bin, "-tags", "cuda")...)
 		cudaBuild.out, cudaBuild.err = cmd.CombinedOutput()
 	})
 	if cudaBuild.err != nil {

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -316,52 +317,74 @@ echo "exported $4 to $5"
 	}
 }
 
+// TestPullConcurrentProcesses: two processes pull the same repository at
+// once; one downloads, the other waits for its lock and then finds the
+// model in the store. The hub holds the first download back until the
+// second pull has said that it waits.
+// pullProcess is a running svc pull.
+type pullProcess struct {
+	cmd            *exec.Cmd
+	stdout, stderr *syncBuffer
+	done           chan struct{} // closed once it has exited
+	err            error
+}
+
+// startPull starts svc pull with args.
+func startPull(t *testing.T, env []string, args ...string) *pullProcess {
+	t.Helper()
+	p := &pullProcess{cmd: svcCmd(t, env, append([]string{"pull"}, args...)...), stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.err = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() { _ = p.cmd.Process.Kill(); <-p.done })
+	return p
+}
+
+// wait waits for the pull to exit and returns its exit code.
+func (p *pullProcess) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(patience):
+		t.Fatalf("svc %v did not exit\n%s\n%s", p.cmd.Args, p.stdout, p.stderr)
+	}
+	var ee *exec.ExitError
+	switch {
+	case p.err == nil:
+		return 0
+	case errors.As(p.err, &ee):
+		return ee.ExitCode()
+	}
+	t.Fatalf("svc %v: %v", p.cmd.Args, p.err)
+	return -1
+}
+
 func TestPullConcurrentProcesses(t *testing.T) {
 	f := newHubFixture(t)
 	classifier := readTestModel(t, "classifier.onnx")
 	commit := f.hub.AddRepo("acme/iris", map[string][]byte{"onnx/model.onnx": classifier, "config.json": hubIrisConfig})
-	f.hub.SlowDown(time.Second)
+	release := f.hub.Hold("onnx/model.onnx")
+	t.Cleanup(release) // before the hub closes: cleanups run last first
 
-	type result struct {
-		code           int
-		stdout, stderr string
-	}
-	results := make(chan result, 2)
-	for i := range 2 {
-		if i == 1 {
-			// Start the second pull once the first is downloading (and
-			// holds the lock for about two more seconds).
-			deadline := time.Now().Add(60 * time.Second)
-			for len(f.hub.Downloads("onnx/model.onnx")) == 0 && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
+	first := startPull(t, f.env(), "acme/iris")
+	for deadline := time.Now().Add(patience); len(f.hub.Downloads("onnx/model.onnx")) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first pull did not start its download\n%s", first.stderr)
 		}
-		cmd := svcCmd(t, f.env(), "pull", "acme/iris")
-		go func() {
-			var out, errb bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &errb
-			err := cmd.Run()
-			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
-				code = ee.ExitCode()
-			} else if err != nil {
-				code = -1
-			}
-			results <- result{code, out.String(), errb.String()}
-		}()
 	}
+	second := startPull(t, f.env(), "acme/iris")
+	const waitMsg = "waiting for another pull of acme/iris"
+	second.stderr.waitFor(t, second.done, "the second pull waiting", func(s string) bool { return strings.Contains(s, waitMsg) })
+	release()
 	waited := 0
-	for range 2 {
-		select {
-		case r := <-results:
-			if r.code != 0 {
-				t.Fatalf("a concurrent pull failed: %d\n%s\n%s", r.code, r.stdout, r.stderr)
-			}
-			if strings.Contains(r.stderr, "waiting for another pull of acme/iris") {
-				waited++
-			}
-		case <-time.After(90 * time.Second):
-			t.Fatal("concurrent pulls did not finish")
+	for _, p := range []*pullProcess{first, second} {
+		if code := p.wait(t); code != 0 {
+			t.Fatalf("a concurrent pull failed: %d\n%s\n%s", code, p.stdout, p.stderr)
+		}
+		if strings.Contains(p.stderr.String(), waitMsg) {
+			waited++
 		}
 	}
 	if waited != 1 {

@@ -217,68 +217,16 @@ func serve(ctx context.Context, modelName, servedName string, cfg config.Config,
 // it runs until a signal, drains and stops. A model that fails to load
 // stops everything and fails start-up.
 func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose bool, log *zap.Logger, worker *supervisor.Worker, started func(transport.Banner) error) error {
-	options := []fx.Option{
-		fx.Supply(src, log, schedConfig(&cfg, worker), core.LoadOptions{WarmUp: cfg.Runtime.WarmUp},
-			onnxrt.LibrarySetting(cfg.Runtime.Library),
-			onnxrt.Verbose(verbose),
-			onnxrt.MemoryLimit(cfg.Runtime.MemoryLimit),
-			providers.Requested(cfg.Serve.Provider),
-			oip.ServerVersion(version),
-			grpcapi.ServerVersion(version),
-		),
-		fx.Provide(cfg.Sections),
+	var sv served
+	options, err := appOptions(src, cfg, verbose, log, worker, &sv)
+	if err != nil {
+		return err
 	}
-	if worker != nil {
-		lns, err := worker.Listeners()
-		if err != nil {
-			return err
-		}
-		options = append(options,
-			fx.Supply(&transport.Inherited{Listeners: transport.NewListeners(lns)}),
-			fx.Supply(transport.ResponseHeaders{supervisor.WorkerIDHeader: strconv.Itoa(worker.ID)}),
-			fx.Supply(metrics.Worker(worker.ID)),
-		)
-		if worker.Sockets != "" {
-			options = append(options, fx.Supply(&metrics.Peers{Dir: worker.Sockets, Self: worker.ID, Count: worker.Count}))
-		}
-	}
-
-	var (
-		server *transport.HTTPServer
-		grpcSv *grpcapi.Server
-		model  *core.Model
-		loader *core.Loader
-		choice providers.Choice
-	)
-	options = append(options,
-		fx.WithLogger(func() fxevent.Logger {
-			if verbose {
-				return &fxevent.ZapLogger{Logger: log.Named("fx")}
-			}
-			return fxevent.NopLogger
-		}),
-		transport.Module,
-		access.Module,
-		rest.Module,
-		metrics.Module,
-		oip.Module,
-		grpcapi.Module,
-		openapi.Module,
-		onnxrt.Module,
-		providers.Module(),
-		core.Module,
-		session.Module,
-		sched.Module,
-		fx.Provide(hostFromEnv),
-		// The loader first: stop hooks run in reverse order of construction,
-		// so the servers drain before the sessions close.
-		fx.Populate(&loader, &model, &choice, &server, &grpcSv),
-		fx.StopTimeout(cfg.Serve.ShutdownGrace.Std()+5*time.Second),
-	)
 	app := fx.New(options...)
 	if err := app.Err(); err != nil {
 		return rootCause(err)
 	}
+	server, model, loader := sv.server, sv.model, sv.loader
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sig)
@@ -327,21 +275,7 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 	}
 	log.Info("model ready", zap.String("model", src.Name), zap.Duration("load_time", model.LoadTime()))
 
-	runner, _ := model.Runner()
-	info := runner.Info()
-	banner := transport.Banner{
-		Version: version, Model: info.Name, ModelVersion: info.Version,
-		Inputs: len(info.Inputs), Outputs: len(info.Outputs),
-		Provider: model.Provider().ORTName(),
-		Host:     cfg.Serve.Host, Port: portOf(server.Addr()), Workers: cfg.Serve.Workers,
-		Endpoints: transport.Endpoints(server.Routes),
-	}
-	if grpcSv != nil {
-		banner.GRPCPort = portOf(grpcSv.Addr())
-	}
-	banner.ProviderNote = choice.Note(model.Provider())
-	banner.Nodes = model.Placement().String()
-	if err := started(banner); err != nil {
+	if err := started(sv.banner(cfg)); err != nil {
 		log.Warn("report start-up", zap.Error(err))
 	}
 
@@ -357,6 +291,91 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// served holds the parts of the application that runServer drives.
+type served struct {
+	server *transport.HTTPServer
+	grpc   *grpcapi.Server
+	model  *core.Model
+	loader *core.Loader
+	choice providers.Choice
+}
+
+// appOptions returns the options of the application that serves src, as
+// alone or as worker; building it fills sv.
+func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logger, worker *supervisor.Worker, sv *served) ([]fx.Option, error) {
+	options := []fx.Option{
+		fx.Supply(src, log, schedConfig(&cfg, worker), core.LoadOptions{WarmUp: cfg.Runtime.WarmUp},
+			onnxrt.LibrarySetting(cfg.Runtime.Library),
+			onnxrt.Verbose(verbose),
+			onnxrt.MemoryLimit(cfg.Runtime.MemoryLimit),
+			providers.Requested(cfg.Serve.Provider),
+			oip.ServerVersion(version),
+			grpcapi.ServerVersion(version),
+		),
+		fx.Provide(cfg.Sections),
+	}
+	if worker != nil {
+		lns, err := worker.Listeners()
+		if err != nil {
+			return nil, err
+		}
+		options = append(options,
+			fx.Supply(&transport.Inherited{Listeners: transport.NewListeners(lns)}),
+			fx.Supply(transport.ResponseHeaders{supervisor.WorkerIDHeader: strconv.Itoa(worker.ID)}),
+			fx.Supply(metrics.Worker(worker.ID)),
+		)
+		if worker.Sockets != "" {
+			options = append(options, fx.Supply(&metrics.Peers{Dir: worker.Sockets, Self: worker.ID, Count: worker.Count}))
+		}
+	}
+
+	options = append(options,
+		fx.WithLogger(func() fxevent.Logger {
+			if verbose {
+				return &fxevent.ZapLogger{Logger: log.Named("fx")}
+			}
+			return fxevent.NopLogger
+		}),
+		transport.Module,
+		access.Module,
+		rest.Module,
+		metrics.Module,
+		oip.Module,
+		grpcapi.Module,
+		openapi.Module,
+		onnxrt.Module,
+		providers.Module(),
+		core.Module,
+		session.Module,
+		sched.Module,
+		fx.Provide(hostFromEnv),
+		// The loader first: stop hooks run in reverse order of construction,
+		// so the servers drain before the sessions close.
+		fx.Populate(&sv.loader, &sv.model, &sv.choice, &sv.server, &sv.grpc),
+		fx.StopTimeout(cfg.Serve.ShutdownGrace.Std()+5*time.Second),
+	)
+	return options, nil
+}
+
+// banner describes the server once its model is ready.
+func (sv *served) banner(cfg config.Config) transport.Banner {
+	runner, _ := sv.model.Runner()
+	info := runner.Info()
+	banner := transport.Banner{
+		Version: version, Model: info.Name, ModelVersion: info.Version,
+		Inputs: len(info.Inputs), Outputs: len(info.Outputs),
+		Provider: sv.model.Provider().ORTName(),
+		Host:     cfg.Serve.Host, Port: portOf(sv.server.Addr()), Workers: cfg.Serve.Workers,
+		Endpoints: transport.Endpoints(sv.server.Routes),
+	}
+	if sv.grpc != nil {
+		banner.GRPCPort = portOf(sv.grpc.Addr())
+	}
+	banner.ProviderNote = sv.choice.Note(sv.model.Provider())
+	banner.Nodes = sv.model.Placement().String()
+	return banner
 }
 
 // schedConfig is the scheduler's configuration for a process that serves

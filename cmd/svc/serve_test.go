@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 )
 
 // iris holds the demo model's documented examples and their labels.
@@ -191,12 +190,10 @@ func TestDemoModelEndpoints(t *testing.T) {
 		}
 		// The access line is written as the handler returns, which may be
 		// just after the client has its answer.
-		var found int
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			if found = countIDs(s.accessLogs(), "trace-abc-123", generated); found == 2 {
-				break
-			}
-		}
+		s.waitLog("request", 2, func(rec map[string]any) bool {
+			return rec["request_id"] == "trace-abc-123" || rec["request_id"] == generated
+		})
+		found := countIDs(s.accessLogs(), "trace-abc-123", generated)
 		for _, rec := range s.accessLogs() {
 			if rec["request_id"] == "trace-abc-123" || rec["request_id"] == generated {
 				for _, k := range []string{"method", "path", "status", "duration"} {

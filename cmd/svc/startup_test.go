@@ -6,10 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // oneLineError checks a start-up failure: non-zero exit, nothing on stdout
@@ -172,14 +170,10 @@ func TestHelpAndHostShortFlag(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(out.String(), "host      127.0.0.1") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no banner with host 127.0.0.1:\n%s", out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	defer func() { _ = cmd.Process.Kill(); <-exited }()
+	out.waitFor(t, exited, "banner with host 127.0.0.1", func(s string) bool { return strings.Contains(s, "host      127.0.0.1") })
 }
 
 func TestVersionCommand(t *testing.T) {
@@ -194,30 +188,30 @@ func TestVersionCommand(t *testing.T) {
 	}
 }
 
+// TestGracefulShutdown: requests the server has begun when SIGINT or
+// SIGTERM comes are served before it exits. The requests are held (their
+// bodies incomplete) until the server logs that it shuts down.
 func TestGracefulShutdown(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			s := startServer(t, model("slow.onnx"))
-			body := slowBody(384)
-			var wg sync.WaitGroup
-			results := make([]response, 3)
-			for i := range results {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					results[i] = s.predict(body)
-				}()
+			held := make([]*heldRequest, 3)
+			for i := range held {
+				held[i] = holdPredict(t, s, slowBody(2))
 			}
-			// Wait until the requests are being served, then signal.
-			time.Sleep(300 * time.Millisecond)
-			code := s.stop(sig)
-			wg.Wait()
-			if code != 0 {
+			s.waitInFlight(len(held))
+			if err := s.cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			s.waitLog("shutting down", 1, nil)
+			statuses, errs := finishAll(held)
+			// The signal above stops it: wait (signal 0 sends nothing).
+			if code := s.stop(syscall.Signal(0)); code != 0 {
 				t.Fatalf("exit code %d after %v\n%s", code, sig, s.stderr)
 			}
-			for i, r := range results {
-				if r.Status != 200 {
-					t.Errorf("in-flight request %d: %d %s", i, r.Status, r.Body)
+			for i := range held {
+				if errs[i] != nil || statuses[i] != 200 {
+					t.Errorf("in-flight request %d: %d %v", i, statuses[i], errs[i])
 				}
 			}
 			// The requests were still running when the signal arrived:

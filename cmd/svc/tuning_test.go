@@ -54,7 +54,7 @@ func TestTuningGauges(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := startServer(t, model("classifier.onnx"), "--config", cfg, "--access-log", "off")
-			sc, _ := scrapeMetrics(t, s, prometheusAccept)
+			sc, _ := scrapeMetrics(t, s, textAccept)
 			if _, ok := sc["svc_batch_size_limit"]; ok != (tt.limit >= 0) {
 				t.Fatalf("svc_batch_size_limit present: %v, want %v", ok, tt.limit >= 0)
 			}
@@ -101,14 +101,14 @@ func TestTuningMemoryReleased(t *testing.T) {
 	}
 	s := startServer(t, model("classifier.onnx"), "--config", cfg, "--access-log", "off")
 	released := func() float64 {
-		sc, _ := scrapeMetrics(t, s, prometheusAccept)
+		sc, _ := scrapeMetrics(t, s, textAccept)
 		return sc.value(t, "svc_tuning_memory_released", nil)
 	}
 	if r := s.predict(`{"input": [[5.1, 3.5, 1.4, 0.2]]}`); r.Status != http.StatusOK {
 		t.Fatalf("predict: %d %s", r.Status, r.Body)
 	}
 	// A scrape is no inference request: the model stays idle.
-	for deadline := time.Now().Add(30 * time.Second); released() != 1; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(patience); released() != 1; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("svc_tuning_memory_released never turned 1 on an idle server")
 		}

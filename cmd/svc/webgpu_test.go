@@ -29,9 +29,10 @@ var webgpuBuild struct {
 // in, with the same flags as the harness's binary.
 func webgpuBin(t *testing.T) string {
 	t.Helper()
+	skipShort(t, "builds svc again, with -tags webgpu")
 	webgpuBuild.once.Do(func() {
 		webgpuBuild.bin = filepath.Join(filepath.Dir(svcBin), "svc-webgpu")
-		cmd := exec.Command("go", "build", "-race", "-tags", "webgpu", "-ldflags", "-X main.version=test", "-o", webgpuBuild.bin, ".")
+		cmd := exec.Command("go", buildArgs(webgpuBuild.bin, "-tags", "webgpu")...)
 		webgpuBuild.out, webgpuBuild.err = cmd.CombinedOutput()
 	})
 	if webgpuBuild.err != nil {
@@ -46,6 +47,7 @@ func webgpuBin(t *testing.T) string {
 // ("" = SwiftShader's).
 func swiftShader(t *testing.T, icd string) []string {
 	t.Helper()
+	skipShort(t, "needs SwiftShader (make vulkan)")
 	dir := filepath.Join(repoRoot, "build", "vulkan")
 	if icd == "" {
 		icd = filepath.Join(dir, "vk_swiftshader_icd.json")

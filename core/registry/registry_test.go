@@ -593,10 +593,12 @@ func TestRetries(t *testing.T) {
 	}
 }
 
+// TestStalledDownload: a download whose body does not come (the hub holds
+// it back) fails once StallTimeout has passed without data.
 func TestStalledDownload(t *testing.T) {
 	e := newEnv(t)
 	e.hub.AddRepo("acme/iris", map[string][]byte{"model.onnx": testModel(t, "classifier.onnx")})
-	e.hub.SlowDown(3 * time.Second)
+	t.Cleanup(e.hub.Hold("model.onnx")) // released before the hub closes
 	e.puller.Hub.StallTimeout = 50 * time.Millisecond
 	e.puller.Retries = -1
 	_, err := e.pull("acme/iris", registry.PullOptions{})
@@ -605,11 +607,15 @@ func TestStalledDownload(t *testing.T) {
 	}
 }
 
+// TestConcurrentPulls: pulls of one repository at once take turns; the
+// first downloads, the others find the files in the store. The hub holds
+// the model's download back until another pull says it waits.
 func TestConcurrentPulls(t *testing.T) {
 	e := newEnv(t)
 	model := testModel(t, "classifier.onnx")
 	e.hub.AddRepo("acme/iris", map[string][]byte{"onnx/model.onnx": model, "config.json": irisConfig})
-	e.hub.SlowDown(300 * time.Millisecond)
+	release := e.hub.Hold("onnx/model.onnx")
+	t.Cleanup(release) // before the hub closes
 	const n = 6
 	var wg sync.WaitGroup
 	results := make([]*registry.Pulled, n)
@@ -620,6 +626,14 @@ func TestConcurrentPulls(t *testing.T) {
 			results[i], errs[i] = e.puller.Pull(context.Background(), ref, registry.PullOptions{})
 		})
 	}
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(e.events.messages(), "waiting for another pull of acme/iris"); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			release()
+			wg.Wait()
+			t.Fatalf("no pull waited for another within a minute:\n%s", e.events.messages())
+		}
+	}
+	release()
 	wg.Wait()
 	fetched := 0
 	for i := range n {

@@ -43,8 +43,10 @@ import (
 type sizeTuner struct {
 	mu      sync.Mutex
 	maxRows int
-	// clock reads the process's CPU time (tests set their own).
+	// clock reads the process's CPU time, wall the wall clock it falls
+	// back on (tests set their own).
 	clock func() (time.Duration, bool)
+	wall  func() time.Duration
 	// limit is the settled limit; other is the neighbour it is compared
 	// with while probing (0: not probing).
 	limit, other int
@@ -141,7 +143,7 @@ func newSizeTuner(maxRows int) *sizeTuner { return newSizeTunerClock(maxRows, pr
 
 // newSizeTunerClock is newSizeTuner with another clock.
 func newSizeTunerClock(maxRows int, clock func() (time.Duration, bool)) *sizeTuner {
-	t := &sizeTuner{maxRows: max(maxRows, 1), clock: clock, limit: 1, up: true}
+	t := &sizeTuner{maxRows: max(maxRows, 1), clock: clock, wall: wallClock, limit: 1, up: true}
 	t.probeLocked(false)
 	return t
 }
@@ -230,8 +232,11 @@ func (t *sizeTuner) now() time.Duration {
 		}
 		t.cpu = false
 	}
-	return time.Duration(time.Now().UnixNano())
+	return t.wall()
 }
+
+// wallClock is the wall clock as a duration since the epoch.
+func wallClock() time.Duration { return time.Duration(time.Now().UnixNano()) }
 
 func (t *sizeTuner) startPhaseLocked(phase int, now time.Duration) {
 	t.phase, t.phaseRuns, t.phaseElements, t.phaseStart = phase, 0, 0, now

@@ -46,6 +46,11 @@ func workerLabels(t *testing.T, m *Metrics, name string) []string {
 	return out
 }
 
+// answerTimeout is the peer timeout of the tests whose peers answer: far
+// longer than an answer takes on a loaded machine, so that only a peer
+// that cannot answer is left out.
+const answerTimeout = time.Minute
+
 // TestPeersMerge runs workers 1 and 2 of 4 in this process: worker 3 has
 // no socket, worker 4's socket answers with something that is not an
 // exposition. Worker 1's answers hold both live workers' series and sum
@@ -55,7 +60,7 @@ func TestPeersMerge(t *testing.T) {
 	var ms [2]*Metrics
 	var models [2]*core.Model
 	for i := range ms {
-		ms[i], models[i] = newLoaded(t, Options{Worker: i + 1, Peers: &Peers{Dir: dir, Self: i + 1, Count: 4, Timeout: 5 * time.Second}})
+		ms[i], models[i] = newLoaded(t, Options{Worker: i + 1, Peers: &Peers{Dir: dir, Self: i + 1, Count: 4, Timeout: answerTimeout}})
 		ps, err := ms[i].ServePeers()
 		if err != nil {
 			t.Fatal(err)
@@ -101,12 +106,12 @@ func TestPeerServerStop(t *testing.T) {
 	if err := os.WriteFile(path, nil, 0o600); err != nil { // left by a killed worker
 		t.Fatal(err)
 	}
-	m, _ := newLoaded(t, Options{Worker: 2, Peers: &Peers{Dir: dir, Self: 2, Count: 2}})
+	m, _ := newLoaded(t, Options{Worker: 2, Peers: &Peers{Dir: dir, Self: 2, Count: 2, Timeout: answerTimeout}})
 	ps, err := m.ServePeers()
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, _ := newLoaded(t, Options{Worker: 1, Peers: &Peers{Dir: dir, Self: 1, Count: 2}})
+	other, _ := newLoaded(t, Options{Worker: 1, Peers: &Peers{Dir: dir, Self: 1, Count: 2, Timeout: answerTimeout}})
 	if got := workerLabels(t, other, "svc_inference_requests_total"); !slices.Equal(got, []string{"1", "2"}) {
 		t.Errorf("worker labels = %v, want [1 2]", got)
 	}

@@ -160,7 +160,7 @@ func newTestHandler(t testing.TB, r core.Runner, o Options) (*Handler, *core.Mod
 		m.Start(func() (core.Loaded, error) { return core.Loaded{Runner: r}, nil }, []core.Preparer{h.Prepare}, nil, nil)
 		select {
 		case <-m.Done():
-		case <-time.After(5 * time.Second):
+		case <-time.After(time.Minute): // a hang, not a slow machine
 			t.Fatal("model did not load")
 		}
 		if err := m.Err(); err != nil {

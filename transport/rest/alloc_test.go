@@ -5,6 +5,7 @@ package rest
 import (
 	"net/http"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -12,9 +13,15 @@ import (
 // The race detector makes sync.Pool drop items at random, so allocation
 // counts only mean something without it: make test runs this file in a
 // separate run without -race.
+//
+// Each test measures with the garbage collector off: the counts cover every
+// goroutine's allocations, and a collection during the measurement would
+// add what the runtime's own cleanups allocate (the tensor pools trim
+// themselves after each collection) and drop sync.Pool's items.
 
 func TestDecodeAllocations(t *testing.T) {
 	// The result slice, the tensor, its shape and its data.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	limit := 5.0
 	body := imageBody(3)
 	DecodeRequest(body, imageSpecs) // warm the pool
@@ -32,6 +39,7 @@ func TestDecodeAllocations(t *testing.T) {
 // tensor. A body of one string full of commas, for a float32 input, is
 // refused without allocating for more values than MaxElements allows.
 func TestHiddenCommasDoNotSizeTensors(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	const commas = 4 << 20
 	h, _ := newTestHandler(t, &fakeRunner{}, Options{MaxElements: 1000, MaxBodyBytes: 8 << 20})
 	body := `{"x": [[1, "` + strings.Repeat(",", commas) + `"]]}`

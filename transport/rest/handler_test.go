@@ -58,7 +58,7 @@ func newTestHandler(t *testing.T, r core.Runner, o Options) (*Handler, *core.Mod
 		m.Start(func() (core.Loaded, error) { return core.Loaded{Runner: r}, nil }, []core.Preparer{h.Prepare}, nil, nil)
 		select {
 		case <-m.Done():
-		case <-time.After(5 * time.Second):
+		case <-time.After(time.Minute):
 			t.Fatal("model did not load")
 		}
 		if err := m.Err(); err != nil {

@@ -189,6 +189,56 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Protocol == "" {
 		o.Protocol = ProtocolV1
 	}
+	r := o.newReport()
+	srv, base, grpcAddr, err := o.target(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if srv != nil {
+		defer srv.Stop()
+	}
+
+	client := newClient(o.Timeout)
+	defer client.CloseIdleConnections()
+	info, err := FetchInfo(ctx, client, base)
+	if err != nil {
+		return nil, err
+	}
+	r.Model.Name, r.Model.Version = info.Name, info.Version
+	r.Target.Provider = FetchProvider(ctx, client, base)
+
+	reqs, err := o.requests(info, r)
+	if err != nil {
+		return nil, err
+	}
+	reqs.grpcAddr = grpcAddr
+	bodies := reqs.v1
+	if err := probeAll(ctx, o.Protocol, base, client, reqs); err != nil {
+		return nil, err
+	}
+	if err := o.runServed(ctx, base, srv, reqs, r); err != nil {
+		return nil, err
+	}
+	if srv != nil {
+		if err := srv.Stop(); err != nil {
+			r.Notes = append(r.Notes, "stopping the server: "+oneLine(err.Error()))
+		}
+	}
+
+	if err := o.runRaw(ctx, info, bodies, r); err != nil {
+		return nil, err
+	}
+	r.Ratios = ComputeRatios(r.Served, r.Raw, r.RawCodec)
+	r.Notes = append(r.Notes, o.notes(r)...)
+	if ctx.Err() != nil {
+		r.Notes = append(r.Notes, "the run was cut short: "+context.Cause(ctx).Error())
+	}
+	return r, nil
+}
+
+// newReport returns the report of a run of o before anything is measured:
+// the machine and the settings.
+func (o *Options) newReport() *Report {
 	r := &Report{
 		Schema:  SchemaVersion,
 		Machine: machine(),
@@ -211,29 +261,29 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if r.Target.ServeArgs == nil {
 		r.Target.ServeArgs = []string{}
 	}
+	return r
+}
 
-	var (
-		srv  *Server
-		base string
-	)
-	grpcAddr := o.GRPCAddr
+// target starts the server of --model (the caller stops it) or takes
+// --url, and notes which in r. It returns the server it started, if any,
+// the base URL and the gRPC address.
+func (o *Options) target(ctx context.Context, r *Report) (srv *Server, base, grpcAddr string, err error) {
+	grpcAddr = o.GRPCAddr
 	if o.Model != "" {
 		o.progress("starting svc serve %s on 127.0.0.1 …", o.Model)
 		args := o.ServeArgs
 		if o.Protocol == ProtocolGRPC {
 			port, err := freePort()
 			if err != nil {
-				return nil, err
+				return nil, "", "", err
 			}
 			args = append(slices.Clip(args), "--grpc-port", strconv.Itoa(port))
 			grpcAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		}
-		var err error
 		srv, err = StartServer(ctx, o.Exe, o.Model, args)
 		if err != nil {
-			return nil, err
+			return nil, "", "", err
 		}
-		defer srv.Stop()
 		base = srv.URL
 		r.Target.StartedServer = true
 	} else {
@@ -244,33 +294,20 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if u, err := url.Parse(base); err == nil {
 		r.Machine.SharedWithServer = IsLoopback(u.Hostname())
 	}
+	return srv, base, grpcAddr, nil
+}
 
-	client := newClient(o.Timeout)
-	defer client.CloseIdleConnections()
-	info, err := FetchInfo(ctx, client, base)
-	if err != nil {
-		return nil, err
-	}
-	r.Model.Name, r.Model.Version = info.Name, info.Version
-	r.Target.Provider = FetchProvider(ctx, client, base)
-
-	reqs, err := o.requests(info, r)
-	if err != nil {
-		return nil, err
-	}
-	reqs.grpcAddr = grpcAddr
-	bodies := reqs.v1
-	if err := probeAll(ctx, o.Protocol, base, client, reqs); err != nil {
-		return nil, err
-	}
-
+// runServed measures the server at base at each concurrency level into
+// r.Served, checking after each that srv (when the run started it) is
+// still alive.
+func (o *Options) runServed(ctx context.Context, base string, srv *Server, reqs *requests, r *Report) error {
 	for _, c := range o.Concurrency {
 		if ctx.Err() != nil {
 			break
 		}
 		ld, err := newLoader(o.Protocol, base, c, o.Timeout, reqs)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		o.progress("served     concurrency %d (%s) …", c, o.Protocol)
 		l := RunLevel(ctx, c, o.Warmup, Bounds{o.Duration, o.Requests}, ld.op())
@@ -279,26 +316,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		r.Served = append(r.Served, l)
 		if srv != nil {
 			if err := srv.Alive(); err != nil {
-				return nil, fmt.Errorf("the server died during the run: %w", err)
+				return fmt.Errorf("the server died during the run: %w", err)
 			}
 			srv.TruncateLog()
 		}
 	}
-	if srv != nil {
-		if err := srv.Stop(); err != nil {
-			r.Notes = append(r.Notes, "stopping the server: "+oneLine(err.Error()))
-		}
-	}
-
-	if err := o.runRaw(ctx, info, bodies, r); err != nil {
-		return nil, err
-	}
-	r.Ratios = ComputeRatios(r.Served, r.Raw, r.RawCodec)
-	r.Notes = append(r.Notes, o.notes(r)...)
-	if ctx.Err() != nil {
-		r.Notes = append(r.Notes, "the run was cut short: "+context.Cause(ctx).Error())
-	}
-	return r, nil
+	return nil
 }
 
 // requests reads the --input file or generates random inputs, and encodes

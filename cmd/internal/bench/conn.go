@@ -166,11 +166,15 @@ func (l *connLoader) send(ctx context.Context, w int, seq int64) (int, error) {
 
 // closedByPeer reports whether wc's idle connection has anything to read:
 // the server's end of it (or bytes no request asked for), either way a
-// connection not to send on. It waits a millisecond for that: a deadline
-// already passed would fail the read before it looks.
+// connection not to send on. Where it cannot look without waiting
+// (peerClosed), it waits a millisecond for that: a deadline already passed
+// would fail the read before it looks.
 func closedByPeer(wc *workerConn) bool {
 	if wc.br.Buffered() > 0 {
 		return true
+	}
+	if closed, ok := peerClosed(wc.c); ok {
+		return closed
 	}
 	_ = wc.c.SetReadDeadline(time.Now().Add(time.Millisecond))
 	_, err := wc.br.Peek(1)

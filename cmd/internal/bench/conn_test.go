@@ -212,8 +212,8 @@ func TestConnLoaderFailures(t *testing.T) {
 	})
 
 	t.Run("cancelled mid-request", func(t *testing.T) {
-		release := make(chan struct{})
-		srv, _ := recordingServer(t, func(w http.ResponseWriter, r *http.Request) { <-release; ok(w, r) })
+		release, arrived := make(chan struct{}), make(chan struct{})
+		srv, _ := recordingServer(t, func(w http.ResponseWriter, r *http.Request) { close(arrived); <-release; ok(w, r) })
 		defer close(release)
 		l, err := newConnLoader(srv.URL, "/predict", body, jsonHeader, 1, time.Minute)
 		if err != nil {
@@ -221,7 +221,8 @@ func TestConnLoaderFailures(t *testing.T) {
 		}
 		defer l.close()
 		ctx, cancel := context.WithCancel(context.Background())
-		time.AfterFunc(100*time.Millisecond, cancel)
+		// Cancelled once the server has the request, which it never answers.
+		go func() { <-arrived; cancel() }()
 		t0 := time.Now()
 		if status, err := send(t, l, ctx); status != 0 || err == nil {
 			t.Fatalf("got %d, %v", status, err)
@@ -242,17 +243,43 @@ func TestConnLoaderFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer l.close()
-		l.staleAfter = 10 * time.Millisecond
+		l.staleAfter = -1 // every idle connection is checked
 		if status, err := send(t, l, context.Background()); status != http.StatusOK || err != nil {
 			t.Fatalf("first: %d, %v", status, err)
 		}
 		srv.CloseClientConnections()
-		time.Sleep(50 * time.Millisecond)
+		// Wait until the close has reached the worker's connection: its
+		// next read finds the end of the stream (a read at the end reads
+		// it again, so the loader's check sees it too).
+		wc := &l.conns[0]
+		_ = wc.c.SetReadDeadline(time.Now().Add(time.Minute))
+		if _, err := wc.br.Peek(1); err != io.EOF {
+			t.Fatalf("the worker's connection after the server closed it: %v, want EOF", err)
+		}
+		_ = wc.c.SetReadDeadline(time.Time{})
 		if status, err := send(t, l, context.Background()); status != http.StatusOK || err != nil {
 			t.Fatalf("after the server closed the idle connection: %d, %v", status, err)
 		}
 		if c := s.connCount(); c != 2 {
 			t.Errorf("%d connections, want 2", c)
+		}
+	})
+
+	t.Run("idle connection still open is kept", func(t *testing.T) {
+		srv, s := recordingServer(t, ok)
+		l, err := newConnLoader(srv.URL, "/predict", body, jsonHeader, 1, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.close()
+		l.staleAfter = -1 // every idle connection is checked
+		for i := range 3 {
+			if status, err := send(t, l, context.Background()); status != http.StatusOK || err != nil {
+				t.Fatalf("request %d: %d, %v", i, status, err)
+			}
+		}
+		if c := s.connCount(); c != 1 {
+			t.Errorf("%d connections for three requests on an open one, want 1", c)
 		}
 	})
 

@@ -6,82 +6,101 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/svc-dev/svc/cmd/internal/bench"
 )
 
+// The tests of RunLevel run in a synctest bubble: time is the bubble's fake
+// clock, which moves only when every goroutine of the bubble is blocked, so
+// each phase lasts exactly its duration and every worker gets its turn
+// however loaded the machine is.
+
 func TestRunLevelRequests(t *testing.T) {
-	var calls atomic.Int64
-	var mu sync.Mutex
-	workers := map[int]bool{}
-	op := func(_ context.Context, w int, _ int64) (int, error) {
-		calls.Add(1)
-		mu.Lock()
-		workers[w] = true
-		mu.Unlock()
-		time.Sleep(100 * time.Microsecond)
-		return 200, nil
-	}
-	l := bench.RunLevel(context.Background(), 4, 50*time.Millisecond, bench.Bounds{Requests: 200}, op)
-	if l.Requests != 200 || l.Errors != 0 || l.Concurrency != 4 || l.Interrupted {
-		t.Fatalf("level = %+v, want 200 requests at concurrency 4", l)
-	}
-	if calls.Load() <= 200 {
-		t.Fatalf("%d calls: the warm-up did not run (or was recorded)", calls.Load())
-	}
-	if len(workers) != 4 {
-		t.Fatalf("workers used: %v, want 0-3", workers)
-	}
-	if l.ThroughputRPS <= 0 || l.LatencyUS.P50 < 100 {
-		t.Fatalf("throughput %v, p50 %v µs", l.ThroughputRPS, l.LatencyUS.P50)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int64
+		var mu sync.Mutex
+		workers := map[int]bool{}
+		op := func(_ context.Context, w int, _ int64) (int, error) {
+			calls.Add(1)
+			mu.Lock()
+			workers[w] = true
+			mu.Unlock()
+			time.Sleep(100 * time.Microsecond)
+			return 200, nil
+		}
+		l := bench.RunLevel(context.Background(), 4, 50*time.Millisecond, bench.Bounds{Requests: 200}, op)
+		if l.Requests != 200 || l.Errors != 0 || l.Concurrency != 4 || l.Interrupted {
+			t.Fatalf("level = %+v, want 200 requests at concurrency 4", l)
+		}
+		// The warm-up: 4 workers, each a request every 100µs for 50ms.
+		if got, want := calls.Load(), int64(200+4*500); got != want {
+			t.Fatalf("%d calls, want %d: 200 recorded after a warm-up of %d", got, want, want-200)
+		}
+		if len(workers) != 4 {
+			t.Fatalf("workers used: %v, want 0-3", workers)
+		}
+		// 200 requests of 100µs on 4 workers: 5ms.
+		if l.ElapsedS != 0.005 || l.ThroughputRPS != 40000 || l.LatencyUS.P50 != 100 {
+			t.Fatalf("elapsed %vs, throughput %v, p50 %v µs; want 0.005s, 40000/s, 100µs", l.ElapsedS, l.ThroughputRPS, l.LatencyUS.P50)
+		}
+	})
 }
 
 func TestRunLevelDuration(t *testing.T) {
-	op := func(context.Context, int, int64) (int, error) {
-		time.Sleep(time.Millisecond)
-		return 0, nil
-	}
-	start := time.Now()
-	l := bench.RunLevel(context.Background(), 3, 0, bench.Bounds{Duration: 200 * time.Millisecond}, op)
-	took := time.Since(start)
-	if took < 200*time.Millisecond || took > 2*time.Second {
-		t.Fatalf("a 200ms level took %v", took)
-	}
-	if l.ElapsedS < 0.2 || l.Requests < 10 || l.Requests > 3*200 {
-		t.Fatalf("level = %+v", l)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		op := func(context.Context, int, int64) (int, error) {
+			time.Sleep(time.Millisecond)
+			return 0, nil
+		}
+		start := time.Now()
+		l := bench.RunLevel(context.Background(), 3, 0, bench.Bounds{Duration: 200 * time.Millisecond}, op)
+		// Each of the 3 workers starts a request at 0, 1, … 199 ms.
+		if took := time.Since(start); took != 200*time.Millisecond {
+			t.Fatalf("a 200ms level took %v", took)
+		}
+		if l.ElapsedS != 0.2 || l.Requests != 3*200 {
+			t.Fatalf("level = %+v, want 600 requests in 0.2s", l)
+		}
+	})
 }
 
 func TestRunLevelFirstBoundWins(t *testing.T) {
-	op := func(context.Context, int, int64) (int, error) { return 0, nil }
-	start := time.Now()
-	l := bench.RunLevel(context.Background(), 2, 0, bench.Bounds{Duration: time.Minute, Requests: 1000}, op)
-	if l.Requests != 1000 || time.Since(start) > 10*time.Second {
-		t.Fatalf("%d requests in %v; the request count should end the level", l.Requests, time.Since(start))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		op := func(context.Context, int, int64) (int, error) { return 0, nil }
+		start := time.Now()
+		l := bench.RunLevel(context.Background(), 2, 0, bench.Bounds{Duration: time.Minute, Requests: 1000}, op)
+		if l.Requests != 1000 || time.Since(start) != 0 {
+			t.Fatalf("%d requests in %v; the request count should end the level at once", l.Requests, time.Since(start))
+		}
+	})
 }
 
 func TestRunLevelInterrupted(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	op := func(ctx context.Context, _ int, _ int64) (int, error) {
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(time.Millisecond):
-			return 200, nil
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		op := func(ctx context.Context, _ int, _ int64) (int, error) {
+			select {
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			case <-time.After(time.Millisecond):
+				return 200, nil
+			}
 		}
-	}
-	time.AfterFunc(100*time.Millisecond, cancel)
-	start := time.Now()
-	l := bench.RunLevel(ctx, 2, 0, bench.Bounds{Duration: time.Minute}, op)
-	if time.Since(start) > 5*time.Second {
-		t.Fatalf("canceling took %v", time.Since(start))
-	}
-	if !l.Interrupted || l.Errors != 0 || l.Requests == 0 {
-		t.Fatalf("level = %+v: want interrupted, some requests, and no error for the canceled ones", l)
-	}
+		const at = 100*time.Millisecond + 500*time.Microsecond
+		time.AfterFunc(at, cancel)
+		start := time.Now()
+		l := bench.RunLevel(ctx, 2, 0, bench.Bounds{Duration: time.Minute}, op)
+		if took := time.Since(start); took != at {
+			t.Fatalf("the level ended %v after the start, want at the cancel (%v)", took, at)
+		}
+		// Requests end at 1, 2, … 100 ms on each worker; the one under way
+		// at the cancel is left out.
+		if !l.Interrupted || l.Errors != 0 || l.Requests != 2*100 {
+			t.Fatalf("level = %+v: want interrupted, 200 requests, and no error for the canceled ones", l)
+		}
+	})
 }
 
 func TestRunLevelCountsErrors(t *testing.T) {

@@ -2,7 +2,8 @@
 // with the endpoints svc's puller uses (repository info with the file
 // list, sizes and LFS sha256s; file downloads with redirects for LFS files
 // and Range requests), gated repositories, and faults to inject (a
-// connection cut mid-body, corrupted content, slow bodies).
+// connection cut mid-body, corrupted content, slow bodies, bodies held
+// back until released).
 package hubtest
 
 import (
@@ -33,7 +34,8 @@ type Hub struct {
 	cuts     map[string][]int // file path → bytes to send before cutting, one entry per cut
 	corrupt  map[string]bool  // repo/path → serve flipped bytes
 	delay    time.Duration
-	failures []int // statuses for the next requests
+	held     map[string]chan struct{} // file path → closed when released
+	failures []int                    // statuses for the next requests
 	commits  int
 }
 
@@ -163,6 +165,21 @@ func (h *Hub) SlowDown(d time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.delay = d
+}
+
+// Hold makes every download of file (a path in a repository) stop after
+// its header until release is called; release lets them, and later ones,
+// go on. Release before closing the Hub: Close waits for the downloads.
+func (h *Hub) Hold(file string) (release func()) {
+	ch := make(chan struct{})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held == nil {
+		h.held = map[string]chan struct{}{}
+	}
+	h.held[file] = ch
+	var once sync.Once
+	return func() { once.Do(func() { close(ch) }) }
 }
 
 // Requests returns the requests received so far. Status is 0 while a
@@ -390,6 +407,7 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request, id, name string, dat
 		data[len(data)/2] ^= 0xff
 	}
 	delay := h.delay
+	held := h.held[name]
 	h.mu.Unlock()
 
 	start := 0
@@ -413,6 +431,16 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request, id, name string, dat
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
+	if held != nil {
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		select {
+		case <-held:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	if cut >= 0 && cut < len(body) {
 		_, _ = w.Write(body[:cut])
 		if f, ok := w.(http.Flusher); ok {

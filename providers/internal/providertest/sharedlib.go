@@ -61,9 +61,14 @@ func CompileLib(dir string, l Lib) (string, error) {
 
 // CUDALibDir returns build/lib/<os>-<arch>-cuda of the module: the core
 // ONNX Runtime library with its CUDA and TensorRT provider libraries, as
-// 'make lib-cuda' leaves them. It fails the test when they are not there.
+// 'make lib-cuda' leaves them. It fails the test when they are not there,
+// and skips it under go test -short (the fast tier, which has ONNX Runtime
+// alone).
 func CUDALibDir(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: needs ONNX Runtime's CUDA provider libraries (make lib-cuda); the full suite (make test) runs it")
+	}
 	wd, _ := os.Getwd()
 	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, "go.mod")); err != nil {
