@@ -228,42 +228,56 @@ for rep in $(seq 1 "$REPS"); do
 done
 step tune $tune_status
 
-# 4b. Batching's cost at concurrency 1, side by side: two servers at once,
-#     the defaults (batching on) and batching off, loaded in turn by short
-#     concurrency-1 runs, the order alternating (on then off, off then
-#     on, ...), so that both meet the same moments of the machine. The
-#     tuning rounds above run the two settings a minute apart, and the load
-#     of a shared machine drifts by more than the 5 % the target allows.
-# side_by_side: the two servers, the pairs of runs, both servers stopped.
+# 4b. Side by side: two servers at once, a setting on and off, loaded in
+#     turn by short svc bench runs at one concurrency, the order
+#     alternating (on then off, off then on, ...), so that both meet the
+#     same moments of the machine: the tuning rounds above run settings a
+#     minute apart, and the load of a shared machine drifts by more than
+#     what is being measured. Batching's cost at concurrency 1, and each
+#     self-tuning controller against its switch, where it decides: the batch
+#     size controller against merging up to max_batch_size (cls, 32), the
+#     session mode against one session (cls, 1), Go's processors against
+#     one per core for cls's long runs (16) and against one more than the
+#     cores for the tiny model's short ones (4).
+# side_by_side NAME MODEL CONCURRENCY ON_CFG OFF_CFG [SVC BENCH ARGS...]:
+# the two servers, the pairs of runs (side-NAME-on-rK.json,
+# side-NAME-off-rK.json), both servers stopped.
 side_by_side() {
-	local on_pid on_url off_url rep side url order status=0
-	start_server "$OUT/side-on.serve.out" "$CLS" -c "$OUT/cfg/default.yml" || return 1
+	local name=$1 model=$2 conc=$3 on_cfg=$OUT/cfg/$4.yml off_cfg=$OUT/cfg/$5.yml on_pid on_url off_url rep side url order status=0
+	shift 5
+	start_server "$OUT/side-$name-on.serve.out" "$model" -c "$on_cfg" || return 1
 	on_pid=$SERVER_PID on_url=$SERVER_URL
-	if ! start_server "$OUT/side-off.serve.out" "$CLS" -c "$OUT/cfg/nobatch.yml"; then
+	if ! start_server "$OUT/side-$name-off.serve.out" "$model" -c "$off_cfg"; then
 		SERVER_PID=$on_pid
 		stop_server
 		return 1
 	fi
 	off_url=$SERVER_URL
-	show "$SVC serve $CLS -c $OUT/cfg/default.yml & $SVC serve $CLS -c $OUT/cfg/nobatch.yml &   # side by side"
-	show "$SVC bench --url URL --shape $CLS_SHAPE --concurrency 1 --duration $SIDE_DURATION --warmup $TUNE_WARMUP --no-raw --json > $OUT/side-on-r1.json   # then off, and so on to -r$SIDE_PAIRS, the order alternating"
+	show "$SVC serve $model -c $on_cfg & $SVC serve $model -c $off_cfg &   # side by side"
+	show "$SVC bench --url URL${*:+ $*} --concurrency $conc --duration $SIDE_DURATION --warmup $TUNE_WARMUP --no-raw --json > $OUT/side-$name-on-r1.json   # then off, and so on to -r$SIDE_PAIRS, the order alternating"
 	for rep in $(seq 1 "$SIDE_PAIRS"); do
 		order="on off"
 		[ $((rep % 2)) = 0 ] && order="off on"
 		for side in $order; do
 			url=$on_url
 			[ "$side" = off ] && url=$off_url
-			run "$SVC" bench --url "$url" --shape "$CLS_SHAPE" --concurrency 1 --duration "$SIDE_DURATION" \
-				--warmup "$TUNE_WARMUP" --no-raw --json >"$OUT/side-$side-r$rep.json" 2>>"$OUT/side.log" || status=$?
+			run "$SVC" bench --url "$url" "$@" --concurrency "$conc" --duration "$SIDE_DURATION" \
+				--warmup "$TUNE_WARMUP" --no-raw --json >"$OUT/side-$name-$side-r$rep.json" 2>>"$OUT/side.log" || status=$?
 		done
 	done
 	stop_server
 	SERVER_PID=$on_pid
 	stop_server
+	rm -f "$OUT/side-$name-on.serve.out.err" "$OUT/side-$name-off.serve.out.err"
 	return "$status"
 }
-side_by_side
-step side $?
+side_status=0
+side_by_side batching "$CLS" 1 default nobatch --shape "$CLS_SHAPE" || side_status=$?
+side_by_side batchsize "$CLS" 32 default fixedbatch --shape "$CLS_SHAPE" || side_status=$?
+side_by_side sessions "$CLS" 1 adaptive default --shape "$CLS_SHAPE" || side_status=$?
+side_by_side goprocs "$CLS" 16 default procscores --shape "$CLS_SHAPE" || side_status=$?
+side_by_side tinyprocs "$TINY" 4 default procsplus1 || side_status=$?
+step side $side_status
 
 # 5. ONNX Runtime in process (no HTTP, no JSON), one session, default
 #    settings, concurrency 1: rows/s at batch 1, 8 and 32 (BenchmarkRaw of

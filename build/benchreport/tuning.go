@@ -28,25 +28,47 @@ func comparedWith(s string) string {
 }
 
 // tuning holds svc bench's reports of the tuning rounds by setting
-// (tune-SETTING-rK.json) and of the side-by-side pairs by side
-// (side-on-rK.json, side-off-rK.json); element k is round k+1, nil for a
-// round without its file.
+// (tune-SETTING-rK.json) and of the side-by-side pairs by comparison and
+// side (side-NAME-on-rK.json, side-NAME-off-rK.json); element k is round
+// k+1, nil for a round without its file.
 type tuning struct {
 	settings []string
 	rounds   map[string][]*Report
-	side     map[string][]*Report
+	// side holds each comparison's on and off runs, in sideOrder.
+	side []sideBySide
 }
+
+// sideBySide is one comparison of build/bench.sh's step 4b.
+type sideBySide struct {
+	name    string
+	on, off []*Report
+}
+
+// sideOrder and sideTitles are build/bench.sh's side-by-side comparisons,
+// in table order, with what each compares.
+var (
+	sideOrder  = []string{"batching", "batchsize", "sessions", "goprocs", "tinyprocs"}
+	sideTitles = map[string]string{
+		"batching":  "batching on ÷ off (cls)",
+		"batchsize": "batch size controller ÷ merging up to max_batch_size (cls)",
+		"sessions":  "session mode controller (adaptive_threads) ÷ one session (cls)",
+		"goprocs":   "Go-processor controller ÷ one per core (cls, long runs)",
+		"tinyprocs": "Go-processor controller ÷ one more than the cores (tiny model, short runs)",
+	}
+)
 
 var (
 	tuneFile = regexp.MustCompile(`^tune-([a-z0-9]+(?:_[a-z0-9]+)?)-r([0-9]+)\.json$`)
-	sideFile = regexp.MustCompile(`^side-(on|off)-r([0-9]+)\.json$`)
+	sideFile = regexp.MustCompile(`^side-([a-z0-9]+)-(on|off)-r([0-9]+)\.json$`)
 )
 
 func loadTuning(a *artifacts, d *data) error {
-	d.tuning = tuning{rounds: map[string][]*Report{}, side: map[string][]*Report{}}
+	d.tuning = tuning{rounds: map[string][]*Report{}}
+	// read files the pattern re matches into by key (the first
+	// submatches, joined by "/") and round (the last).
 	read := func(re *regexp.Regexp, into map[string][]*Report) error {
 		for _, m := range a.match(re) {
-			k, err := strconv.Atoi(m[2])
+			k, err := strconv.Atoi(m[len(m)-1])
 			if err != nil || k < 1 || k > 1000 {
 				continue
 			}
@@ -54,18 +76,28 @@ func loadTuning(a *artifacts, d *data) error {
 			if err != nil {
 				return err
 			}
-			for len(into[m[1]]) < k {
-				into[m[1]] = append(into[m[1]], nil)
+			key := strings.Join(m[1:len(m)-1], "/")
+			for len(into[key]) < k {
+				into[key] = append(into[key], nil)
 			}
-			into[m[1]][k-1] = r
+			into[key][k-1] = r
 		}
 		return nil
 	}
 	if err := read(tuneFile, d.tuning.rounds); err != nil {
 		return err
 	}
-	if err := read(sideFile, d.tuning.side); err != nil {
+	side := map[string][]*Report{}
+	if err := read(sideFile, side); err != nil {
 		return err
+	}
+	var sides []string
+	for k := range side {
+		name, _, _ := strings.Cut(k, "/")
+		sides = append(sides, name)
+	}
+	for _, name := range ordered(sides, sideOrder) {
+		d.tuning.side = append(d.tuning.side, sideBySide{name: name, on: side[name+"/on"], off: side[name+"/off"]})
 	}
 	var names []string
 	for n := range d.tuning.rounds {
@@ -195,15 +227,48 @@ func writeTuning(w *doc, d *data) {
 }
 
 func writeSide(w *doc, d *data) {
-	on, off := d.tuning.side["on"], d.tuning.side["off"]
-	rs := paired(on, off, p50At1)
-	if len(rs) == 0 {
-		return
+	ratio := func(v float64) string { return fmt.Sprintf("%.3f", v) }
+	t := newTable(1, "comparison", "concurrency", "pairs", "on: p50", "off: p50", "on: req/s", "off: req/s",
+		"on ÷ off: p50", "on ÷ off: req/s", "on better: p50", "on better: req/s")
+	for _, sd := range d.tuning.side {
+		c := sideConcurrency(sd.on)
+		if c == 0 {
+			continue
+		}
+		p50 := metric{c, func(l Level) float64 { return l.LatencyUS.P50 }, us, false}
+		tput := metric{c, func(l Level) float64 { return l.ThroughputRPS }, rps, true}
+		t.row(title(sideTitles, sd.name), strconv.Itoa(c), strconv.Itoa(min(rounds(sd.on), rounds(sd.off))),
+			summarize(sd.on, p50).format(us), summarize(sd.off, p50).format(us),
+			summarize(sd.on, tput).format(rps), summarize(sd.off, tput).format(rps),
+			statOf(paired(sd.on, sd.off, p50)).format(ratio), statOf(paired(sd.on, sd.off, tput)).format(ratio),
+			betterIn(sd.on, sd.off, p50), betterIn(sd.on, sd.off, tput))
 	}
-	t := newTable(1, "batching", "pairs", "c=1 p50", "c=1 req/s", "on ÷ off: c=1 p50")
-	t.row("on (the defaults)", strconv.Itoa(rounds(on)), summarize(on, p50At1).format(us), summarize(on, rpsAt1).format(rps), statOf(rs).format(func(v float64) string { return fmt.Sprintf("%.3f", v) }))
-	t.row("off", strconv.Itoa(rounds(off)), summarize(off, p50At1).format(us), summarize(off, rpsAt1).format(rps), "")
-	w.section("Batching on and off at concurrency 1: two servers side by side, PaddleOCR cls (build/bench.sh)", t)
+	w.section("Side by side: two servers at once, a setting on and off, in alternating pairs (build/bench.sh)", t)
+}
+
+// sideConcurrency is the level the runs of a comparison measured (0: none).
+func sideConcurrency(reps []*Report) int {
+	for _, r := range reps {
+		if r != nil && len(r.Served) > 0 {
+			return r.Served[0].Concurrency
+		}
+	}
+	return 0
+}
+
+// betterIn says in how many of the pairs on did better on m than off.
+func betterIn(on, off []*Report, m metric) string {
+	rs := paired(on, off, m)
+	if len(rs) == 0 {
+		return ""
+	}
+	better := 0
+	for _, r := range rs {
+		if (m.higher && r > 1) || (!m.higher && r < 1) {
+			better++
+		}
+	}
+	return fmt.Sprintf("%d of %d", better, len(rs))
 }
 
 // rowsAt are rows/s at batch b on the one session, by repetition.
