@@ -182,10 +182,9 @@ step memory_load $?
 #    that the machine's other load hits them alike; the report takes
 #    medians and compares each setting with its group's defaults in the
 #    same round. PaddleOCR cls: batching off or fixed at max_batch_size
-#    (against the batch size controller), threads, spinning, workers,
-#    adaptive threads (the session-mode controller on), Go's processors
-#    fixed at the cores and at one more (against the Go-processor
-#    controller, which gives cls's long runs one more). The tiny model
+#    (against the batch size controller), threads, spinning, workers, Go's
+#    processors fixed at the cores and at one more (against the
+#    Go-processor controller, which gives cls's long runs one more). The tiny model
 #    (settings tiny_*, compared with tiny_default): Go's processors fixed at
 #    one more than the cores, what the controller spares its short runs.
 #    default, nobatch, fixedbatch and the tiny ones also run at concurrency
@@ -202,10 +201,9 @@ config fixedbatch 'batching:\n  adaptive: false\n'
 config threads1 'runtime:\n  intra_op_threads: 1\n'
 config threads2 'runtime:\n  intra_op_threads: 2\n'
 config spinning 'runtime:\n  spinning: true\n'
-config adaptive 'runtime:\n  adaptive_threads: true\n'
 config procscores "runtime:\\n  go_procs: $CORES\\n"
 config procsplus1 "runtime:\\n  go_procs: $((CORES + 1))\\n"
-TUNE=(default nobatch fixedbatch threads1 threads2 spinning workers2 adaptive procscores procsplus1 tiny_default tiny_procsplus1)
+TUNE=(default nobatch fixedbatch threads1 threads2 spinning workers2 procscores procsplus1 tiny_default tiny_procsplus1)
 tune_run() {
 	local name=$1 rep=$2 cfg="$OUT/cfg/${1#tiny_}.yml" levels=1,8 model=$CLS shape=(--shape "$CLS_SHAPE") extra=()
 	case $name in
@@ -235,10 +233,9 @@ step tune $tune_status
 #     minute apart, and the load of a shared machine drifts by more than
 #     what is being measured. Batching's cost at concurrency 1, and each
 #     self-tuning controller against its switch, where it decides: the batch
-#     size controller against merging up to max_batch_size (cls, 32), the
-#     session mode against one session (cls, 1), Go's processors against
-#     one per core for cls's long runs (16) and against one more than the
-#     cores for the tiny model's short ones (4).
+#     size controller against merging up to max_batch_size (cls, 32), Go's
+#     processors against one per core for cls's long runs (16) and against
+#     one more than the cores for the tiny model's short ones (4).
 # side_by_side NAME MODEL CONCURRENCY ON_CFG OFF_CFG [SVC BENCH ARGS...]:
 # the two servers, the pairs of runs (side-NAME-on-rK.json,
 # side-NAME-off-rK.json), both servers stopped.
@@ -274,7 +271,6 @@ side_by_side() {
 side_status=0
 side_by_side batching "$CLS" 1 default nobatch --shape "$CLS_SHAPE" || side_status=$?
 side_by_side batchsize "$CLS" 32 default fixedbatch --shape "$CLS_SHAPE" || side_status=$?
-side_by_side sessions "$CLS" 1 adaptive default --shape "$CLS_SHAPE" || side_status=$?
 side_by_side goprocs "$CLS" 16 default procscores --shape "$CLS_SHAPE" || side_status=$?
 side_by_side tinyprocs "$TINY" 4 default procsplus1 || side_status=$?
 step side $side_status

@@ -71,9 +71,8 @@ type SchedStats struct {
 	// batching): batching.max_batch_size, or what adaptive batching has
 	// learnt.
 	BatchLimit int
-	// Sessions is how many runs the session mode allows at once: 1 while
-	// runs that find the model idle go to the session with every core
-	// (runtime.adaptive_threads), else the run slots.
+	// Sessions is how many runs may be under way at once: the run slots
+	// (at least one per session).
 	Sessions int
 	// GoProcs is the number of Go processors (GOMAXPROCS).
 	GoProcs int

@@ -13,7 +13,7 @@ import (
 // GROUP_default (the tiny model's), any other with "default" (PaddleOCR
 // cls's).
 var tuneOrder = []string{"default", "nobatch", "fixedbatch", "threads1", "threads2", "spinning", "workers2",
-	"adaptive", "procscores", "procsplus1", "tiny_default", "tiny_procsplus1"}
+	"procscores", "procsplus1", "tiny_default", "tiny_procsplus1"}
 
 // comparedWith is the setting s is compared with ("" for a baseline itself).
 func comparedWith(s string) string {
@@ -47,11 +47,10 @@ type sideBySide struct {
 // sideOrder and sideTitles are build/bench.sh's side-by-side comparisons,
 // in table order, with what each compares.
 var (
-	sideOrder  = []string{"batching", "batchsize", "sessions", "goprocs", "tinyprocs"}
+	sideOrder  = []string{"batching", "batchsize", "goprocs", "tinyprocs"}
 	sideTitles = map[string]string{
 		"batching":  "batching on ÷ off (cls)",
 		"batchsize": "batch size controller ÷ merging up to max_batch_size (cls)",
-		"sessions":  "session mode controller (adaptive_threads) ÷ one session (cls)",
 		"goprocs":   "Go-processor controller ÷ one per core (cls, long runs)",
 		"tinyprocs": "Go-processor controller ÷ one more than the cores (tiny model, short runs)",
 	}

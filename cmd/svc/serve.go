@@ -179,6 +179,12 @@ func serve(ctx context.Context, modelName, servedName string, cfg config.Config,
 	}
 
 	worker, isWorker := supervisor.CurrentWorker()
+	if !isWorker {
+		// Once, from the process the user started.
+		for _, n := range cfg.Notices() {
+			log.Warn(n)
+		}
+	}
 	if isWorker {
 		log = log.With(zap.Int("worker", worker.ID))
 		err := srcErr
@@ -394,10 +400,8 @@ func schedConfig(cfg *config.Config, worker *supervisor.Worker) sched.Config {
 	cfg.Runtime.IntraOpThreads = threads
 	b := cfg.Batching
 	return sched.Config{
-		Sessions:        sessions,
-		Slots:           slots,
-		Threads:         threads,
-		AdaptiveThreads: cfg.Runtime.AdaptiveThreads,
+		Sessions: sessions,
+		Slots:    slots,
 		Batching: sched.Batching{
 			Enabled: b.Enabled, MaxBatchSize: b.MaxBatchSize, MaxQueueDelay: b.MaxQueueDelay.Std(), Adaptive: b.Adaptive,
 		},

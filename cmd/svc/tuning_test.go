@@ -45,7 +45,7 @@ func TestTuningGauges(t *testing.T) {
 		{"a fixed batch size", "batching:\n  adaptive: false\n  max_batch_size: 16\n", 16, slots, 0},
 		{"no batching", "batching:\n  enabled: false\n", -1, slots, 0},
 		{"a fixed number of Go processors", "runtime:\n  go_procs: 5\n", 1, slots, 5},
-		{"one intra-op thread per run, and every core for runs alone", "runtime:\n  intra_op_threads: 1\n  adaptive_threads: true\n", 1, runtime.NumCPU(), 0},
+		{"one intra-op thread per run: a run per core", "runtime:\n  intra_op_threads: 1\n", 1, runtime.NumCPU(), 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,8 +65,6 @@ func TestTuningGauges(t *testing.T) {
 			}
 			sessions := int(sc.value(t, "svc_tuning_sessions", nil))
 			procs := int(sc.value(t, "svc_tuning_go_procs", nil))
-			// The solo chooser starts on the pool's own sessions: it moves
-			// runs alone to the wide one only once it has measured both.
 			if sessions != tt.sessions {
 				t.Errorf("svc_tuning_sessions = %d, want %d", sessions, tt.sessions)
 			}
@@ -117,5 +115,24 @@ func TestTuningMemoryReleased(t *testing.T) {
 	var st tuningStats
 	if json.Unmarshal(r.Body, &st) != nil || len(st.ModelStats) != 1 || len(st.ModelStats[0].Tuning) != 1 || !st.ModelStats[0].Tuning[0].MemoryReleased {
 		t.Fatalf("stats: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestAdaptiveThreadsIgnored: runtime.adaptive_threads, whose controller
+// measured no gain, is still read, has no effect, and the server says so
+// once, at its line.
+func TestAdaptiveThreadsIgnored(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "svc.yml")
+	if err := os.WriteFile(cfg, []byte("runtime:\n  intra_op_threads: 1\n  adaptive_threads: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, model("classifier.onnx"), "--config", cfg, "--access-log", "off")
+	recs := s.logRecords(cfg + ": line 3: runtime.adaptive_threads has no effect any more: a second session with every core for runs that arrive alone measured no faster than runs on their share of the cores (docs/performance.md); remove it")
+	if len(recs) != 1 || recs[0]["level"] != "warn" {
+		t.Fatalf("warnings %v\n%s", recs, s.stderr)
+	}
+	sc, _ := scrapeMetrics(t, s, prometheusAccept)
+	if got := int(sc.value(t, "svc_tuning_sessions", nil)); got != runtime.NumCPU() {
+		t.Fatalf("svc_tuning_sessions = %d, want the %d run slots", got, runtime.NumCPU())
 	}
 }

@@ -101,9 +101,9 @@ type Runtime struct {
 	// the model reports ready, so the first request does not pay for lazy
 	// initialisation.
 	WarmUp bool `yaml:"warmup"`
-	// AdaptiveThreads loads, on the CPU provider when runs get a share of
-	// the cores, a second session with all of them for runs that arrive
-	// alone, and sends such runs to whichever session is measured faster.
+	// AdaptiveThreads is read and has no effect: it loaded a second
+	// session with every core for runs that arrived alone, which measured
+	// no faster (docs/performance.md, "Self-tuning"). Notices says so.
 	AdaptiveThreads bool `yaml:"adaptive_threads"`
 	// ReleaseMemoryAfter gives memory back to the operating system once no
 	// request has run for this long after serving (0: never).
@@ -269,20 +269,34 @@ var errEOF = errors.New("EOF")
 // Validate checks values that YAML types alone cannot.
 func (c *Config) Validate() error {
 	if key, msg := c.check(); key != "" {
-		where := "configuration"
-		if c.File != "" {
-			where = c.File
-			// A missing key is reported at its parent's line.
-			for k := key; k != ""; k = k[:max(strings.LastIndex(k, "."), 0)] {
-				if line := c.lines[k]; line > 0 {
-					where = fmt.Sprintf("%s: line %d", c.File, line)
-					break
-				}
-			}
-		}
-		return fmt.Errorf("%s: %s %s", where, key, msg)
+		// A missing key is reported at its parent's line.
+		return fmt.Errorf("%s: %s %s", c.where(key), key, msg)
 	}
 	return nil
+}
+
+// Notices are what the server says about keys that are valid but have no
+// effect any more, each at its line of File.
+func (c *Config) Notices() []string {
+	var out []string
+	if c.Runtime.AdaptiveThreads {
+		out = append(out, c.where("runtime.adaptive_threads")+": runtime.adaptive_threads has no effect any more: a second session with every core for runs that arrive alone measured no faster than runs on their share of the cores (docs/performance.md); remove it")
+	}
+	return out
+}
+
+// where is File and the line of key (or of its nearest parent that has
+// one), "configuration" without a file.
+func (c *Config) where(key string) string {
+	if c.File == "" {
+		return "configuration"
+	}
+	for k := key; k != ""; k = k[:max(strings.LastIndex(k, "."), 0)] {
+		if line := c.lines[k]; line > 0 {
+			return fmt.Sprintf("%s: line %d", c.File, line)
+		}
+	}
+	return c.File
 }
 
 // check returns the first invalid key and what is wrong with it.

@@ -176,6 +176,34 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
+func TestNotices(t *testing.T) {
+	tests := []struct {
+		name, body string
+		want       []string
+	}{
+		{"none", "runtime:\n  warmup: true\n", nil},
+		{"adaptive threads, off", "runtime:\n  adaptive_threads: false\n", nil},
+		{"adaptive threads, on", "name: x\nruntime:\n  adaptive_threads: true\n", []string{"svc.yml: line 3: runtime.adaptive_threads has no effect any more"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Load(write(t, tt.body), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := c.Notices()
+			if len(got) != len(tt.want) {
+				t.Fatalf("notices %q, want %d", got, len(tt.want))
+			}
+			for i, w := range tt.want {
+				if !strings.Contains(got[i], w) {
+					t.Errorf("notice %q lacks %q", got[i], w)
+				}
+			}
+		})
+	}
+}
+
 func TestStarterParses(t *testing.T) {
 	c, err := Load(write(t, Starter()), true)
 	if err != nil {

@@ -79,7 +79,6 @@ runtime:
   optimized_model_path: ""  # write the optimized graph here (a cache for inspection)
   profile: ""            # ONNX Runtime profiling: each session writes <profile>_<date>_<time>.json at shutdown
   warmup: true           # one zero-filled inference before the model reports ready
-  adaptive_threads: false  # CPU: a second session with every core for requests that arrive alone, if faster
   release_memory_after: 2s  # give memory back to the OS after this long without requests; 0 = never
   go_procs: 0            # Go processors; 0 = tuned: one per core, one more while runs are long (GOMAXPROCS wins)
 

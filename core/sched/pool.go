@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/tensor"
 )
@@ -28,15 +26,8 @@ type Pool struct {
 	obs      core.RunObserver
 	// slots holds a token per run under way when bounded (nil: unbounded).
 	slots chan struct{}
-	// active counts the runs under way (kept only with a wide session).
-	active atomic.Int64
 	// waiting counts the requests waiting for a slot.
 	waiting atomic.Int64
-	// wide, when set, is a session with every core of the process, for
-	// runs that have the machine to themselves when solo finds it faster.
-	wide core.Session
-	solo soloChooser
-	log  *zap.Logger
 }
 
 var (
@@ -49,7 +40,7 @@ func NewPool(sessions ...core.Session) (*Pool, error) {
 	if len(sessions) == 0 {
 		return nil, errNoSessions
 	}
-	return &Pool{sessions: sessions, inflight: make([]atomic.Int64, len(sessions)), obs: core.NopObserver{}, log: zap.NewNop()}, nil
+	return &Pool{sessions: sessions, inflight: make([]atomic.Int64, len(sessions)), obs: core.NopObserver{}}, nil
 }
 
 // SetObserver has the pool report each request's wait for a slot to
@@ -78,18 +69,6 @@ func (p *Pool) Waiting() int { return int(p.waiting.Load()) }
 // Slots is the most runs under way at once (0: unbounded).
 func (p *Pool) Slots() int { return cap(p.slots) }
 
-// AddWide gives the pool a session of the same model with more intra-op
-// threads than its own, for runs that find no other run under way (see
-// soloChooser); the pool closes it. log gets a debug line when solo runs
-// move from one kind of session to the other. Call it before the pool
-// serves.
-func (p *Pool) AddWide(wide core.Session, log *zap.Logger) {
-	if log == nil {
-		log = zap.NewNop()
-	}
-	p.wide, p.log = wide, log
-}
-
 // Info describes the model.
 func (p *Pool) Info() core.ModelInfo { return p.sessions[0].Info() }
 
@@ -99,16 +78,12 @@ func (p *Pool) Specs() []tensor.Spec { return p.sessions[0].Specs() }
 // Provider is the execution provider the sessions run on.
 func (p *Pool) Provider() core.Provider { return p.sessions[0].Provider() }
 
-// Size is the number of sessions (the wide one aside).
+// Size is the number of sessions.
 func (p *Pool) Size() int { return len(p.sessions) }
 
-// Concurrency is how many runs the session mode allows at once now: 1
-// while runs that find the pool idle go to the wide session, else the run
-// slots (the sessions when unbounded).
+// Concurrency is how many runs may be under way at once: the run slots
+// (the sessions when unbounded).
 func (p *Pool) Concurrency() int {
-	if p.wide != nil && p.solo.Pick() == wideSession {
-		return 1
-	}
 	if n := p.Slots(); n > 0 {
 		return n
 	}
@@ -138,37 +113,11 @@ func (p *Pool) Predict(ctx context.Context, inputs []*tensor.Tensor) (core.Resul
 	} else {
 		p.obs.Queued(0)
 	}
-	return p.run(ctx, inputs)
+	return p.runLeastBusy(ctx, inputs)
 }
 
-func (p *Pool) run(ctx context.Context, inputs []*tensor.Tensor) (core.Result, error) {
-	if p.wide == nil {
-		return p.runNarrow(ctx, inputs)
-	}
-	n := p.active.Add(1)
-	defer p.active.Add(-1)
-	if n != 1 {
-		return p.runNarrow(ctx, inputs)
-	}
-	kind := p.solo.Next()
-	start := time.Now()
-	var res core.Result
-	var err error
-	if kind == wideSession {
-		res, err = p.wide.Predict(ctx, inputs)
-	} else {
-		res, err = p.runNarrow(ctx, inputs)
-	}
-	if err == nil {
-		if pick, moved := p.solo.Observe(kind, elementsOf(inputs), time.Since(start)); moved {
-			p.log.Debug("runs alone go to another session", zap.Bool("all_cores", pick == wideSession))
-		}
-	}
-	return res, err
-}
-
-// runNarrow runs on the least busy of the pool's own sessions.
-func (p *Pool) runNarrow(ctx context.Context, inputs []*tensor.Tensor) (core.Result, error) {
+// runLeastBusy runs on the session with the fewest runs in flight.
+func (p *Pool) runLeastBusy(ctx context.Context, inputs []*tensor.Tensor) (core.Result, error) {
 	best := 0
 	if len(p.sessions) > 1 {
 		least := p.inflight[0].Load()
@@ -188,9 +137,6 @@ func (p *Pool) Close() error {
 	var errs []error
 	for _, s := range p.sessions {
 		errs = append(errs, s.Close())
-	}
-	if p.wide != nil {
-		errs = append(errs, p.wide.Close())
 	}
 	return errors.Join(errs...)
 }

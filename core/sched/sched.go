@@ -1,11 +1,9 @@
 // Package sched is svc's scheduler: it puts the model's sessions behind
 // the one runner that requests go to. A Pool spreads runs over the
-// sessions within a bound of runs under way at once, and, on the CPU,
-// sends runs that find the model idle to a session with every core when
-// that is measured faster (soloChooser); a Batcher in front merges
-// requests that wait for a busy session into one run. Its self-tuning
-// controllers (the batch size limit, the session mode, Go's processors)
-// and the memory reclaimer live here too, each shown by a gauge and each
+// sessions within a bound of runs under way at once; a Batcher in front
+// merges requests that wait for a busy session into one run. Its
+// self-tuning controllers (the batch size limit, Go's processors) and the
+// memory reclaimer live here too, each shown by a gauge and each
 // switchable in svc.yml.
 //
 // It is pure Go over core's Runner and Session: it never touches ONNX
@@ -14,7 +12,6 @@ package sched
 
 import (
 	"errors"
-	"fmt"
 	"runtime"
 	"time"
 
@@ -32,12 +29,6 @@ type Config struct {
 	// Slots is how many runs may be under way at once (CPUPlan); at least
 	// one per session.
 	Slots int
-	// Threads is each session's intra-op threads (CPUPlan).
-	Threads int
-	// AdaptiveThreads opens, on the CPU provider, a session with every
-	// core for runs that arrive alone, used when measured faster
-	// (runtime.adaptive_threads); off, the session mode is fixed.
-	AdaptiveThreads bool
 	// Batching merges requests that wait for a busy session (batching.*).
 	Batching Batching
 	// ReleaseMemoryAfter gives memory back once no request has run for
@@ -86,16 +77,12 @@ func New(cfg Config, obs core.RunObserver, log *zap.Logger, reclaim *Reclaimer) 
 	return &Scheduler{cfg: cfg, obs: obs, log: log, reclaim: reclaim}
 }
 
-// Schedule opens the sessions (and the wide one when it may pay off) and
-// puts the batcher in front of them when batching is on and the model
-// allows it. Either way, no more runs are under way at once than the slots.
+// Schedule opens the sessions and puts the batcher in front of them when
+// batching is on and the model allows it. Either way, no more runs are
+// under way at once than the slots.
 func (s *Scheduler) Schedule(open core.Opener) (core.Schedule, error) {
 	pool, err := s.openPool(open)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.addWide(pool, open); err != nil {
-		_ = pool.Close()
 		return nil, err
 	}
 	slots := max(pool.Size(), s.cfg.Slots)
@@ -139,44 +126,6 @@ func (s *Scheduler) openPool(open core.Opener) (*Pool, error) {
 		sessions = append(sessions, sess)
 	}
 	return NewPool(sessions...)
-}
-
-// maxWideModelBytes bounds the models that get a wide session: it holds a
-// second copy of the weights.
-const maxWideModelBytes = 512 << 20
-
-// wideThreads is the intra-op threads of the pool's wide session, or 0 for
-// none: only with AdaptiveThreads, on the CPU provider, with one session
-// whose runs get a share of the cores, for a model (file and external
-// data) of at most maxWideModelBytes.
-func (s *Scheduler) wideThreads(pool *Pool) int {
-	threads := s.cfg.Threads
-	all := threads * s.cfg.Slots
-	prov := pool.Provider()
-	if !s.cfg.AdaptiveThreads || pool.Size() != 1 || threads < 1 || all <= threads ||
-		prov == nil || prov.Name() != core.CPUProvider {
-		return 0
-	}
-	if pool.Info().SizeMB*(1<<20) > maxWideModelBytes {
-		return 0
-	}
-	return all
-}
-
-// addWide opens the wide session when wideThreads calls for one.
-func (s *Scheduler) addWide(pool *Pool, open core.Opener) error {
-	threads := s.wideThreads(pool)
-	if threads == 0 {
-		return nil
-	}
-	wide, err := open.Open(threads)
-	if err != nil {
-		return fmt.Errorf("session with %d threads for runs alone: %w", threads, err)
-	}
-	pool.AddWide(wide, s.log)
-	s.log.Info("a second session with every core runs requests that arrive alone, when measured faster (runtime.adaptive_threads)",
-		zap.Int("threads", threads), zap.Int("threads_per_run_under_load", s.cfg.Threads))
-	return nil
 }
 
 // schedule is the runner in front of the sessions: the pool, or the

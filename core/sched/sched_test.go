@@ -11,46 +11,6 @@ import (
 	"github.com/svc-dev/svc/core"
 )
 
-func TestWideThreads(t *testing.T) {
-	tests := []struct {
-		name     string
-		adaptive bool
-		threads  int
-		slots    int
-		provider string
-		sizeMB   float64
-		sessions int
-		want     int
-	}{
-		{"every core for runs alone", true, 1, 2, "cpu", 1, 1, 2},
-		{"two threads per run on four cores", true, 2, 2, "cpu", 1, 1, 4},
-		{"off", false, 1, 2, "cpu", 1, 1, 0},
-		{"runs already get every core", true, 2, 1, "cpu", 1, 1, 0},
-		{"several sessions", true, 1, 2, "cpu", 1, 2, 0},
-		{"not the CPU provider", true, 1, 2, "cuda", 1, 1, 0},
-		{"at the size bound", true, 1, 2, "cpu", 512, 1, 2},
-		{"too large for a second copy", true, 1, 2, "cpu", 512.001, 1, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var sessions []core.Session
-			for range tt.sessions {
-				f := newFakeSession(2)
-				f.provider, f.sizeMB = fakeProvider(tt.provider), tt.sizeMB
-				sessions = append(sessions, f)
-			}
-			pool, err := NewPool(sessions...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := New(Config{Threads: tt.threads, Slots: tt.slots, AdaptiveThreads: tt.adaptive}, nil, nil, nil)
-			if got := s.wideThreads(pool); got != tt.want {
-				t.Fatalf("wideThreads = %d, want %d", got, tt.want)
-			}
-		})
-	}
-}
-
 // TestSchedule: the sessions opened, the runner in front of them and what
 // Stats reports, for each configuration.
 func TestSchedule(t *testing.T) {
@@ -65,20 +25,16 @@ func TestSchedule(t *testing.T) {
 		stats   core.SchedStats
 		err     string
 	}{
-		{"one session, no batching", Config{Sessions: 1, Slots: 2, Threads: 1},
+		{"one session, no batching", Config{Sessions: 1, Slots: 2},
 			0, []int{0}, false, core.SchedStats{Sessions: 2}, ""},
-		{"in-process sessions", Config{Sessions: 3, Slots: 1, Threads: 1},
+		{"in-process sessions", Config{Sessions: 3, Slots: 1},
 			0, []int{0, 0, 0}, false, core.SchedStats{Sessions: 3}, ""},
-		{"a wide session on the CPU", Config{Sessions: 1, Slots: 2, Threads: 1, AdaptiveThreads: true},
-			0, []int{0, 2}, false, core.SchedStats{Sessions: 2}, ""},
-		{"fixed batching", Config{Sessions: 1, Slots: 2, Threads: 1, Batching: Batching{Enabled: true, MaxBatchSize: 16}},
+		{"fixed batching", Config{Sessions: 1, Slots: 2, Batching: Batching{Enabled: true, MaxBatchSize: 16}},
 			0, []int{0}, true, core.SchedStats{Sessions: 2, BatchLimit: 16}, ""},
-		{"adaptive batching starts at one row", Config{Sessions: 1, Slots: 2, Threads: 1, Batching: Batching{Enabled: true, MaxBatchSize: 16, Adaptive: true}},
+		{"adaptive batching starts at one row", Config{Sessions: 1, Slots: 2, Batching: Batching{Enabled: true, MaxBatchSize: 16, Adaptive: true}},
 			0, []int{0}, true, core.SchedStats{Sessions: 2, BatchLimit: 1}, ""},
-		{"a session fails to open", Config{Sessions: 2, Slots: 2, Threads: 1},
+		{"a session fails to open", Config{Sessions: 2, Slots: 2},
 			2, nil, false, core.SchedStats{}, "cannot open"},
-		{"the wide session fails to open", Config{Sessions: 1, Slots: 2, Threads: 1, AdaptiveThreads: true},
-			2, nil, false, core.SchedStats{}, "session with 2 threads for runs alone: cannot open"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -133,7 +89,7 @@ func TestScheduleReportsTheReclaimer(t *testing.T) {
 	m := &fakeActivity{}
 	r := NewReclaimer(m, time.Second)
 	open := &fakeOpener{newSession: func() *fakeSession { return newFakeSession(2) }}
-	sc, err := New(Config{Sessions: 1, Slots: 1, Threads: 1}, nil, nil, r).Schedule(open)
+	sc, err := New(Config{Sessions: 1, Slots: 1}, nil, nil, r).Schedule(open)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +108,7 @@ func TestScheduleReportsTheReclaimer(t *testing.T) {
 // cannot merge requests leaves the pool in front, and says why.
 func TestScheduleWithoutBatchDimension(t *testing.T) {
 	open := &fakeOpener{newSession: func() *fakeSession { return newFakeSession(2) }}
-	sc, err := New(Config{Sessions: 1, Slots: 1, Threads: 1, Batching: Batching{Enabled: true, MaxBatchSize: 8}}, nil, nil, nil).Schedule(&fixedOpener{open})
+	sc, err := New(Config{Sessions: 1, Slots: 1, Batching: Batching{Enabled: true, MaxBatchSize: 8}}, nil, nil, nil).Schedule(&fixedOpener{open})
 	if err != nil {
 		t.Fatal(err)
 	}

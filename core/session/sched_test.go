@@ -292,7 +292,7 @@ func TestObserverCountsRuns(t *testing.T) {
 
 // TestOpener: sessions opened for the scheduler carry the source's
 // description, the CPU provider's placement is known without a probe, and
-// the scheduler opens a wide session through it.
+// the scheduler opens its sessions through it.
 func TestOpener(t *testing.T) {
 	src := core.Source{Name: "iris", File: model("classifier.onnx"), Version: "7", Description: "flowers",
 		Metadata: map[string]string{"team": "ml"}, Labels: map[string][]string{"label": {"a", "b", "c"}}}
@@ -312,7 +312,7 @@ func TestOpener(t *testing.T) {
 	if err != nil || pl.String() != "all on CPUExecutionProvider" {
 		t.Fatalf("placement %v, %v", pl, err)
 	}
-	sc, err := sched.New(sched.Config{Sessions: 1, Slots: 2, Threads: 1, AdaptiveThreads: true}, nil, nil, nil).Schedule(o)
+	sc, err := sched.New(sched.Config{Sessions: 2, Slots: 2}, nil, nil, nil).Schedule(o)
 	if err != nil {
 		t.Fatal(err)
 	}

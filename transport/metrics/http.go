@@ -144,7 +144,7 @@ type Tuning struct {
 	// BatchSizeLimit is the most rows a merged run may hold (0 without
 	// batching).
 	BatchSizeLimit int `json:"batch_size_limit"`
-	// Sessions is how many runs the session mode allows at once.
+	// Sessions is how many runs may be under way at once.
 	Sessions int `json:"sessions"`
 	// GoProcs is the number of Go processors.
 	GoProcs int `json:"go_procs"`

@@ -18,7 +18,7 @@
 //	svc_inference_in_flight                     gauge: requests being served now
 //	svc_inference_pending_requests              gauge: requests waiting in the batcher's queue now
 //	svc_batch_size_limit                        gauge: rows a merged run may hold now (absent without batching)
-//	svc_tuning_sessions                         gauge: runs the session mode allows at once now
+//	svc_tuning_sessions                         gauge: runs that may be under way at once (the run slots)
 //	svc_tuning_go_procs                         gauge: Go processors (GOMAXPROCS) now
 //	svc_tuning_memory_released                  gauge: 1 while the reclaimer has given memory back and no request ended since
 //	svc_model_load_seconds                      gauge: time loading, preparing and warming up the model took
@@ -304,7 +304,7 @@ var (
 	limitDesc = prometheus.NewDesc("svc_batch_size_limit",
 		"Rows a merged run may hold now: batching.max_batch_size, or what adaptive batching has learnt (absent without batching).", labels, nil)
 	sessionsDesc = prometheus.NewDesc("svc_tuning_sessions",
-		"Runs the session mode allows at once now: 1 while runs that find the model idle go to the session with every core (runtime.adaptive_threads), else the run slots.", labels, nil)
+		"Runs of the model that may be under way at once: the run slots (the cores over runtime.intra_op_threads, at least one per session).", labels, nil)
 	procsDesc = prometheus.NewDesc("svc_tuning_go_procs",
 		"Go processors (GOMAXPROCS) now: tuned to the length of the model's runs, or fixed by runtime.go_procs or GOMAXPROCS.", labels, nil)
 	releasedDesc = prometheus.NewDesc("svc_tuning_memory_released",

@@ -144,7 +144,7 @@ func start(env *onnxrt.Env, file, predict, infer string) (*served, error) {
 	threads, slots := sched.CPUPlan(1, 1)
 	cfg.Runtime.IntraOpThreads = threads
 	b := cfg.Batching
-	sc := sched.Config{Sessions: 1, Slots: slots, Threads: threads, ReleaseMemoryAfter: cfg.Runtime.ReleaseMemoryAfter.Std(),
+	sc := sched.Config{Sessions: 1, Slots: slots, ReleaseMemoryAfter: cfg.Runtime.ReleaseMemoryAfter.Std(),
 		Batching: sched.Batching{Enabled: b.Enabled, MaxBatchSize: b.MaxBatchSize, MaxQueueDelay: b.MaxQueueDelay.Std(), Adaptive: b.Adaptive}}
 	var (
 		server *transport.HTTPServer
