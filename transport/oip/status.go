@@ -54,33 +54,16 @@ func WriteError(w http.ResponseWriter, status int, msg string) {
 // caller logs.
 func errorStatus(err error) (status int, msg string, known bool) {
 	var (
-		own      *Error
-		httpErr  *httpError
-		client   *tensorjson.Error
-		input    *core.InputError
-		timeout  *core.TimeoutError
-		infer    *core.InferenceError
-		notReady *core.NotReadyError
+		own     *Error
+		httpErr *httpError
 	)
 	switch {
 	case errors.As(err, &own):
 		return kindStatus(own.Kind), own.Message, true
 	case errors.As(err, &httpErr):
 		return httpErr.status, httpErr.message, true
-	case errors.As(err, &client):
-		return http.StatusBadRequest, client.Message, true
-	case errors.As(err, &input):
-		return http.StatusBadRequest, input.Message, true
-	case errors.As(err, &notReady):
-		return http.StatusServiceUnavailable, notReady.Error(), true
-	case errors.As(err, &timeout):
-		return http.StatusGatewayTimeout, timeout.Error(), true
-	case errors.As(err, &infer):
-		return http.StatusInternalServerError, infer.Error(), true
-	case errors.Is(err, core.ErrCanceled):
-		return http.StatusServiceUnavailable, "Request canceled before inference finished", true
 	}
-	return http.StatusInternalServerError, "Inference failed: " + err.Error(), false
+	return transport.ErrorStatus(err)
 }
 
 // fail answers with the status and message for err, logging the

@@ -238,7 +238,7 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 // writeErr answers with the status and detail for err, logging the
 // unexpected ones.
 func (h *Handler) writeErr(w http.ResponseWriter, err error) {
-	status, detail, known := errorStatus(err)
+	status, detail, known := transport.ErrorStatus(err)
 	if !known {
 		h.log.Error("predict", zap.Error(err), zap.String("request_id", w.Header().Get(transport.RequestIDHeader)))
 	}
