@@ -23,7 +23,7 @@ PORT ?= 8080
 
 export ONNXRUNTIME_TEST_LIB := $(CURDIR)/$(LIBDIR)
 
-.PHONY: all build lib lib-cuda vulkan models assets tools deps run test test-short vet lint unit fuzz soak genmodels bench clean proto browser tooling
+.PHONY: all build lib lib-cuda vulkan models assets tools deps run test test-short tidy vet lint unit fuzz soak genmodels bench clean proto browser tooling
 
 all: build
 
@@ -74,6 +74,11 @@ deps: lib lib-cuda models vulkan assets tools
 run: build
 	$(BIN)/svc serve examples/demo --port $(PORT)
 
+## tidy: every module's go.mod and go.sum are what go mod tidy would write (the product, ci/browser, ci/kube, build/benchreport)
+MODULES := . ci/browser ci/kube build/benchreport
+tidy:
+	@for m in $(MODULES); do (cd $$m && $(GO) mod tidy -diff) || { echo "module $$m: run go mod tidy there"; exit 1; }; done
+
 vet:
 	$(GO) vet ./...
 
@@ -99,7 +104,7 @@ fuzz: lib
 	$(GO) test -run '^$$' -fuzz FuzzServer -fuzztime $(FUZZTIME) ./cmd/svc/fuzzhttp/
 
 ## test: vet, staticcheck and every test (unit and integration) with -race
-test: deps vet lint check-tags check-arm64 check-windows unit kube browser tooling
+test: deps tidy vet lint check-tags check-arm64 check-windows unit kube browser tooling
 
 ## test-short: the fast tier, go test -short of the product module without -race: every package's unit tests (ONNX Runtime included) and a subset of the integration tests that build svc and start real servers (v1 JSON, Open Inference Protocol REST JSON and binary, gRPC, access control, limits, config). Needs Go and ONNX Runtime only: no podman, qemu, mingw, Chromium, SwiftShader, Node, third-party models, CUDA libraries or network. A few minutes on 2 cores; make test runs everything it leaves out, with -race
 test-short: lib
