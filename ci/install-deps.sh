@@ -4,7 +4,9 @@
 # (cmd/svc/docs_test.go runs the examples of README.md and docs/); podman,
 # buildah, runc, catatonit, readelf and the CA certificates for the
 # container image and its test (ci/kube);
-# wrk for make bench (build/bench-deps.sh installs it alone).
+# wrk for make bench (build/bench-deps.sh installs it alone); OpenCV, NumPy
+# and Pillow for Debian's python3 (the reference image preprocessing and the
+# text-line renderer of the image tests) and the DejaVu fonts they render with.
 # Runs apt-get only when something is missing (CI runs as root; elsewhere use
 # sudo).
 set -euo pipefail
@@ -17,6 +19,8 @@ for tool in curl jq podman buildah runc catatonit readelf wrk; do
   command -v "$tool" >/dev/null 2>&1 || case $tool in readelf) need+=(binutils) ;; *) need+=("$tool") ;; esac
 done
 [ -f /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates)
+/usr/bin/python3 -c 'import cv2, numpy, PIL.ImageFont' >/dev/null 2>&1 || need+=(python3-opencv python3-numpy python3-pil)
+[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi
