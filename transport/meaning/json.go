@@ -1,0 +1,134 @@
+package meaning
+
+import (
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// AppendClassesJSON appends the classes of every item as a JSON array
+// with one array per item: [[{"label":"cat","index":3,"score":0.93}]].
+func AppendClassesJSON(dst []byte, items [][]Class) []byte {
+	dst = append(dst, '[')
+	for i, item := range items {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendClassListJSON(dst, item)
+	}
+	return append(dst, ']')
+}
+
+// AppendClassListJSON appends one item's classes as a JSON array:
+// [{"label":"cat","index":3,"score":0.93},...].
+func AppendClassListJSON(dst []byte, classes []Class) []byte {
+	dst = append(dst, '[')
+	for i, c := range classes {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = c.appendJSON(dst)
+	}
+	return append(dst, ']')
+}
+
+// AppendTextsJSON appends the texts as a JSON array with one object per
+// item: [{"text":"abc","score":0.97}].
+func AppendTextsJSON(dst []byte, texts []Text) []byte {
+	dst = append(dst, '[')
+	for i, t := range texts {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = t.appendJSON(dst)
+	}
+	return append(dst, ']')
+}
+
+// MarshalJSON writes c as AppendClassListJSON writes each class, so that
+// encoding/json gives the same float32 scores.
+func (c Class) MarshalJSON() ([]byte, error) { return c.appendJSON(nil), nil }
+
+// MarshalJSON writes t as AppendTextsJSON writes each text.
+func (t Text) MarshalJSON() ([]byte, error) { return t.appendJSON(nil), nil }
+
+func (c Class) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"label":`...)
+	dst = appendString(dst, c.Label)
+	dst = append(dst, `,"index":`...)
+	dst = strconv.AppendInt(dst, int64(c.Index), 10)
+	dst = append(dst, `,"score":`...)
+	dst = appendScore(dst, c.Score)
+	return append(dst, '}')
+}
+
+func (t Text) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"text":`...)
+	dst = appendString(dst, t.Text)
+	dst = append(dst, `,"score":`...)
+	dst = appendScore(dst, t.Score)
+	return append(dst, '}')
+}
+
+// appendScore writes f as the shortest decimal that reads back as the
+// same float32, null for NaN and ±Inf. A finite f beyond float32's range
+// (a float64 model's raw value) is written in full.
+func appendScore(dst []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(dst, "null"...)
+	}
+	if x := float32(f); !math.IsInf(float64(x), 0) {
+		return strconv.AppendFloat(dst, float64(x), 'g', -1, 32)
+	}
+	return strconv.AppendFloat(dst, f, 'g', -1, 64)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString writes s as a JSON string: quotes, backslashes and control
+// characters escaped, U+2028 and U+2029 as \u escapes (for JavaScript),
+// invalid UTF-8 as U+FFFD.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			if r == utf8.RuneError {
+				dst = append(dst, `\ufffd`...)
+			} else {
+				dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			}
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
