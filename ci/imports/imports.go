@@ -8,7 +8,8 @@
 //     (core itself), the scheduler (core/sched) and what they build on
 //     (core/internal/..., core/tensor/...) depend on onnxruntime_go neither
 //     directly nor through another package, in their tests neither, so
-//     that they are pure Go, tested without the runtime.
+//     that they are pure Go, tested without the runtime. So does
+//     transport/meaning, which every protocol shares.
 //   - providers/... holds the execution providers and imports no svc package
 //     outside providers/, apart from the test helper
 //     providers/internal/providertest and _test.go files.
@@ -16,7 +17,9 @@
 //     it (transport/rest, transport/oip, ...). A protocol, with its
 //     subpackages, imports no other protocol; the plumbing packages
 //     (transport itself and the Config.Plumbing children such as
-//     transport/supervisor) are not protocols and may be imported by all.
+//     transport/supervisor, or transport/meaning, which turns outputs into
+//     labels and text for every protocol) are not protocols and may be
+//     imported by all.
 //     The exceptions are single edges (Config.ProtocolImports): the gRPC
 //     codec of the Open Inference Protocol, transport/grpc, imports the
 //     protocol's model in transport/oip.
@@ -113,13 +116,13 @@ type Config struct {
 // DefaultConfig returns svc's configuration of the rules.
 func DefaultConfig() Config {
 	return Config{
-		Plumbing: []string{"supervisor", "metrics", "access"},
+		Plumbing: []string{"supervisor", "metrics", "access", "meaning"},
 		// The gRPC codec decodes into the protocol's model.
 		ProtocolImports: []Import{{From: "transport/grpc", To: "transport/oip"}},
 		TestHelpers:     []string{"providers/internal/providertest", "core/registry/hubtest"},
 		BenchTooling:    []string{"cmd/internal/bench"},
 		Runtime:         "github.com/yalue/onnxruntime_go",
-		Pure:            []string{"core", "core/sched/...", "core/internal/...", "core/tensor/..."},
+		Pure:            []string{"core", "core/sched/...", "core/internal/...", "core/tensor/...", "transport/meaning/..."},
 	}
 }
 
@@ -207,7 +210,7 @@ var Rules = []Rule{
 	},
 	{
 		Name: "runtime-boundary",
-		Doc:  "the lifecycle (core), the scheduler (core/sched) and their building blocks must not depend on the ONNX Runtime binding, directly or through another package; only core/session and the packages beside it may",
+		Doc:  "the lifecycle (core), the scheduler (core/sched), their building blocks and transport/meaning must not depend on the ONNX Runtime binding, directly or through another package; only core/session and the packages beside it may",
 		breaks: func(c Config, e Edge) bool {
 			return c.pure(e.From) && c.bound[e.To]
 		},

@@ -38,7 +38,9 @@ func TestCheck(t *testing.T) {
 				"providers/cuda":                  {Imports: []string{"providers", "providers/internal/nvidia"}},
 				"providers/internal/providertest": {Imports: []string{"core/onnxrt", "providers"}},
 				"transport":                       {Imports: []string{"core", "core/config", "transport/supervisor"}},
-				"transport/rest":                  {Imports: []string{"transport", "core", "core/tensor", "transport/supervisor", "transport/metrics", "transport/access"}},
+				"transport/rest":                  {Imports: []string{"transport", "core", "core/tensor", "transport/supervisor", "transport/metrics", "transport/access", "transport/meaning"}},
+				"transport/oip":                   {Imports: []string{"transport", "core/tensor", "transport/meaning"}},
+				"transport/meaning":               {Imports: []string{"core/tensor"}},
 				"transport/grpc":                  {Imports: []string{"transport", "transport/grpc/inferencepb", "transport/oip"}, TestImports: []string{"transport/oip"}},
 				"transport/grpc/inferencepb":      {Imports: []string{"transport/grpc"}},
 				"openapi":                         {Imports: []string{"core", "transport"}},
@@ -73,6 +75,11 @@ func TestCheck(t *testing.T) {
 			name:  "a building block of the scheduler imports the binding",
 			graph: Graph{"core/internal/loop": {TestImports: []string{ort}}},
 			want:  []string{"runtime-boundary: core/internal/loop -> " + ort},
+		},
+		{
+			name:  "the shared output decoding reaches the binding",
+			graph: Graph{"transport/meaning": {Imports: []string{"core/config"}}, "core/config": {Imports: []string{ort}}},
+			want:  []string{"runtime-boundary: transport/meaning -> core/config"},
 		},
 		{
 			name:  "core imports a protocol",

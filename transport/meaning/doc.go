@@ -57,8 +57,10 @@
 // [{"label":"cat","index":3,"score":0.93}] per item and
 // {"text":"abc","score":0.97} per item. Scores are written as the shortest
 // decimal that reads back as the same float32 (models compute in float32 at
-// best, so more digits would be noise), NaN and ±Inf as null. Class and
-// Text marshal the same way through encoding/json. TritonClasses writes the
+// best, so more digits would be noise), NaN and ±Inf as null; labels and
+// texts are escaped as JSON requires (invalid UTF-8 becomes U+FFFD), not
+// for HTML. Class and Text marshal the same way through encoding/json.
+// TritonClasses writes the
 // strings of the Open Inference Protocol's classification extension as
 // Triton does.
 package meaning

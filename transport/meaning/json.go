@@ -46,7 +46,8 @@ func AppendTextsJSON(dst []byte, texts []Text) []byte {
 }
 
 // MarshalJSON writes c as AppendClassListJSON writes each class, so that
-// encoding/json gives the same float32 scores.
+// encoding/json gives the same float32 scores (encoding/json then escapes
+// <, > and & in labels, unless told not to; the helpers do not).
 func (c Class) MarshalJSON() ([]byte, error) { return c.appendJSON(nil), nil }
 
 // MarshalJSON writes t as AppendTextsJSON writes each text.
