@@ -17,12 +17,14 @@
 //     it (transport/rest, transport/oip, ...). A protocol, with its
 //     subpackages, imports no other protocol; the plumbing packages
 //     (transport itself and the Config.Plumbing children such as
-//     transport/supervisor, or transport/meaning, which turns outputs into
-//     labels and text for every protocol) are not protocols and may be
-//     imported by all.
+//     transport/supervisor) are not protocols and may be imported by all.
 //     The exceptions are single edges (Config.ProtocolImports): the gRPC
 //     codec of the Open Inference Protocol, transport/grpc, imports the
 //     protocol's model in transport/oip.
+//   - the codecs of what users hold (Config.Codecs: transport/codec,
+//     transport/image, transport/meaning) sit beside the protocols, over
+//     core: every protocol may import them, and they import no protocol.
+//     transport/image and transport/meaning are pure Go, like core.
 //   - the benchmark tooling left in the module (cmd/internal/bench: svc
 //     bench, and BenchmarkRaw, the in-process baseline of make bench) is
 //     imported only from cmd/. The rest of the tooling is in modules of its
@@ -89,6 +91,10 @@ type Config struct {
 	// plumbing rather than a protocol. Every other child of transport/,
 	// together with its subpackages, is one protocol.
 	Plumbing []string
+	// Codecs lists the children of transport/ that turn what users hold
+	// into tensors and tensors into meaning: shared by the protocols,
+	// importing none.
+	Codecs []string
 	// ProtocolImports lists the imports of one protocol's package by
 	// another's that the rules allow: exactly these two packages, not
 	// their subpackages.
@@ -116,13 +122,14 @@ type Config struct {
 // DefaultConfig returns svc's configuration of the rules.
 func DefaultConfig() Config {
 	return Config{
-		Plumbing: []string{"supervisor", "metrics", "access", "meaning"},
+		Plumbing: []string{"supervisor", "metrics", "access"},
+		Codecs:   []string{"codec", "image", "meaning"},
 		// The gRPC codec decodes into the protocol's model.
 		ProtocolImports: []Import{{From: "transport/grpc", To: "transport/oip"}},
 		TestHelpers:     []string{"providers/internal/providertest", "core/registry/hubtest"},
 		BenchTooling:    []string{"cmd/internal/bench"},
 		Runtime:         "github.com/yalue/onnxruntime_go",
-		Pure:            []string{"core", "core/sched/...", "core/internal/...", "core/tensor/...", "transport/meaning/..."},
+		Pure:            []string{"core", "core/sched/...", "core/internal/...", "core/tensor/...", "transport/meaning/...", "transport/image/..."},
 	}
 }
 
@@ -194,6 +201,13 @@ var Rules = []Rule{
 		},
 	},
 	{
+		Name: "codecs-over-core",
+		Doc:  "a codec package under transport/ (Config.Codecs) must not import a protocol's packages: the protocols build on the codecs, not the other way round",
+		breaks: func(c Config, e Edge) bool {
+			return c.codec(e.From) && c.protocol(e.To) != ""
+		},
+	},
+	{
 		Name: "bench-in-cmd",
 		Doc:  "only packages under cmd/ may import the benchmark tooling",
 		breaks: func(c Config, e Edge) bool {
@@ -210,7 +224,7 @@ var Rules = []Rule{
 	},
 	{
 		Name: "runtime-boundary",
-		Doc:  "the lifecycle (core), the scheduler (core/sched), their building blocks and transport/meaning must not depend on the ONNX Runtime binding, directly or through another package; only core/session and the packages beside it may",
+		Doc:  "the lifecycle (core), the scheduler (core/sched), their building blocks and the pure codecs (transport/image, transport/meaning) must not depend on the ONNX Runtime binding, directly or through another package; only core/session and the packages beside it may",
 		breaks: func(c Config, e Edge) bool {
 			return c.pure(e.From) && c.bound[e.To]
 		},
@@ -226,10 +240,20 @@ func (c Config) protocol(p string) string {
 		return ""
 	}
 	child, _, _ := strings.Cut(rest, "/")
-	if slices.Contains(c.Plumbing, child) {
+	if slices.Contains(c.Plumbing, child) || slices.Contains(c.Codecs, child) {
 		return ""
 	}
 	return "transport/" + child
+}
+
+// codec reports whether package p is one of the codecs or below one.
+func (c Config) codec(p string) bool {
+	for _, name := range c.Codecs {
+		if within(p, "transport/"+name) {
+			return true
+		}
+	}
+	return false
 }
 
 // within reports whether package p is root or below it.

@@ -146,6 +146,26 @@ func TestCheck(t *testing.T) {
 			want:   []string{"protocols-independent: transport/grpc -> transport/oip"},
 		},
 		{
+			name: "every protocol imports the codecs",
+			graph: Graph{
+				"transport/rest":    {Imports: []string{"transport/codec", "transport/image"}},
+				"transport/oip":     {Imports: []string{"transport/codec"}},
+				"transport/codec":   {Imports: []string{"transport/image", "transport/meaning", "core"}},
+				"transport/meaning": {Imports: []string{"core/tensor"}},
+			},
+		},
+		{
+			name: "a codec imports a protocol",
+			graph: Graph{
+				"transport/codec":      {Imports: []string{"transport/rest"}},
+				"transport/image/exif": {TestImports: []string{"transport/oip"}},
+			},
+			want: []string{
+				"codecs-over-core: transport/codec -> transport/rest",
+				"codecs-over-core: transport/image/exif -> transport/oip",
+			},
+		},
+		{
 			name:  "a protocol test imports another",
 			graph: Graph{"transport/oip": {TestImports: []string{"transport/rest"}}},
 			want:  []string{"protocols-independent: transport/oip -> transport/rest"},

@@ -35,6 +35,7 @@ import (
 	_ "github.com/svc-dev/svc/providers/all"
 	"github.com/svc-dev/svc/transport"
 	"github.com/svc-dev/svc/transport/access"
+	"github.com/svc-dev/svc/transport/codec"
 	grpcapi "github.com/svc-dev/svc/transport/grpc"
 	"github.com/svc-dev/svc/transport/metrics"
 	"github.com/svc-dev/svc/transport/oip"
@@ -319,6 +320,7 @@ func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logge
 			providers.Requested(cfg.Serve.Provider),
 			oip.ServerVersion(version),
 			grpcapi.ServerVersion(version),
+			codec.New(declared(src, cfg), cfg.Limits.ImagePixels()),
 		),
 		fx.Provide(cfg.Sections),
 	}
@@ -363,6 +365,15 @@ func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logge
 		fx.StopTimeout(cfg.Serve.ShutdownGrace.Std()+5*time.Second),
 	)
 	return options, nil
+}
+
+// declared is what svc.yml declares for the served model's inputs and
+// outputs: its entry under models: when the name resolved there.
+func declared(src core.Source, cfg config.Config) config.Model {
+	if src.Origin != "config" {
+		return config.Model{}
+	}
+	return cfg.Models[src.Name]
 }
 
 // banner describes the server once its model is ready.

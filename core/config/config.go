@@ -52,6 +52,10 @@ type Model struct {
 	Metadata    map[string]string `yaml:"metadata"`
 	// Labels maps output names to class labels.
 	Labels map[string][]string `yaml:"labels"`
+	// Inputs declares inputs made from what users send (images), by name.
+	Inputs map[string]ModelInput `yaml:"inputs"`
+	// Outputs declares what outputs mean (classes, text), by name.
+	Outputs map[string]ModelOutput `yaml:"outputs"`
 }
 
 // Serve holds HTTP serving settings.
@@ -125,6 +129,17 @@ type Limits struct {
 	MaxStringLength ByteSize `yaml:"max_string_length"`
 	// ReadTimeout bounds reading one request, headers and body (0 = none).
 	ReadTimeout Duration `yaml:"read_timeout"`
+	// MaxImagePixels caps an image input's width × height, checked from
+	// its header before decoding (0 = DefaultMaxImagePixels).
+	MaxImagePixels int64 `yaml:"max_image_pixels"`
+}
+
+// ImagePixels is the effective MaxImagePixels.
+func (l Limits) ImagePixels() int64 {
+	if l.MaxImagePixels > 0 {
+		return l.MaxImagePixels
+	}
+	return DefaultMaxImagePixels
 }
 
 // Elements is the effective MaxElements: a body needs at least two bytes
@@ -248,6 +263,7 @@ func Load(path string, explicit bool) (Config, error) {
 	if f := c.Access.APIKeysFile; f != "" && !filepath.IsAbs(f) {
 		c.Access.APIKeysFile = filepath.Join(filepath.Dir(abs), f)
 	}
+	c.resolveMedia(filepath.Dir(abs))
 	c.lines = keyLines(data)
 	return c, c.Validate()
 }
@@ -347,7 +363,7 @@ func (c *Config) check() (string, string) {
 			return "models." + name + ".path", "is required"
 		}
 	}
-	return "", ""
+	return c.checkMedia()
 }
 
 // keyLines maps dotted keys ("serve.port") to their line in the file.

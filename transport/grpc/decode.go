@@ -32,6 +32,13 @@ func decodeRequest(r *inference.ModelInferRequest, v *view, maxElements int64, m
 		}
 		req.SetBinaryOutput(req.BinaryOutput() || b.BoolParam)
 	}
+	if p, ok := r.GetParameters()[oip.ParamRaw]; ok {
+		b, isBool := p.GetParameterChoice().(*inference.InferParameter_BoolParam)
+		if !isBool {
+			return none, oip.InvalidBool(oip.Protobuf, "parameters."+oip.ParamRaw)
+		}
+		req.SetRaw(b.BoolParam)
+	}
 	// The typed contents' elements, against limits.max_elements.
 	if maxElements > 0 {
 		var total int64
@@ -60,13 +67,13 @@ func decodeRequest(r *inference.ModelInferRequest, v *view, maxElements int64, m
 			if contentsLen(in.GetContents()) > 0 {
 				return none, invalid("Input '%s' has contents, but the request sends raw_input_contents: send every input one way", spec.Name)
 			}
-			data, err := tensor.DecodeRaw(spec.DType, count, raw[i], maxString)
+			data, err := tensor.DecodeRaw(spec.DType, count, raw[i], v.StringLimit(k, maxString))
 			if err != nil {
 				return none, invalid("Invalid raw_input_contents[%d] for input '%s' (shape %s of %s): %v", i, spec.Name, transport.FormatShape(in.GetShape()), oip.Datatype(spec.DType), err)
 			}
 			t.Data = data
 		} else {
-			data, err := typedContents(spec, in.GetShape(), in.GetContents(), count, maxString)
+			data, err := typedContents(spec, in.GetShape(), in.GetContents(), count, v.StringLimit(k, maxString))
 			if err != nil {
 				return none, err
 			}

@@ -20,7 +20,7 @@ func encodeResponse(r *inference.ModelInferRequest, v *view, req *oip.Request, r
 	which := req.ResponseOutputs()
 	raw := req.BinaryOutput()
 	for _, o := range which {
-		if contentsFieldOf(v.OutputDatatype(o.Index)) == "" {
+		if contentsFieldOf(v.OutputDatatype(o.Index, req)) == "" {
 			raw = true
 		}
 	}
@@ -35,7 +35,7 @@ func encodeResponse(r *inference.ModelInferRequest, v *view, req *oip.Request, r
 		out.RawOutputContents = make([][]byte, 0, len(which))
 	}
 	for _, o := range which {
-		t, err := v.OutputTensor(res, o.Index)
+		t, err := v.OutputTensor(res, o.Index, req)
 		if err != nil {
 			return nil, err
 		}

@@ -15,7 +15,7 @@ import (
 // client's gRPC status; never a panic, and a decoded input matches its
 // spec.
 func FuzzDecodeRequest(f *testing.F) {
-	v := &view{View: oip.NewView(&echoRunner{})}
+	v := &view{View: oip.NewView(&echoRunner{}, nil)}
 	fp32, _ := sample(tensor.Float32)
 	for _, d := range allDTypes {
 		t, c := sample(d)

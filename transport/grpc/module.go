@@ -9,6 +9,7 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/transport/codec"
 	"github.com/svc-dev/svc/transport"
 	"github.com/svc-dev/svc/transport/access"
 )
@@ -34,6 +35,7 @@ type serviceParams struct {
 	Limits  config.Limits
 	Log     *zap.Logger
 	Version ServerVersion `optional:"true"`
+	Codec   *codec.Codec  `optional:"true"`
 }
 
 func newServiceFx(p serviceParams) (*Service, error) {
@@ -42,6 +44,7 @@ func newServiceFx(p serviceParams) (*Service, error) {
 		Version:        string(p.Version),
 		MaxElements:    p.Limits.Elements(),
 		MaxStringBytes: int(p.Limits.MaxStringLength),
+		Codec:          p.Codec,
 		Logger:         p.Log.Named("grpc"),
 	})
 }

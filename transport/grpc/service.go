@@ -39,6 +39,7 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/transport/grpc/inference"
+	"github.com/svc-dev/svc/transport/codec"
 	"github.com/svc-dev/svc/transport/oip"
 )
 
@@ -54,7 +55,10 @@ type Options struct {
 	// none); MaxStringBytes the length of one BYTES element (0 = any).
 	MaxElements    int64
 	MaxStringBytes int
-	Logger         *zap.Logger
+	// Codec is what svc.yml declares for the model's inputs and outputs;
+	// nil declares nothing.
+	Codec  *codec.Codec
+	Logger *zap.Logger
 }
 
 // Service implements inference.GRPCInferenceServiceServer over the served
@@ -91,7 +95,11 @@ func NewService(o Options) (*Service, error) {
 // Prepare derives the model metadata from the loaded model. It is a
 // core.Preparer.
 func (s *Service) Prepare(r core.Runner) error {
-	v := &view{View: oip.NewView(r)}
+	media, err := s.opts.Codec.For(r)
+	if err != nil {
+		return err
+	}
+	v := &view{View: oip.NewView(r, media)}
 	meta := v.Metadata(s.opts.Model.Name())
 	v.metadata = &inference.ModelMetadataResponse{Name: meta.Name, Versions: meta.Versions, Platform: meta.Platform,
 		Inputs: tensorMetadata(meta.Inputs), Outputs: tensorMetadata(meta.Outputs)}
@@ -208,7 +216,7 @@ func (s *Service) infer(ctx context.Context, r *inference.ModelInferRequest) (*i
 	if err != nil {
 		return nil, err
 	}
-	res, err := v.Run(ctx, &req)
+	res, err := v.Run(ctx, &req, s.opts.MaxStringBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/core/tensor/tensorjson"
 	"github.com/svc-dev/svc/transport"
+	"github.com/svc-dev/svc/transport/codec"
 )
 
 // HeaderInferenceHeaderLength is the binary data extension's header: the
@@ -39,6 +40,9 @@ type Options struct {
 	// MaxStringBytes the length of one string element (0 = any).
 	MaxElements    int64
 	MaxStringBytes int
+	// Codec is what svc.yml declares for the model's inputs and outputs;
+	// nil declares nothing.
+	Codec *codec.Codec
 	Logger         *zap.Logger
 }
 
@@ -88,7 +92,16 @@ func NewHandler(o Options) (*Handler, error) {
 // loaded model. It is a core.Preparer.
 func (h *Handler) Prepare(r core.Runner) error {
 	name := h.opts.Model.Name()
-	v := &restView{View: NewView(r), maxString: h.opts.MaxStringBytes}
+	media, err := h.opts.Codec.For(r)
+	if err != nil {
+		return err
+	}
+	v := &restView{View: NewView(r, media), maxString: h.opts.MaxStringBytes}
+	if v.HasImages() {
+		// Pictures are long BYTES elements: the other inputs' are checked
+		// once decoded (View.Run).
+		v.maxString = 0
+	}
 	for i := range v.outputs {
 		v.keys = append(v.keys, append(jsonString([]byte(`{"name":`), v.OutputName(i)), `,"datatype":"`...))
 	}
@@ -314,7 +327,7 @@ func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := v.Run(r.Context(), &req.Request)
+	res, err := v.Run(r.Context(), &req.Request, h.opts.MaxStringBytes)
 	if err != nil {
 		return err
 	}

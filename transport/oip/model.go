@@ -14,6 +14,9 @@ const (
 	ParamSharedMemory = "shared_memory_region"
 	// ParamClassification is the classification extension's, refused.
 	ParamClassification = "classification"
+	// ParamRaw asks for the outputs svc.yml gives a meaning (classify,
+	// ctc) as the model's tensors instead.
+	ParamRaw = "raw"
 )
 
 // Dialect is how a codec's messages name the parts of a request: the JSON
@@ -122,7 +125,13 @@ type Request struct {
 	// when the request names none.
 	outputs      []RequestedOutput
 	binaryOutput bool
+	// raw asks for decoded outputs as the model's tensors (parameters.raw).
+	raw bool
 }
+
+// SetRaw sets the request's parameters.raw: decoded outputs answer the
+// model's tensors, not their meaning.
+func (r *Request) SetRaw(b bool) { r.raw = b }
 
 // NewRequest starts a request to the model.
 func (v *View) NewRequest() Request {

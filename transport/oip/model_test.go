@@ -48,15 +48,15 @@ func (modelRunner) Predict(_ context.Context, in []*tensor.Tensor) (core.Result,
 }
 
 func TestView(t *testing.T) {
-	v := NewView(modelRunner{})
+	v := NewView(modelRunner{}, nil)
 	want := ModelMetadata{Name: "served", Versions: []string{"3"}, Platform: Platform,
 		Inputs:  []TensorMetadata{{Name: "x", Datatype: "FP32", Shape: []int64{-1, 2}}, {Name: "n", Datatype: "INT64", Shape: []int64{-1}}},
 		Outputs: []TensorMetadata{{Name: "y", Datatype: "FP32", Shape: []int64{-1, 2}}, {Name: "h", Datatype: "FP16", Shape: []int64{2}}}}
 	if got := v.Metadata("served"); !reflect.DeepEqual(got, want) {
 		t.Errorf("metadata %+v\nwant %+v", got, want)
 	}
-	if v.Version() != "3" || v.Spec(1).Name != "n" || v.OutputName(1) != "h" || v.OutputDatatype(1) != tensor.Float16 {
-		t.Errorf("version %q, spec 1 %q, output 1 %q %v", v.Version(), v.Spec(1).Name, v.OutputName(1), v.OutputDatatype(1))
+	if v.Version() != "3" || v.Spec(1).Name != "n" || v.OutputName(1) != "h" || v.OutputDatatype(1, &Request{}) != tensor.Float16 {
+		t.Errorf("version %q, spec 1 %q, output 1 %q %v", v.Version(), v.Spec(1).Name, v.OutputName(1), v.OutputDatatype(1, &Request{}))
 	}
 	if v.inputList != "'x', 'n', 'seq'" || v.outputList != "'y', 'h', 'seq_out'" {
 		t.Errorf("lists %q, %q", v.inputList, v.outputList)
@@ -65,7 +65,7 @@ func TestView(t *testing.T) {
 	if got := listOrNone(nil); got != "none" {
 		t.Errorf("listOrNone(nil) = %q", got)
 	}
-	if m := NewView(noTensors{}).Metadata("e"); m.Inputs == nil || m.Outputs == nil || len(m.Inputs)+len(m.Outputs) != 0 {
+	if m := NewView(noTensors{}, nil).Metadata("e"); m.Inputs == nil || m.Outputs == nil || len(m.Inputs)+len(m.Outputs) != 0 {
 		t.Errorf("metadata of a model without tensors: %+v", m)
 	}
 }
@@ -139,7 +139,7 @@ func TestCheckInput(t *testing.T) {
 				continue // the other dialect's refusal
 			}
 			t.Run(tt.name+"/"+dialectName(d), func(t *testing.T) {
-				req := NewView(modelRunner{}).NewRequest()
+				req := NewView(modelRunner{}, nil).NewRequest()
 				_, _, err := req.CheckInput(d, tt.in)
 				assertRefusal(t, err, KindInvalid, want)
 			})
@@ -169,13 +169,13 @@ func assertRefusal(t *testing.T, err error, k Kind, msg string) {
 // TestCheckInputAccepts: the index and element count of accepted inputs,
 // any shape for an input of unknown rank, each input once.
 func TestCheckInputAccepts(t *testing.T) {
-	req := NewView(modelRunner{}).NewRequest()
+	req := NewView(modelRunner{}, nil).NewRequest()
 	k, n, err := req.CheckInput(JSON, header(nil))
 	if err != nil || k != 0 || n != 6 {
 		t.Fatalf("x: %d, %d, %v", k, n, err)
 	}
 	for _, shape := range [][]int64{{}, {0}, {2, 3, 4}} {
-		other := NewView(modelRunner{}).NewRequest()
+		other := NewView(modelRunner{}, nil).NewRequest()
 		k, n, err = other.CheckInput(Protobuf, header(func(h *InputHeader) { h.Name, h.Datatype, h.Shape = "n", "INT64", shape }))
 		want, _ := elementCount("n", shape)
 		if err != nil || k != 1 || n != want {
@@ -186,7 +186,7 @@ func TestCheckInputAccepts(t *testing.T) {
 	assertRefusal(t, err, KindInvalid, "Duplicate input 'x'")
 	// A refused input leaves its name free: the request failed anyway,
 	// but the check does not count it.
-	req = NewView(modelRunner{}).NewRequest()
+	req = NewView(modelRunner{}, nil).NewRequest()
 	if _, _, err := req.CheckInput(JSON, header(func(h *InputHeader) { h.Datatype = "INT8" })); err == nil {
 		t.Fatal("wrong datatype accepted")
 	}
@@ -210,7 +210,7 @@ func (wideRunner) Info() core.ModelInfo { return core.ModelInfo{} }
 
 // TestDuplicatesOfManyInputs: each input counts once, past the 64th too.
 func TestDuplicatesOfManyInputs(t *testing.T) {
-	req := NewView(wideRunner{}).NewRequest()
+	req := NewView(wideRunner{}, nil).NewRequest()
 	order := []int{0, 63, 64, 69, 5, 66}
 	for _, k := range order {
 		h := &InputHeader{Name: "i" + strconv.Itoa(k), Datatype: "FP32", Shape: []int64{1}, HasName: true, HasDatatype: true, HasShape: true}
@@ -230,7 +230,7 @@ func TestDuplicatesOfManyInputs(t *testing.T) {
 }
 
 func TestCheckRequired(t *testing.T) {
-	req := NewView(modelRunner{}).NewRequest()
+	req := NewView(modelRunner{}, nil).NewRequest()
 	assertRefusal(t, req.CheckRequired(), KindInvalid, "Missing required input: 'x'")
 	// Checked is not sent: the tensor makes the input present.
 	if _, _, err := req.CheckInput(JSON, header(nil)); err != nil {
@@ -268,7 +268,7 @@ func TestAddOutput(t *testing.T) {
 				want = tt.proto
 			}
 			t.Run(tt.name+"/"+dialectName(d), func(t *testing.T) {
-				req := NewView(modelRunner{}).NewRequest()
+				req := NewView(modelRunner{}, nil).NewRequest()
 				req.SelectOutputs(2)
 				if err := req.AddOutput(d, &OutputHeader{Name: "h", HasName: true}); err != nil {
 					t.Fatal(err)
@@ -319,7 +319,7 @@ func TestResponseOutputs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := NewView(modelRunner{}).NewRequest()
+			req := NewView(modelRunner{}, nil).NewRequest()
 			req.SetBinaryOutput(tt.binaryOutput)
 			if tt.outputs != nil {
 				req.SelectOutputs(len(tt.outputs))
@@ -344,11 +344,11 @@ func TestResponseOutputs(t *testing.T) {
 
 // TestRun runs a request and reads its outputs back through the view.
 func TestRun(t *testing.T) {
-	v := NewView(modelRunner{})
+	v := NewView(modelRunner{}, nil)
 	req := v.NewRequest()
 	x := &tensor.Tensor{DType: tensor.Float32, Shape: []int64{1, 2}, Data: []float32{1, 2}}
 	req.SetInput(0, x)
-	res, err := v.Run(context.Background(), &req)
+	res, err := v.Run(context.Background(), &req, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +356,7 @@ func TestRun(t *testing.T) {
 	if err := v.CheckResult(res); err != nil {
 		t.Fatal(err)
 	}
-	y, err := v.OutputTensor(res, 0)
+	y, err := v.OutputTensor(res, 0, &req)
 	if err != nil || !reflect.DeepEqual(y.Data, []float32{1, 2}) {
 		t.Fatalf("y = %+v, %v", y, err)
 	}

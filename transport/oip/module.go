@@ -6,6 +6,7 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/transport/codec"
 	"github.com/svc-dev/svc/transport"
 )
 
@@ -27,6 +28,7 @@ type handlerParams struct {
 	Limits  config.Limits
 	Log     *zap.Logger
 	Version ServerVersion `optional:"true"`
+	Codec   *codec.Codec  `optional:"true"`
 }
 
 func newHandlerFx(p handlerParams) (*Handler, error) {
@@ -36,6 +38,7 @@ func newHandlerFx(p handlerParams) (*Handler, error) {
 		MaxBodyBytes:   int64(p.Limits.MaxBodyBytes),
 		MaxElements:    p.Limits.Elements(),
 		MaxStringBytes: int(p.Limits.MaxStringLength),
+		Codec:          p.Codec,
 		Logger:         p.Log,
 	})
 }

@@ -275,9 +275,14 @@ func (p *parser) requestParameters() error {
 		return err
 	}
 	err := p.d.Members(func(key []byte) error {
-		if string(key) == ParamBinaryDataOutput {
+		switch string(key) {
+		case ParamBinaryDataOutput:
 			b, err := p.boolean("parameters." + ParamBinaryDataOutput)
 			p.req.SetBinaryOutput(b)
+			return err
+		case ParamRaw:
+			b, err := p.boolean("parameters." + ParamRaw)
+			p.req.SetRaw(b)
 			return err
 		}
 		return skip(p.d)

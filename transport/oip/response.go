@@ -29,7 +29,7 @@ func appendResponse(dst []byte, v *restView, req *inferRequest, res core.Result)
 	dst = append(dst, `"outputs":[`...)
 	var chunks [][]byte
 	for j, o := range req.ResponseOutputs() {
-		t, err := v.OutputTensor(res, o.Index)
+		t, err := v.OutputTensor(res, o.Index, &req.Request)
 		if err != nil {
 			return dst, nil, err
 		}

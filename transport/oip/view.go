@@ -2,11 +2,13 @@ package oip
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/tensor"
+	"github.com/svc-dev/svc/transport/codec"
 )
 
 // Platform is the model metadata's platform.
@@ -20,6 +22,8 @@ const ServerName = "svc"
 // messages name, and the model metadata.
 type View struct {
 	runner  core.Runner
+	// media holds the image inputs and decoded outputs (nil: none).
+	media   *codec.Set
 	version string
 	specs   []tensor.Spec
 	outputs []outputInfo
@@ -34,16 +38,27 @@ type View struct {
 
 // outputInfo is one model output as the protocol sees it.
 type outputInfo struct {
-	name     string
-	dtype    tensor.DType
-	isTensor bool
-	kind     core.ValueKind
+	name string
+	// dtype is what the response carries (BYTES for a decoded output),
+	// modelType what the model gives.
+	dtype, modelType tensor.DType
+	isTensor         bool
+	kind             core.ValueKind
+	// decoded is the output's meaning, nil for a plain tensor.
+	decoded *codec.Output
 }
 
-// NewView derives the protocol's view of the model that r runs.
-func NewView(r core.Runner) *View {
+// NewView derives the protocol's view of the model that r runs, with the
+// image inputs and decoded outputs of media (nil: none): an image input
+// takes BYTES of shape [N], encoded pictures; a decoded output answers
+// BYTES, [N, k] "score:index:label" strings for classify and [N] texts
+// for ctc, unless the request asks for the raw tensors.
+func NewView(r core.Runner, media *codec.Set) *View {
 	info := r.Info()
-	v := &View{runner: r, version: info.Version, specs: r.Specs(), metaInputs: []TensorMetadata{}, metaOutputs: []TensorMetadata{}}
+	v := &View{runner: r, media: media, version: info.Version, specs: append([]tensor.Spec(nil), r.Specs()...), metaInputs: []TensorMetadata{}, metaOutputs: []TensorMetadata{}}
+	for _, im := range media.Images() {
+		v.specs[im.Index] = tensor.Spec{Name: im.Name, DType: tensor.String, Shape: []int64{-1}, Required: v.specs[im.Index].Required}
+	}
 	names := make([]string, 0, max(len(v.specs), len(info.Outputs)))
 	for _, s := range v.specs {
 		names = append(names, s.Name)
@@ -56,11 +71,15 @@ func NewView(r core.Runner) *View {
 	for i, o := range info.Outputs {
 		names = append(names, o.Name)
 		dt, ok := tensor.ParseDType(o.Type)
-		oi := outputInfo{name: o.Name, dtype: dt, kind: o.Kind, isTensor: ok && (o.Kind == core.KindTensor || o.Kind == "")}
+		oi := outputInfo{name: o.Name, dtype: dt, modelType: dt, kind: o.Kind, isTensor: ok && (o.Kind == core.KindTensor || o.Kind == "")}
+		shape := metadataShape(o.Shape)
+		if d := media.OutputAt(i); d != nil {
+			oi.dtype, oi.decoded, shape = tensor.String, d, decodedShape(d, o.Shape)
+		}
 		v.outputs = append(v.outputs, oi)
 		if oi.isTensor {
 			v.tensors = append(v.tensors, RequestedOutput{Index: i})
-			v.metaOutputs = append(v.metaOutputs, TensorMetadata{Name: o.Name, Datatype: Datatype(dt), Shape: metadataShape(o.Shape)})
+			v.metaOutputs = append(v.metaOutputs, TensorMetadata{Name: o.Name, Datatype: Datatype(oi.dtype), Shape: shape})
 		}
 	}
 	v.outputList = listOrNone(names)
@@ -76,9 +95,37 @@ func (v *View) Spec(k int) *tensor.Spec { return &v.specs[k] }
 // OutputName is the name of the model's output i.
 func (v *View) OutputName(i int) string { return v.outputs[i].name }
 
-// OutputDatatype is the element type of the model's output i, as its
-// metadata says.
-func (v *View) OutputDatatype(i int) tensor.DType { return v.outputs[i].dtype }
+// OutputDatatype is the element type of the model's output i in the
+// response to req: as the metadata says, or the model's own for a decoded
+// output that req asks raw.
+func (v *View) OutputDatatype(i int, req *Request) tensor.DType {
+	if req.raw {
+		return v.outputs[i].modelType
+	}
+	return v.outputs[i].dtype
+}
+
+// StringLimit is the longest BYTES element input k takes, given limit:
+// none for an image input, whose elements are pictures (the body limit
+// bounds them).
+func (v *View) StringLimit(k, limit int) int {
+	if v.media.Image(v.specs[k].Name) != nil {
+		return 0
+	}
+	return limit
+}
+
+// HasImages reports whether the model has image inputs.
+func (v *View) HasImages() bool { return len(v.media.Images()) > 0 }
+
+// decodedShape is a decoded output's shape in the metadata: [-1, k] for
+// classify, [-1] for ctc.
+func decodedShape(d *codec.Output, shape []int64) []int64 {
+	if d.Kind == codec.KindCTC {
+		return []int64{-1}
+	}
+	return []int64{-1, int64(d.TopK())}
+}
 
 // Metadata is the model metadata, the model being served as name: its
 // tensor inputs and outputs (the others are left out, since the protocol
@@ -90,7 +137,11 @@ func (v *View) Metadata(name string) ModelMetadata {
 // Run runs the request's inputs through the model. The inputs go back to
 // the tensor pools as soon as the run is over (no output shares their
 // storage), before the answer is encoded.
-func (v *View) Run(ctx context.Context, req *Request) (core.Result, error) {
+func (v *View) Run(ctx context.Context, req *Request, maxString int) (core.Result, error) {
+	if err := v.pictures(req, maxString); err != nil {
+		tensor.RecycleAll(req.inputs)
+		return nil, err
+	}
 	res, err := v.runner.Predict(ctx, req.inputs)
 	tensor.RecycleAll(req.inputs)
 	return res, err
@@ -105,8 +156,9 @@ func (v *View) CheckResult(res core.Result) error {
 	return nil
 }
 
-// OutputTensor is the model's output i in res, which must be a tensor.
-func (v *View) OutputTensor(res core.Result, i int) (*tensor.Tensor, error) {
+// OutputTensor is the model's output i in res, which must be a tensor:
+// decoded into BYTES when the output has a meaning, unless req asks raw.
+func (v *View) OutputTensor(res core.Result, i int, req *Request) (*tensor.Tensor, error) {
 	val, err := res.Value(i)
 	if err != nil {
 		return nil, fmt.Errorf("output '%s': %w", v.outputs[i].name, err)
@@ -114,7 +166,54 @@ func (v *View) OutputTensor(res core.Result, i int) (*tensor.Tensor, error) {
 	if val.Kind != core.KindTensor || val.Tensor == nil {
 		return nil, fmt.Errorf("output '%s' is a %s, not a tensor", v.outputs[i].name, val.Kind)
 	}
-	return val.Tensor, nil
+	d := v.outputs[i].decoded
+	if d == nil || req.raw {
+		return val.Tensor, nil
+	}
+	strs, shape, err := d.Strings(val.Tensor)
+	if err != nil {
+		return nil, err
+	}
+	return &tensor.Tensor{DType: tensor.String, Shape: shape, Data: strs}, nil
+}
+
+// pictures replaces each image input's BYTES with the input's tensor made
+// from the pictures they hold, and checks the other inputs' BYTES
+// elements against maxString (the decoders let every element through
+// when the model has image inputs).
+func (v *View) pictures(req *Request, maxString int) error {
+	if !v.HasImages() {
+		return nil
+	}
+	for k, t := range req.inputs {
+		if t == nil {
+			continue
+		}
+		strs, _ := t.Data.([]string)
+		im := v.media.Image(v.specs[k].Name)
+		if im == nil {
+			for i, s := range strs {
+				if maxString > 0 && len(s) > maxString {
+					return invalid("Input '%s': BYTES element %d is %d bytes long, over the limit of %d", v.specs[k].Name, i, len(s), maxString)
+				}
+			}
+			continue
+		}
+		pics := make([][]byte, len(strs))
+		for i, s := range strs {
+			pics[i] = codec.PictureBytes([]byte(s))
+		}
+		img, err := im.Tensor(pics, false)
+		if err != nil {
+			var ie *core.InputError
+			if errors.As(err, &ie) {
+				return invalid("%s", ie.Message)
+			}
+			return err
+		}
+		req.inputs[k] = img
+	}
+	return nil
 }
 
 func (v *View) inputIndex(name string) int {

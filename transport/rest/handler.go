@@ -8,9 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/core/tensor/tensorjson"
 	"github.com/svc-dev/svc/transport"
+	"github.com/svc-dev/svc/transport/codec"
 )
 
 // The v1 paths.
@@ -48,7 +47,10 @@ type Options struct {
 	MaxElements int64
 	// MaxStringBytes caps one string element (400 beyond it); 0 = none.
 	MaxStringBytes int
-	Logger         *zap.Logger
+	// Codec is what svc.yml declares for the model's inputs and outputs
+	// (images in, meaning out); nil declares nothing.
+	Codec  *codec.Codec
+	Logger *zap.Logger
 }
 
 // Handler serves the v1 endpoints.
@@ -65,6 +67,10 @@ type view struct {
 	info    []byte
 	metrics []byte
 	keys    [][]byte
+	// media holds the image inputs and decoded outputs (nil: none);
+	// specs are the runner's, with image inputs taking strings.
+	media *codec.Set
+	specs []tensor.Spec
 }
 
 // NewHandler returns the handler; the model may still be loading (Prepare
@@ -91,7 +97,11 @@ func NewHandler(o Options) (*Handler, error) {
 // the loaded model. It is a core.Preparer.
 func (h *Handler) Prepare(r core.Runner) error {
 	info := r.Info()
-	v := &view{runner: r, info: mustJSON(NewInfo(info)), keys: outputKeys(info.Outputs)}
+	media, err := h.opts.Codec.For(r)
+	if err != nil {
+		return err
+	}
+	v := &view{runner: r, info: mustJSON(newMediaInfo(info, media)), keys: outputKeys(info.Outputs), media: media, specs: mediaSpecs(r.Specs(), media)}
 	if p := h.opts.Model.Provider(); p != nil {
 		v.metrics = mustJSON(NewMetrics(p.ORTName(), p.Platform(), p.Description(), h.opts.Platform))
 	} else {
@@ -151,15 +161,6 @@ func (h *Handler) serveMetrics(w http.ResponseWriter, _ *http.Request) {
 	}
 }
 
-// isJSON accepts application/json and application/*+json.
-func isJSON(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		return false
-	}
-	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
-}
-
 // predict serves POST /predict; the model counts it as an inference
 // request from start to end, with its outcome (an inference failure if the
 // handler panics: the request still ends).
@@ -171,17 +172,24 @@ func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outcome {
-	if ct := r.Header.Get("Content-Type"); !isJSON(ct) {
-		if ct == "" {
-			WriteError(w, http.StatusUnsupportedMediaType, "Missing Content-Type: send the body as application/json")
-		} else {
-			WriteError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("Unsupported Content-Type '%s': send the body as application/json", truncate(ct, 100)))
-		}
+	ct := r.Header.Get("Content-Type")
+	kind, params := bodyKind(ct)
+	if kind == bodyOther {
+		WriteError(w, http.StatusUnsupportedMediaType, unsupportedType(ct, h.hasImages()))
 		return core.OutcomeBadRequest
 	}
 	v, ok := h.loaded(w)
 	if !ok {
 		return core.OutcomeNotReady
+	}
+	if kind != bodyJSON && len(v.media.Images()) == 0 {
+		WriteError(w, http.StatusUnsupportedMediaType, unsupportedType(ct, false))
+		return core.OutcomeBadRequest
+	}
+	raw, err := wantRaw(r)
+	if err != nil {
+		h.writeErr(w, err)
+		return core.OutcomeBadRequest
 	}
 	body, err := transport.ReadBody(r, h.opts.MaxBodyBytes)
 	// The answer is written over the body; the buffer goes back once it
@@ -192,24 +200,18 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 		WriteError(w, status, msg)
 		return core.OutcomeBadRequest
 	}
-	body = transport.TrimBOM(body)
 	// The body is in: lift the server's read timeout, which would
 	// otherwise cancel the request's context during a long inference.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
-	commas, input, over := tensorjson.CountValues(body, h.opts.MaxElements)
-	if over {
-		WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Too many elements: input '%s' takes the request past the limit of %d values", transport.Quote(input), h.opts.MaxElements))
-		return core.OutcomeBadRequest
+	var inputs []*tensor.Tensor
+	switch kind {
+	case bodyJSON:
+		inputs, err = h.jsonInputs(r, v, transport.TrimBOM(body))
+	case bodyMultipart:
+		inputs, err = multipartBody(body, params["boundary"], v.runner.Specs(), v.media, h.opts.MaxStringBytes)
+	default:
+		inputs, err = pictureBody(body, v.runner.Specs(), v.media)
 	}
-	if h.opts.Validator != nil {
-		if err := h.opts.Validator.ValidateBody(r.Context(), body); err != nil {
-			WriteError(w, http.StatusBadRequest, err.Error())
-			return core.OutcomeBadRequest
-		}
-	}
-	// The commas bound the values, but a body may hide commas in strings:
-	// past MaxElements values it was refused above, so no tensor is larger.
-	inputs, err := decodeRequest(body, v.runner.Specs(), h.opts.MaxStringBytes, min(commas+1, h.opts.MaxElements))
 	if err != nil {
 		h.writeErr(w, err)
 		return core.OutcomeBadRequest
@@ -225,7 +227,7 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 	}
 	// The answer is written before the outputs go back to the pools.
 	defer res.Release()
-	out, err := appendResult(body[:0], v.keys, res)
+	out, err := appendOutputs(body[:0], v.keys, res, v.media, raw)
 	if err != nil {
 		h.log.Error("encode outputs", zap.Error(err), zap.String("request_id", w.Header().Get(transport.RequestIDHeader)))
 		WriteError(w, http.StatusInternalServerError, "Inference failed: "+err.Error())
@@ -235,9 +237,57 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 	return core.OutcomeSuccess
 }
 
+// hasImages reports whether the loaded model has image inputs.
+func (h *Handler) hasImages() bool {
+	v := h.view.Load()
+	return v != nil && len(v.media.Images()) > 0
+}
+
+// jsonInputs decodes a JSON body: counted, validated, then decoded into
+// the model's inputs, image inputs from the pictures their strings carry.
+func (h *Handler) jsonInputs(r *http.Request, v *view, body []byte) ([]*tensor.Tensor, error) {
+	commas, input, over := tensorjson.CountValues(body, h.opts.MaxElements)
+	if over {
+		return nil, &tooLarge{fmt.Sprintf("Too many elements: input '%s' takes the request past the limit of %d values", transport.Quote(input), h.opts.MaxElements)}
+	}
+	if h.opts.Validator != nil {
+		if err := h.opts.Validator.ValidateBody(r.Context(), body); err != nil {
+			return nil, &tensorjson.Error{Message: err.Error()}
+		}
+	}
+	// The commas bound the values, but a body may hide commas in strings:
+	// past MaxElements values it was refused above, so no tensor is larger.
+	images := len(v.media.Images()) > 0
+	maxString := h.opts.MaxStringBytes
+	if images {
+		// A picture is one long string; the other inputs' strings are
+		// checked once decoded.
+		maxString = 0
+	}
+	inputs, err := decodeRequest(body, v.specs, maxString, min(commas+1, h.opts.MaxElements))
+	if err != nil || !images {
+		return inputs, err
+	}
+	if err := imageInputs(inputs, v.specs, v.media, h.opts.MaxStringBytes); err != nil {
+		tensor.RecycleAll(inputs)
+		return nil, err
+	}
+	return inputs, nil
+}
+
+// tooLarge is a body with more values than the limit (a 413).
+type tooLarge struct{ msg string }
+
+func (e *tooLarge) Error() string { return e.msg }
+
 // writeErr answers with the status and detail for err, logging the
 // unexpected ones.
 func (h *Handler) writeErr(w http.ResponseWriter, err error) {
+	var big *tooLarge
+	if errors.As(err, &big) {
+		WriteError(w, http.StatusRequestEntityTooLarge, big.msg)
+		return
+	}
 	status, detail, known := transport.ErrorStatus(err)
 	if !known {
 		h.log.Error("predict", zap.Error(err), zap.String("request_id", w.Header().Get(transport.RequestIDHeader)))

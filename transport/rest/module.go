@@ -7,6 +7,7 @@ import (
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/transport"
+	"github.com/svc-dev/svc/transport/codec"
 )
 
 // Module serves the v1 API: its routes join the HTTP route group, its error
@@ -30,6 +31,7 @@ type handlerParams struct {
 	Limits    config.Limits
 	Log       *zap.Logger
 	Validator BodyValidator `optional:"true"`
+	Codec     *codec.Codec  `optional:"true"`
 }
 
 func newHandlerFx(p handlerParams) (*Handler, error) {
@@ -40,6 +42,7 @@ func newHandlerFx(p handlerParams) (*Handler, error) {
 		MaxBodyBytes:   int64(p.Limits.MaxBodyBytes),
 		MaxElements:    p.Limits.Elements(),
 		MaxStringBytes: int(p.Limits.MaxStringLength),
+		Codec:          p.Codec,
 		Logger:         p.Log,
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/transport/codec"
+	"github.com/svc-dev/svc/transport/image"
 )
 
 // Health is the body of GET /health.
@@ -18,10 +20,37 @@ type InputInfo struct {
 	Type        string `json:"type"`
 	Required    bool   `json:"required"`
 	Description string `json:"description,omitempty"`
+	// Image is present for an image input (svc.yml's inputs.NAME.image).
+	Image *ImageInfo `json:"image,omitempty"`
 	// Shape has -1 for dynamic dimensions; [] for rank 0; absent for
 	// non-tensor values and tensors of unknown rank. It comes last, as it
 	// always has.
 	Shape *[]int64 `json:"shape,omitempty"`
+}
+
+// ImageInfo describes an image input: what it accepts and how pictures
+// become its tensor.
+type ImageInfo struct {
+	Formats       []string  `json:"formats"`
+	Preset        string    `json:"preset,omitempty"`
+	Size          []int     `json:"size,omitempty"`
+	Resize        string    `json:"resize"`
+	Interpolation string    `json:"interpolation"`
+	Color         string    `json:"color"`
+	Scale         *float64  `json:"scale,omitempty"`
+	Mean          []float64 `json:"mean,omitempty"`
+	Std           []float64 `json:"std,omitempty"`
+	Layout        string    `json:"layout"`
+	Pad           *float64  `json:"pad,omitempty"`
+	WidthMultiple int       `json:"width_multiple,omitempty"`
+	MaxWidth      int       `json:"max_width,omitempty"`
+}
+
+// DecodeInfo describes a decoded output: its kind (classify or ctc) and
+// what it answers.
+type DecodeInfo struct {
+	Kind        string `json:"kind"`
+	Description string `json:"description"`
 }
 
 // OutputInfo describes one model output in GET /info.
@@ -30,7 +59,10 @@ type OutputInfo struct {
 	Type        string   `json:"type"`
 	Labels      []string `json:"labels,omitempty"`
 	Description string   `json:"description,omitempty"`
-	Shape       *[]int64 `json:"shape,omitempty"`
+	// Decode is present for an output svc.yml gives a meaning
+	// (outputs.NAME.classify or .ctc); ?raw=true answers the tensor.
+	Decode *DecodeInfo `json:"decode,omitempty"`
+	Shape  *[]int64    `json:"shape,omitempty"`
 }
 
 // Info is the body of GET /info.
@@ -77,6 +109,32 @@ func NewInfo(m core.ModelInfo) Info {
 		out.Outputs[i] = OutputInfo{Name: o.Name, Type: o.Type, Shape: shapeField(o.Kind, o.Shape), Labels: o.Labels, Description: o.Description}
 	}
 	return out
+}
+
+// newMediaInfo is NewInfo with the image inputs and decoded outputs of
+// media described.
+func newMediaInfo(m core.ModelInfo, media *codec.Set) Info {
+	out := NewInfo(m)
+	for _, im := range media.Images() {
+		st := im.Plan.Resolved()
+		out.Inputs[im.Index].Image = &ImageInfo{
+			Formats: image.Formats(), Preset: st.Preset, Size: st.Size, Resize: st.Resize, Interpolation: st.Interpolation,
+			Color: st.Color, Scale: st.Scale, Mean: st.Mean, Std: st.Std, Layout: st.Layout, Pad: st.Pad,
+			WidthMultiple: st.WidthMultiple, MaxWidth: st.MaxWidth,
+		}
+		out.Inputs[im.Index].Description = joinDescription(out.Inputs[im.Index].Description, im.Describe())
+	}
+	for _, o := range media.Outputs() {
+		out.Outputs[o.Index].Decode = &DecodeInfo{Kind: o.Kind, Description: o.Describe()}
+	}
+	return out
+}
+
+func joinDescription(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + " " + b
 }
 
 // Model converts an /info body back to the model's description (for
