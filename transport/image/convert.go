@@ -34,8 +34,9 @@ func grey(r, g, b uint8) uint8 {
 // toPacked converts a decoded image into c channels (1 or 3) the way
 // OpenCV's IMREAD_COLOR (then BGR2GRAY for grey) sees it: alpha dropped,
 // 16 bits cut to their high byte, CMYK by OpenCV's rule, JPEG chroma with
-// libjpeg's fancy upsampling and colour tables.
-func toPacked(img image.Image, c int) pixels {
+// libjpeg's fancy upsampling and colour tables (WebP's YUV: libwebp's
+// limited-range BT.601).
+func toPacked(img image.Image, c int, webp bool) pixels {
 	b := img.Bounds()
 	p := newPixels(b.Dx(), b.Dy(), c)
 	if b.Min != (image.Point{}) {
@@ -45,10 +46,9 @@ func toPacked(img image.Image, c int) pixels {
 	}
 	switch m := img.(type) {
 	case *image.YCbCr:
-		ycbcrToPacked(m, p, false)
+		ycbcrToPacked(m, p, webp)
 	case *image.NYCbCrA:
-		// Only WebP decodes to NYCbCrA: limited-range BT.601 as libwebp.
-		ycbcrToPacked(&m.YCbCr, p, true)
+		ycbcrToPacked(&m.YCbCr, p, webp)
 	case *image.Gray:
 		rowsOf(p, m.Pix, m.Stride, 1, func(dst, src []uint8) {
 			if c == 1 {

@@ -117,7 +117,7 @@ func decode(i int, data []byte, hd header, channels int) (pixels, error) {
 	if b.Dx() <= 0 || b.Dy() <= 0 {
 		return pixels{}, &Error{Index: i, Msg: fmt.Sprintf("%s decoded to no pixels", hd.format)}
 	}
-	px := toPacked(img, channels)
+	px := toPacked(img, channels, hd.format == "webp")
 	if hd.orientation != 1 {
 		o := orient(px, hd.orientation)
 		px.free()
