@@ -407,8 +407,10 @@ func (p *Plan) Describe() string {
 		b.WriteString(", pixels 0–255")
 	case s.Preset == "imagenet" && s.Mean != nil && p.mean == [3]float64{0.485, 0.456, 0.406}:
 		b.WriteString(", ImageNet mean/std")
+	case p.mean == [3]float64{} && p.std == [3]float64{1, 1, 1}:
+		fmt.Fprintf(&b, ", pixel×%.6g", p.scale)
 	default:
-		fmt.Fprintf(&b, ", (pixel×%.6g − mean %v) / std %v", p.scale, s.Mean, s.Std)
+		fmt.Fprintf(&b, ", (pixel×%.6g − mean %v) / std %v", p.scale, p.mean[:p.channels], p.std[:p.channels])
 	}
 	if s.Resize == Fit || s.Resize == Height {
 		fmt.Fprintf(&b, ", pad %g", p.pad)
