@@ -16,7 +16,9 @@
 //     it (transport/rest, transport/oip, ...). A protocol, with its
 //     subpackages, imports no other protocol; the plumbing packages
 //     (transport itself and the Config.Plumbing children such as
-//     transport/supervisor) are not protocols and may be imported by all.
+//     transport/supervisor) are not protocols and may be imported by all;
+//     transport/image, the image codec that the protocols share, is one of
+//     them and, like core's building blocks, pure Go (no runtime).
 //     The exceptions are single edges (Config.ProtocolImports): the gRPC
 //     codec of the Open Inference Protocol, transport/grpc, imports the
 //     protocol's model in transport/oip.
@@ -113,13 +115,13 @@ type Config struct {
 // DefaultConfig returns svc's configuration of the rules.
 func DefaultConfig() Config {
 	return Config{
-		Plumbing: []string{"supervisor", "metrics", "access"},
+		Plumbing: []string{"supervisor", "metrics", "access", "image"},
 		// The gRPC codec decodes into the protocol's model.
 		ProtocolImports: []Import{{From: "transport/grpc", To: "transport/oip"}},
 		TestHelpers:     []string{"providers/internal/providertest", "core/registry/hubtest"},
 		BenchTooling:    []string{"cmd/internal/bench"},
 		Runtime:         "github.com/yalue/onnxruntime_go",
-		Pure:            []string{"core", "core/sched/...", "core/internal/...", "core/tensor/..."},
+		Pure:            []string{"core", "core/sched/...", "core/internal/...", "core/tensor/...", "transport/image/..."},
 	}
 }
 

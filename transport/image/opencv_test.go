@@ -25,7 +25,10 @@ const python = "/usr/bin/python3"
 func photo(w, h int, seed uint64) *image.NRGBA {
 	r := rand.New(rand.NewPCG(seed, 7))
 	m := image.NewNRGBA(image.Rect(0, 0, w, h))
-	type disc struct{ x, y, rad float64; c [3]float64 }
+	type disc struct {
+		x, y, rad float64
+		c         [3]float64
+	}
 	discs := make([]disc, 12)
 	for i := range discs {
 		discs[i] = disc{r.Float64() * float64(w), r.Float64() * float64(h), (0.03 + r.Float64()*0.2) * float64(min(w, h)),
@@ -326,4 +329,3 @@ func TestFormats(t *testing.T) {
 // libjpeg's rounding of the chroma upsampling (libwebp's rounds each
 // diagonal separately).
 const webpBound = 2
-

@@ -37,10 +37,9 @@ func resize(src pixels, dw, dh, interp int, win window, dst []uint8) {
 		}
 		return
 	}
-	sx, sy := float64(src.w)/float64(dw), float64(src.h)/float64(dh)
 	// OpenCV derives the scale as 1/(dsize/ssize).
 	invx, invy := float64(dw)/float64(src.w), float64(dh)/float64(src.h)
-	sx, sy = 1/invx, 1/invy
+	sx, sy := 1/invx, 1/invy
 	switch {
 	case interp == interNearest:
 		resizeNearest(src, invx, invy, win, dst)
