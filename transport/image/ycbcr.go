@@ -1,0 +1,137 @@
+package image
+
+import (
+	"image"
+	"sync"
+)
+
+// libjpeg's YCbCr→RGB tables (jdcolor.c: 16-bit fixed point, rounded), so
+// that a JPEG's colours are libjpeg-turbo's, OpenCV's decoder, and not Go's
+// color.YCbCrToRGB (which rounds differently).
+var jpegTables = sync.OnceValue(func() *[4][256]int32 {
+	var t [4][256]int32
+	fix := func(f float64) int32 { return int32(f*65536 + 0.5) }
+	for i := range 256 {
+		x := int32(i - 128)
+		t[0][i] = (fix(1.40200)*x + 1<<15) >> 16 // Cr → R
+		t[1][i] = (fix(1.77200)*x + 1<<15) >> 16 // Cb → B
+		t[2][i] = -fix(0.71414) * x              // Cr → G
+		t[3][i] = -fix(0.34414)*x + 1<<15        // Cb → G
+	}
+	return &t
+})
+
+func clamp8(v int32) uint8 {
+	if uint32(v) > 255 {
+		if v < 0 {
+			return 0
+		}
+		return 255
+	}
+	return uint8(v)
+}
+
+// webpRGB is libwebp's VP8YUVToR/G/B: limited-range BT.601, 14-bit.
+func webpRGB(y, u, v int32) (uint8, uint8, uint8) {
+	clip := func(x int32) uint8 {
+		if x&^(256<<6-1) == 0 {
+			return uint8(x >> 6)
+		}
+		if x < 0 {
+			return 0
+		}
+		return 255
+	}
+	yy := (y * 19077) >> 8
+	return clip(yy + (v*26149)>>8 - 14234),
+		clip(yy - (u*6419)>>8 - (v*13320)>>8 + 8708),
+		clip(yy + (u*33050)>>8 - 17685)
+}
+
+// upsampleRow writes the chroma of image row y, one sample per pixel, into
+// out (len w): libjpeg's fancy (triangular) upsampling for 4:2:0 and 4:2:2,
+// replication for the other ratios.
+func upsampleRow(out, plane []uint8, m *image.YCbCr, y, w int) {
+	cw := (w + 1) / 2
+	switch m.SubsampleRatio {
+	case image.YCbCrSubsampleRatio444:
+		copy(out, plane[y*m.CStride:y*m.CStride+w])
+	case image.YCbCrSubsampleRatio420:
+		ch := (m.Rect.Dy() + 1) / 2
+		r := y >> 1
+		nr := r + 1
+		if y&1 == 0 {
+			nr = r - 1
+		}
+		nr = min(max(nr, 0), ch-1)
+		r0, r1 := plane[r*m.CStride:r*m.CStride+cw], plane[nr*m.CStride:nr*m.CStride+cw]
+		prev := 3*int32(r0[0]) + int32(r1[0])
+		this := prev
+		for j := range cw {
+			next := this
+			if j+1 < cw {
+				next = 3*int32(r0[j+1]) + int32(r1[j+1])
+			}
+			out[2*j] = uint8((3*this + prev + 8) >> 4)
+			if 2*j+1 < w {
+				out[2*j+1] = uint8((3*this + next + 7) >> 4)
+			}
+			prev, this = this, next
+		}
+	case image.YCbCrSubsampleRatio422:
+		row := plane[y*m.CStride : y*m.CStride+cw]
+		for j := range cw {
+			v := 3 * int32(row[j])
+			out[2*j] = uint8((v + int32(row[max(j-1, 0)]) + 1) >> 2)
+			if 2*j+1 < w {
+				out[2*j+1] = uint8((v + int32(row[min(j+1, cw-1)]) + 2) >> 2)
+			}
+		}
+	default:
+		for x := range w {
+			out[x] = plane[m.COffset(x+m.Rect.Min.X, y+m.Rect.Min.Y)-m.COffset(m.Rect.Min.X, m.Rect.Min.Y)]
+		}
+	}
+}
+
+// ycbcrToPacked converts m row by row; webp selects libwebp's conversion.
+func ycbcrToPacked(m *image.YCbCr, p pixels, webp bool) {
+	w := p.w
+	buf := newPixels(w, 2, 1)
+	defer buf.free()
+	cb, cr := buf.pix[:w], buf.pix[w:2*w]
+	t := jpegTables()
+	for y := 0; y < p.h; y++ {
+		upsampleRow(cb, m.Cb, m, y, w)
+		upsampleRow(cr, m.Cr, m, y, w)
+		yrow := m.Y[y*m.YStride : y*m.YStride+w]
+		dst := p.pix[y*w*p.c : (y+1)*w*p.c]
+		if webp {
+			for x, yv := range yrow {
+				r, g, b := webpRGB(int32(yv), int32(cb[x]), int32(cr[x]))
+				if p.c == 1 {
+					dst[x] = grey(r, g, b)
+				} else {
+					dst[3*x], dst[3*x+1], dst[3*x+2] = r, g, b
+				}
+			}
+			continue
+		}
+		if p.c == 1 {
+			for x, yv := range yrow {
+				yy := int32(yv)
+				dst[x] = grey(clamp8(yy+t[0][cr[x]]), clamp8(yy+(t[3][cb[x]]+t[2][cr[x]])>>16), clamp8(yy+t[1][cb[x]]))
+			}
+			continue
+		}
+		dst = dst[:3*len(yrow)]
+		for x, yv := range yrow {
+			yy := int32(yv)
+			u, v := cb[x], cr[x]
+			d := dst[3*x : 3*x+3 : 3*x+3]
+			d[0] = clamp8(yy + t[0][v])
+			d[1] = clamp8(yy + (t[3][u]+t[2][v])>>16)
+			d[2] = clamp8(yy + t[1][u])
+		}
+	}
+}
