@@ -36,8 +36,8 @@ func docPages(t *testing.T) []string {
 const defaultServe = "svc serve examples/demo --grpc-port 9000"
 
 // TestDocs runs every console block of README.md and docs/*.md, in page
-// order, with bash in a scratch directory that holds examples/ and
-// testdata/, and compares each command's output (stdout and stderr, as a
+// order, with bash in a scratch directory that holds examples/, testdata/
+// and build/, and compares each command's output (stdout and stderr, as a
 // terminal shows them) with the output the page shows. A command must exit
 // 0. A command 'svc serve ARGS' (after optional VAR=value words) is not run
 // by bash: it names the server the page's later examples talk to, started
@@ -132,10 +132,11 @@ func newDocRunner(t *testing.T) *docRunner {
 	return &docRunner{t: t, env: env, servers: map[string]*docServer{}}
 }
 
-// scratch makes a page's working directory, with examples/ and testdata/.
+// scratch makes a page's working directory, with examples/, testdata/ and
+// build/ (the models make fetches, which examples/ocr serves).
 func (r *docRunner) scratch() error {
 	r.dir = r.t.TempDir()
-	for _, d := range []string{"examples", "testdata"} {
+	for _, d := range []string{"examples", "testdata", "build"} {
 		if err := os.Symlink(filepath.Join(repoRoot, d), filepath.Join(r.dir, d)); err != nil {
 			return err
 		}
