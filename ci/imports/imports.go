@@ -17,9 +17,7 @@
 //     it (transport/rest, transport/oip, ...). A protocol, with its
 //     subpackages, imports no other protocol; the plumbing packages
 //     (transport itself and the Config.Plumbing children such as
-//     transport/supervisor) are not protocols and may be imported by all;
-//     transport/image, the image codec that the protocols share, is one of
-//     them and, like core's building blocks, pure Go (no runtime).
+//     transport/supervisor) are not protocols and may be imported by all.
 //     The exceptions are single edges (Config.ProtocolImports): the gRPC
 //     codec of the Open Inference Protocol, transport/grpc, imports the
 //     protocol's model in transport/oip.
