@@ -11,6 +11,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/transport/codec"
 	"github.com/svc-dev/svc/transport/rest"
 )
 
@@ -63,10 +64,19 @@ var ErrInvalidModelInfo = errors.New("invalid model info")
 // $ref points into its own components, and every ref carries its value, so it
 // can be used for validation without loading it again.
 func Build(info core.ModelInfo) (*openapi3.T, error) {
+	return BuildWith(info, nil)
+}
+
+// BuildWith is Build for a model with the image inputs and decoded outputs
+// of media (transport/codec; nil: none): an image input takes pictures
+// (base64 or data: URLs in JSON, files in multipart/form-data, or the
+// whole body), a decoded output answers labels and scores or text, and
+// /predict takes ?raw=true.
+func BuildWith(info core.ModelInfo, media *codec.Set) (*openapi3.T, error) {
 	if err := checkInfo(info); err != nil {
 		return nil, err
 	}
-	b := builder{info: info}
+	b := builder{info: info, media: media}
 	doc := b.document()
 	if err := doc.Validate(context.Background()); err != nil {
 		return nil, fmt.Errorf("derived OpenAPI document is invalid: %w", err)
@@ -100,6 +110,8 @@ func checkInfo(info core.ModelInfo) error {
 
 type builder struct {
 	info core.ModelInfo
+	// media holds the image inputs and decoded outputs (nil: none).
+	media *codec.Set
 }
 
 func schemaRef(name string) *openapi3.SchemaRef {
@@ -158,7 +170,12 @@ func (b builder) description() string {
 		fmt.Fprintf(&sb, " `%s`", b.info.Name)
 	}
 	sb.WriteString(".\n\n")
-	sb.WriteString("All bodies are JSON. Every error answers with a JSON object holding one string field, `detail`. ")
+	if len(b.media.Images()) > 0 {
+		sb.WriteString("Bodies are JSON, except that /predict also takes pictures for the model's image inputs (multipart/form-data, or an image body). Every error answers")
+	} else {
+		sb.WriteString("All bodies are JSON. Every error answers")
+	}
+	sb.WriteString(" with a JSON object holding one string field, `detail`. ")
 	sb.WriteString("An unknown path answers 404 and a known path with another method answers 405, both with that error body.")
 	return sb.String()
 }
@@ -195,7 +212,7 @@ func (b builder) components() *openapi3.Components {
 			"Invalid input: a required input is missing, an input has the wrong JSON type, shape or element type, or the body is not a JSON object.",
 			fmt.Sprintf("Missing required input: '%s'", firstRequired)),
 		responseTooLarge:         errorResponse("The request body is larger than the server accepts (limits.max_body_size).", "Request body too large: the limit is 16 MiB"),
-		responseUnsupportedMedia: errorResponse("The request has no `Content-Type: application/json` header.", "Unsupported Content-Type 'text/plain': send the body as application/json"),
+		responseUnsupportedMedia: b.unsupportedMediaResponse(),
 		responseInferenceFailed:  errorResponse("Model execution failed.", "Inference failed: <reason>"),
 		responseInferenceTimeout: errorResponse("Model execution took longer than the configured timeout.", "Inference timed out after 30s"),
 		responseInternalError:    errorResponse("Internal server error.", "Internal server error"),
@@ -220,7 +237,11 @@ func (b builder) predictRequestSchema() *openapi3.Schema {
 	s.Properties = make(openapi3.Schemas, len(b.info.Inputs))
 	names := make([]string, 0, len(b.info.Inputs))
 	for _, in := range b.info.Inputs {
-		s.Properties[in.Name] = openapi3.NewSchemaRef("", inputSchema(in))
+		if im := b.imageOf(in.Name); im != nil {
+			s.Properties[in.Name] = openapi3.NewSchemaRef("", imageInputSchema(in, im))
+		} else {
+			s.Properties[in.Name] = openapi3.NewSchemaRef("", inputSchema(in))
+		}
 		if in.Required {
 			s.Required = append(s.Required, in.Name)
 		}
@@ -235,7 +256,11 @@ func (b builder) predictResponseSchema() *openapi3.Schema {
 	s.Description = "One property per model output, keyed by the output name."
 	s.Properties = make(openapi3.Schemas, len(b.info.Outputs))
 	for _, out := range b.info.Outputs {
-		s.Properties[out.Name] = openapi3.NewSchemaRef("", outputSchema(out))
+		if o := b.media.Output(out.Name); o != nil {
+			s.Properties[out.Name] = openapi3.NewSchemaRef("", decodedOutputSchema(out, o))
+		} else {
+			s.Properties[out.Name] = openapi3.NewSchemaRef("", outputSchema(out))
+		}
 		s.Required = append(s.Required, out.Name)
 	}
 	return s
@@ -248,13 +273,23 @@ func (b builder) predictOperation() *openapi3.Operation {
 	op.Summary = "Run inference"
 	op.Description = b.predictDescription()
 	mt := openapi3.NewMediaType().WithSchemaRef(schemaRef(SchemaPredictRequest))
-	if ex := exampleBody(b.info.Inputs); ex != nil {
+	ex := b.exampleBody()
+	if ex != nil {
 		mt.Example = ex
 	}
+	content := openapi3.Content{"application/json": mt}
+	b.addMediaContent(content, ex)
+	description := "JSON object mapping each model input name to its value."
+	if len(content) > 1 {
+		description += " For image inputs, also a multipart/form-data body of a field per input."
+	}
 	op.RequestBody = &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().
-		WithDescription("JSON object mapping each model input name to its value.").
+		WithDescription(description).
 		WithRequired(true).
-		WithContent(openapi3.Content{"application/json": mt})}
+		WithContent(content)}
+	if len(b.media.Outputs()) > 0 {
+		op.Parameters = openapi3.Parameters{rawParameter()}
+	}
 	op.Responses = openapi3.NewResponses(
 		openapi3.WithStatus(http.StatusOK, &openapi3.ResponseRef{Value: openapi3.NewResponse().
 			WithDescription("The model's outputs.").
@@ -281,10 +316,15 @@ func (b builder) predictDescription() string {
 		} else if len(in.Shape) > 0 {
 			shape = shapeString(in.Shape)
 		}
-		fmt.Fprintf(&sb, "| `%s` | %s | %s | %s |\n", in.Name, in.Type, shape, yesNo(in.Required))
+		typ := in.Type
+		if b.imageOf(in.Name) != nil {
+			typ, shape = "image", "one picture, or a list (batch)"
+		}
+		fmt.Fprintf(&sb, "| `%s` | %s | %s | %s |\n", in.Name, typ, shape, yesNo(in.Required))
 	}
 	sb.WriteString("\nN is a dynamic dimension. A list of items under one input name sends a batch; ")
 	sb.WriteString("when the first dimension is N or 1, a single item may be sent without the batch level.")
+	b.mediaDescription(&sb)
 	return sb.String()
 }
 
@@ -314,7 +354,7 @@ func (b builder) simpleGet(id, tag, summary, description, schema string, example
 }
 
 func (b builder) infoOperation() *openapi3.Operation {
-	info := rest.NewInfo(b.info)
+	info := b.infoExample()
 	op := b.simpleGet("info", "model", "Model information",
 		"Name, version, format, size, inputs and outputs of the loaded model. The input names are the keys of the /predict body.",
 		SchemaModelInfo, info)
@@ -478,6 +518,7 @@ func inputSpecSchema() *openapi3.Schema {
 		WithProperty("shape", shapeArraySchema("Tensor shape; -1 is a dynamic dimension. Absent for non-tensor inputs.")).
 		WithProperty("required", openapi3.NewBoolSchema()).
 		WithProperty("description", openapi3.NewStringSchema()).
+		WithProperty("image", imageInfoSchema()).
 		WithRequired([]string{"name", "type", "required"})
 	s.Properties["name"].Value.Description = "Input name; the key of this input in the /predict body."
 	s.Properties["type"].Value.Description = "Data type, such as `float32`, `int64`, `string`."
@@ -492,6 +533,7 @@ func outputSpecSchema() *openapi3.Schema {
 		WithProperty("shape", shapeArraySchema("Tensor shape; -1 is a dynamic dimension. Absent for non-tensor outputs.")).
 		WithProperty("labels", openapi3.NewArraySchema().WithItems(openapi3.NewStringSchema())).
 		WithProperty("description", openapi3.NewStringSchema()).
+		WithProperty("decode", decodeInfoSchema()).
 		WithRequired([]string{"name", "type"})
 	s.Properties["name"].Value.Description = "Output name; the key of this output in the /predict response."
 	s.Properties["type"].Value.Description = "Data type."

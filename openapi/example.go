@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/transport/codec"
 )
 
 // maxExampleElements bounds the number of tensor elements in the generated
@@ -15,12 +16,18 @@ const maxExampleElements = 1 << 16
 // every fixed dimension at its size, filled with small positive values of the
 // element type (positive so that a log or a division in the model stays
 // finite). It returns nil when no such body can be written: a required input
-// is not a tensor, or the body would exceed maxExampleElements.
-func exampleBody(inputs []core.InputSpec) map[string]any {
+// is not a tensor, or the body would exceed maxExampleElements. An image
+// input of media takes one picture, a 1×1 PNG as base64, whatever its
+// tensor's size.
+func exampleBody(inputs []core.InputSpec, media *codec.Set) map[string]any {
 	body := make(map[string]any)
 	total := 0
 	for _, in := range inputs {
 		if !in.Required {
+			continue
+		}
+		if media.Image(in.Name) != nil {
+			body[in.Name] = examplePicture
 			continue
 		}
 		if inputKind(in.Kind, in.Type) != core.KindTensor {
@@ -79,3 +86,6 @@ func exampleElement(dtype string, i int) any {
 	}
 	return nil
 }
+
+// exampleBody is the model's /predict example, or nil.
+func (b builder) exampleBody() map[string]any { return exampleBody(b.info.Inputs, b.media) }

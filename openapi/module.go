@@ -10,6 +10,7 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/transport"
+	"github.com/svc-dev/svc/transport/codec"
 	"github.com/svc-dev/svc/transport/rest"
 )
 
@@ -28,6 +29,7 @@ var Module = fx.Module("openapi",
 // still be loading: Prepare builds them once it has loaded; until then the
 // pages answer 503.
 type Site struct {
+	codec *codec.Codec
 	state atomic.Pointer[siteState]
 }
 
@@ -36,13 +38,25 @@ type siteState struct {
 	validator *Validator
 }
 
+// SiteParams are what NewSite takes through fx.
+type SiteParams struct {
+	fx.In
+	// Codec gives the loaded model's image inputs and decoded outputs;
+	// without it the document describes plain tensors.
+	Codec *codec.Codec `optional:"true"`
+}
+
 // NewSite returns an empty site.
-func NewSite() *Site { return &Site{} }
+func NewSite(p SiteParams) *Site { return &Site{codec: p.Codec} }
 
 // Prepare derives the document from the loaded model. It is a
 // core.Preparer: an error fails start-up.
 func (s *Site) Prepare(r core.Runner) error {
-	doc, err := Build(r.Info())
+	media, err := s.codec.For(r)
+	if err != nil {
+		return err
+	}
+	doc, err := BuildWith(r.Info(), media)
 	if err != nil {
 		return fmt.Errorf("derive the OpenAPI document: %w", err)
 	}

@@ -88,7 +88,7 @@ func (b builder) addV2(doc *openapi3.T) {
 		id     string
 	}{{"", model, ""}, {"/versions/{model_version}", versioned, "Version"}} {
 		base := "/v2/models/{model_name}" + p.suffix
-		meta := v2Get("v2ModelMetadata"+p.id, "Model metadata (v2)", "The model's inputs and outputs (tensors only) with their datatypes and shapes; -1 is a dynamic dimension.", SchemaV2ModelMetadata, nil)
+		meta := v2Get("v2ModelMetadata"+p.id, "Model metadata (v2)", "The model's inputs and outputs (tensors only) with their datatypes and shapes; -1 is a dynamic dimension."+b.v2MediaNote(), SchemaV2ModelMetadata, b.v2MetadataExample())
 		meta.Responses.Set("404", responseRef(responseV2NotFound))
 		meta.Responses.Set("503", responseRef(responseV2NotReady))
 		doc.Paths.Set(base, &openapi3.PathItem{Get: meta, Parameters: p.params})
@@ -164,9 +164,15 @@ func (b builder) v2InferRequestSchema() *openapi3.Schema {
 		WithProperty("parameters", params).
 		WithRequired([]string{"name"})
 	output.Properties["parameters"].Value.Description = "`binary_data: true` returns the output as binary data."
+	top := params
+	if len(b.media.Outputs()) > 0 {
+		top = openapi3.NewObjectSchema().WithProperty(oip.ParamRaw, openapi3.NewBoolSchema())
+		top.AdditionalProperties = openapi3.AdditionalProperties{Has: openapi3.Ptr(true)}
+		top.Properties[oip.ParamRaw].Value.Description = "`true` answers the model's tensors instead of the decoded outputs (classify, ctc)."
+	}
 	s := openapi3.NewObjectSchema().
 		WithProperty("id", openapi3.NewStringSchema()).
-		WithProperty("parameters", params).
+		WithProperty("parameters", top).
 		WithProperty("inputs", openapi3.NewArraySchema().WithItems(input)).
 		WithProperty("outputs", openapi3.NewArraySchema().WithItems(output)).
 		WithRequired([]string{"inputs"})
@@ -201,7 +207,7 @@ func (b builder) v2InferOperation(id string) *openapi3.Operation {
 	op.Description = "Open Inference Protocol inference. With the `" + oip.HeaderInferenceHeaderLength + "` header, the body is " +
 		"that many bytes of JSON followed by the binary data of the inputs that have `parameters.binary_data_size`, in their order " +
 		"(little-endian, row-major; BYTES elements as a 4-byte length and the bytes), sent as `application/octet-stream`; " +
-		"binary outputs come back the same way."
+		"binary outputs come back the same way." + b.v2MediaNote()
 	mt := openapi3.NewMediaType().WithSchemaRef(schemaRef(SchemaV2InferRequest))
 	if ex := b.v2Example(); ex != nil {
 		mt.Example = ex
@@ -228,7 +234,7 @@ func (b builder) v2InferOperation(id string) *openapi3.Operation {
 // v2Example is the /predict example as a v2 request: each required input
 // flat, with its shape and datatype.
 func (b builder) v2Example() map[string]any {
-	body := exampleBody(b.info.Inputs)
+	body := b.exampleBody()
 	if body == nil {
 		return nil
 	}
@@ -236,6 +242,11 @@ func (b builder) v2Example() map[string]any {
 	for _, in := range b.info.Inputs {
 		v, ok := body[in.Name]
 		if !ok {
+			continue
+		}
+		if b.imageOf(in.Name) != nil {
+			// An image input: BYTES [N], one encoded picture per element.
+			inputs = append(inputs, map[string]any{"name": in.Name, "shape": []int64{1}, "datatype": "BYTES", "data": []any{v}})
 			continue
 		}
 		dt, _ := tensor.ParseDType(in.Type)

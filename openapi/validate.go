@@ -74,6 +74,9 @@ type Validator struct {
 	inputs []string
 	// kinds holds the JSON kinds allowed for each input, nil for any.
 	kinds map[string][]string
+	// images holds the image inputs (x-svc-image), whose messages name
+	// pictures.
+	images map[string]bool
 	// props lists the schema's property names, index maps each to its
 	// position there, and quoted holds each as a JSON string.
 	props  []string
@@ -175,6 +178,7 @@ func NewValidator(doc *openapi3.T) (*Validator, error) {
 		options: options,
 		inputs:  names,
 		kinds:   kinds,
+		images:  imageInputs(full),
 	}, nil
 }
 
@@ -218,6 +222,18 @@ func structuralSchema(full *openapi3.Schema) (*openapi3.Schema, map[string][]str
 		s.Properties[name] = openapi3.NewSchemaRef("", kindSchema(k, ref.Value != nil && ref.Value.Nullable))
 	}
 	return s, kinds
+}
+
+// imageInputs lists the properties of a request schema that are image
+// inputs (BuildWith marks them with x-svc-image).
+func imageInputs(full *openapi3.Schema) map[string]bool {
+	images := map[string]bool{}
+	for name, ref := range full.Properties {
+		if ref.Value != nil && ref.Value.Extensions[extImage] != nil {
+			images[name] = true
+		}
+	}
+	return images
 }
 
 // kindOrder is the order kinds are listed in (array first: it is what a
@@ -464,6 +480,10 @@ func (v *Validator) translate(err error, unknown string) error {
 			"Unknown input '%s'; the model's inputs are: %s", clip(unknown), v.inputList())}
 	}
 	if name, ok := v.firstInOrder(wrongKind); ok {
+		if v.images[name] {
+			return &ValidationError{Input: name, Message: fmt.Sprintf(
+				"Invalid input type for '%s': expected an image (a base64 string or a data: URL of %s) or a list of them", name, pictureWording)}
+		}
 		return &ValidationError{Input: name, Message: fmt.Sprintf(
 			"Invalid input type for '%s': expected %s", name, expectedKind(v.kinds[name]))}
 	}

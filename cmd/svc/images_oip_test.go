@@ -117,7 +117,7 @@ func TestImagesOIPRec(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp, err := grpcClient(t, "127.0.0.1:"+port).Infer(context.Background(), &inference.ModelInferRequest{ModelName: "rec",
-		Inputs: []*inference.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "BYTES", Shape: []int64{1}}},
+		Inputs:           []*inference.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "BYTES", Shape: []int64{1}}},
 		RawInputContents: [][]byte{append([]byte{byte(len(pic)), byte(len(pic) >> 8), byte(len(pic) >> 16), byte(len(pic) >> 24)}, pic...)},
 	})
 	if err != nil {

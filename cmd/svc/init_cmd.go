@@ -7,10 +7,15 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/core/onnxpb"
 )
 
 func initCommand(stdout io.Writer) *cli.Command {
@@ -20,6 +25,8 @@ func initCommand(stdout io.Writer) *cli.Command {
 		ArgsUsage: "[FILE]",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "force", Usage: "overwrite an existing file"},
+			&cli.StringFlag{Name: "model", Usage: "an ONNX model (a .onnx file or a directory holding model.onnx) to add under models:, with its image inputs and decoded outputs when svc recognises it"},
+			&cli.StringFlag{Name: "name", Usage: "the model's name under models: (default: from the model's path)"},
 		},
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			path := config.DefaultFile
@@ -29,26 +36,269 @@ func initCommand(stdout io.Writer) *cli.Command {
 			if cmd.Args().Len() == 1 {
 				path = cmd.Args().First()
 			}
-			flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-			if cmd.Bool("force") {
-				flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-			}
-			f, err := os.OpenFile(path, flags, 0o644)
+			entry, err := initEntry(path, cmd.String("model"), cmd.String("name"))
 			if err != nil {
-				if errors.Is(err, fs.ErrExist) {
-					return fmt.Errorf("%s already exists; pass --force to overwrite it", path)
-				}
-				return fmt.Errorf("write %s: %w", path, err)
+				return err
 			}
-			if _, err := io.WriteString(f, config.Starter()); err != nil {
-				_ = f.Close()
-				return fmt.Errorf("write %s: %w", path, err)
-			}
-			if err := f.Close(); err != nil {
-				return fmt.Errorf("write %s: %w", path, err)
+			if err := writeNew(path, config.StarterWith(entry), cmd.Bool("force")); err != nil {
+				return err
 			}
 			fmt.Fprintf(stdout, "wrote %s\n", path)
 			return nil
 		},
 	}
+}
+
+// writeNew writes text to path, which must not exist unless force.
+func writeNew(path, text string, force bool) error {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if force {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%s already exists; pass --force to overwrite it", path)
+		}
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := io.WriteString(f, text); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// initEntry is the models: entry of 'svc init --model MODEL' for the
+// configuration file at cfgPath, or "" without a model.
+func initEntry(cfgPath, model, name string) (string, error) {
+	if model == "" {
+		if name != "" {
+			return "", usageErr("--name names the model of --model; give --model too")
+		}
+		return "", nil
+	}
+	file := model
+	if st, err := os.Stat(model); err != nil {
+		return "", fmt.Errorf("--model: %w", err)
+	} else if st.IsDir() {
+		file = filepath.Join(model, "model.onnx")
+	}
+	info, err := onnxInfo(file)
+	if err != nil {
+		return "", fmt.Errorf("--model %s: %w", model, err)
+	}
+	if name == "" {
+		name = entryName(model)
+	} else if err := checkServedName(name); err != nil {
+		return "", usageErr("--name %s", err)
+	}
+	return modelEntry(name, relativeTo(cfgPath, model), info), nil
+}
+
+// onnxInfo reads a model's inputs, outputs and metadata from its file (no
+// runtime needed): the inputs a request must or may send (an initializer
+// listed as an input is an optional one from IR version 4 on).
+func onnxInfo(file string) (core.ModelInfo, error) {
+	m, err := onnxpb.ReadFile(file)
+	if err != nil {
+		return core.ModelInfo{}, err
+	}
+	if m.Graph == nil {
+		return core.ModelInfo{}, errors.New("the file holds no graph")
+	}
+	info := core.ModelInfo{Metadata: m.Metadata()}
+	inits := m.InitializerNames()
+	for _, vi := range m.Graph.Inputs {
+		if inits[vi.Name] && m.IRVersion < 4 {
+			continue
+		}
+		typ, shape := valueType(vi.Type)
+		info.Inputs = append(info.Inputs, core.InputSpec{Name: vi.Name, Type: typ, Shape: shape, Required: !inits[vi.Name], Kind: core.KindTensor})
+	}
+	for _, vi := range m.Graph.Outputs {
+		typ, shape := valueType(vi.Type)
+		info.Outputs = append(info.Outputs, core.OutputSpec{Name: vi.Name, Type: typ, Shape: shape, Kind: core.KindTensor})
+	}
+	return info, nil
+}
+
+// valueType is a tensor type's element type and shape (-1 for a dynamic
+// dimension, nil for an unknown rank); "" for a value that is no tensor.
+func valueType(t *onnxpb.TypeProto) (string, []int64) {
+	if t == nil || t.Tensor == nil {
+		return "", nil
+	}
+	typ := onnxpb.ElemTypeName(t.Tensor.ElemType)
+	if t.Tensor.Shape == nil {
+		return typ, nil
+	}
+	shape := make([]int64, len(t.Tensor.Shape))
+	for i, d := range t.Tensor.Shape {
+		shape[i] = -1
+		if d.IsFixed() {
+			shape[i] = d.Value
+		}
+	}
+	return typ, shape
+}
+
+// entryName derives a models: key from a model's path: its directory's
+// name for model.onnx, else the file's name without .onnx, with what a
+// served name cannot hold replaced by '-'.
+func entryName(model string) string {
+	base := filepath.Base(filepath.Clean(model))
+	if strings.EqualFold(base, "model.onnx") {
+		base = filepath.Base(filepath.Dir(filepath.Clean(model)))
+	}
+	base = strings.TrimSuffix(base, filepath.Ext(base))
+	base = strings.Trim(regexp.MustCompile(`[^A-Za-z0-9._-]+`).ReplaceAllString(base, "-"), "-._")
+	if base == "" {
+		return "model"
+	}
+	return base
+}
+
+// relativeTo is model's path as svc.yml at cfgPath names it: relative to
+// the file's directory where it can be, else absolute.
+func relativeTo(cfgPath, model string) string {
+	absCfg, err1 := filepath.Abs(filepath.Dir(cfgPath))
+	absModel, err2 := filepath.Abs(model)
+	if err1 != nil || err2 != nil {
+		return model
+	}
+	rel, err := filepath.Rel(absCfg, absModel)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(absModel)
+	}
+	return filepath.ToSlash(rel)
+}
+
+// recognition is a model 'svc init' knows how to feed pictures and read
+// meaning from.
+type recognition struct {
+	// Preset is the image preset of Input (transport/image), which names
+	// the kind of model: paddleocr-cls, paddleocr-rec, imagenet or yolo.
+	Preset string
+	Input  string
+	// Output is the output given a meaning ("" for yolo, whose outputs
+	// stay raw).
+	Output string
+	// Classes is Output's last dimension (-1: dynamic).
+	Classes int64
+}
+
+// recognise tells a model 'svc init' knows from its inputs and outputs:
+//   - PaddleOCR's text direction classifier: input x [N, 3, 48|?, 192|?],
+//     one output [N, 2];
+//   - PaddleOCR's text recogniser: input x [N, 3, 48, ?], one output
+//     [N, steps, classes] (classes dynamic or many: 6625 for ppocr_keys_v1);
+//   - an ImageNet classifier: one float input [N, 3, 224, 224], one output
+//     [N, 1000];
+//   - Ultralytics YOLO: input images [1, 3, 640, 640] with the class names
+//     in the metadata (names).
+//
+// It returns nil for any other model.
+func recognise(info core.ModelInfo) *recognition {
+	if len(info.Inputs) != 1 || len(info.Outputs) == 0 {
+		return nil
+	}
+	in, out := info.Inputs[0], info.Outputs[0]
+	if !isFloat(in.Type) || len(in.Shape) != 4 || in.Shape[1] != 3 {
+		return nil
+	}
+	dims := func(s []int64, want ...int64) bool { // -2 in want: any
+		if len(s) != len(want) {
+			return false
+		}
+		for i, w := range want {
+			if w != -2 && s[i] != w {
+				return false
+			}
+		}
+		return true
+	}
+	either := func(d int64, want int64) bool { return d == want || d < 0 }
+	h, w := in.Shape[2], in.Shape[3]
+	classes := int64(-1)
+	if len(out.Shape) > 0 {
+		classes = out.Shape[len(out.Shape)-1]
+	}
+	r := &recognition{Input: in.Name, Output: out.Name, Classes: classes}
+	one := len(info.Outputs) == 1 && isFloat(out.Type)
+	switch {
+	case in.Name == "x" && one && either(h, 48) && either(w, 192) && dims(out.Shape, -2, 2):
+		r.Preset = "paddleocr-cls"
+	case in.Name == "x" && one && h == 48 && w < 0 && len(out.Shape) == 3 && (classes < 0 || classes > 100):
+		r.Preset = "paddleocr-rec"
+	case one && dims(in.Shape, -2, 3, 224, 224) && dims(out.Shape, -2, 1000):
+		r.Preset = "imagenet"
+	case in.Name == "images" && dims(in.Shape, -2, 3, 640, 640) && info.Metadata["names"] != "":
+		r.Preset, r.Output = "yolo", ""
+	default:
+		return nil
+	}
+	return r
+}
+
+func isFloat(t string) bool { return t == "float32" || t == "float16" || t == "float64" }
+
+// plainKey matches a YAML key or value written without quotes.
+var plainKey = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_./-]*$`)
+
+// yamlString writes s as a YAML scalar, quoted when it must be.
+func yamlString(s string) string {
+	if plainKey.MatchString(s) && !strings.HasSuffix(s, ".") {
+		return s
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// modelEntry is the models: entry of a model at path (as svc.yml names
+// it), indented under models:. For a model recognise knows, the entry's
+// inputs:/outputs: keys are live, not commented: the model then takes
+// pictures and answers labels or text as soon as it is served, which is
+// what its user wants of it; a comment says how to go back to tensors.
+// Only what cannot work unattended is commented: the PaddleOCR
+// recogniser's dictionary is a file the user must fetch.
+func modelEntry(name, path string, info core.ModelInfo) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  %s:\n    path: %s\n", yamlString(name), yamlString(path))
+	r := recognise(info)
+	if r == nil {
+		return b.String()
+	}
+	in, out := yamlString(r.Input), yamlString(r.Output)
+	what := map[string]string{
+		"paddleocr-cls": "PaddleOCR's text direction classifier",
+		"paddleocr-rec": "PaddleOCR's text recogniser",
+		"imagenet":      "an ImageNet classifier",
+		"yolo":          "an Ultralytics YOLO detector",
+	}[r.Preset]
+	fmt.Fprintf(&b, "    # svc init recognised %s. The keys below are live: /predict takes pictures for\n", what)
+	b.WriteString("    # the image input (base64 or data: URLs in JSON, multipart/form-data files, or an image/* body)\n")
+	b.WriteString("    # and answers what the outputs mean; ?raw=true answers the tensors. Delete them to serve tensors.\n")
+	fmt.Fprintf(&b, "    inputs:\n      %s:\n        image: {preset: %s}\n", in, r.Preset)
+	switch r.Preset {
+	case "paddleocr-cls":
+		fmt.Fprintf(&b, "    outputs:\n      %s:\n        classify: {labels: [\"0\", \"180\"], top_k: 1}   # the text's angle\n", out)
+	case "imagenet":
+		fmt.Fprintf(&b, "    outputs:\n      %s:\n        classify: {top_k: 5}   # labels: a file of the 1000 class names, one per line\n", out)
+		b.WriteString("        # add softmax: true under classify if the model outputs logits, not probabilities\n")
+	case "paddleocr-rec":
+		labels := "the dictionary the model was trained with"
+		if r.Classes > 0 {
+			labels = fmt.Sprintf("%d characters for the %d classes, blank and space added", r.Classes-2, r.Classes)
+		}
+		b.WriteString("    # Text needs the model's dictionary: fetch ppocr_keys_v1.txt (PaddleOCR's ppocr/utils/ppocr_keys_v1.txt,\n")
+		fmt.Fprintf(&b, "    # %s) next to this file, then uncomment:\n", labels)
+		fmt.Fprintf(&b, "    # outputs:\n    #   %s:\n    #     ctc: {labels: ppocr_keys_v1.txt}\n", out)
+	case "yolo":
+		b.WriteString("    # outputs stay raw: svc decodes classes and text, not detections (boxes need the\n")
+		b.WriteString("    # model's own post-processing), so /predict answers the output tensor.\n")
+	}
+	return b.String()
 }

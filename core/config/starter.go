@@ -10,7 +10,12 @@ import (
 // Every key is shown with its default. The provider names and the
 // providers section come from the declared providers: each section is the
 // provider's own starter snippet (providers.Known.Starter).
-func Starter() string {
+func Starter() string { return StarterWith("") }
+
+// StarterWith is Starter with entry, a model's YAML entry indented under
+// models: (as 'svc init --model' writes it), at the top of the models
+// section; an empty entry leaves the file as Starter writes it.
+func StarterWith(entry string) string {
 	var users []string
 	for _, name := range providers.Names() {
 		if k, _ := providers.Info(name); k.UsesDeviceID {
@@ -38,6 +43,7 @@ func Starter() string {
 		"@PROVIDER_NAMES@", providers.NameList(),
 		"@DEVICE_ID_USERS@", deviceUsers,
 		"@PROVIDER_SECTIONS@\n", sections.String(),
+		"@MODEL_ENTRY@\n", entry,
 	).Replace(starterTemplate)
 }
 
@@ -51,6 +57,7 @@ name: svc
 
 # Models served by name: 'svc serve iris'. Paths are relative to this file.
 models:
+@MODEL_ENTRY@
   # iris:
   #   path: models/iris            # a .onnx file or a model directory
   #   version: "1.0"               # shown by /info (default: the model's own)

@@ -9,9 +9,9 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
-	"github.com/svc-dev/svc/transport/codec"
 	"github.com/svc-dev/svc/transport"
 	"github.com/svc-dev/svc/transport/access"
+	"github.com/svc-dev/svc/transport/codec"
 )
 
 // Module serves the Open Inference Protocol v2 over gRPC on the "grpc"

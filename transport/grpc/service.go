@@ -38,8 +38,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/svc-dev/svc/core"
-	"github.com/svc-dev/svc/transport/grpc/inference"
 	"github.com/svc-dev/svc/transport/codec"
+	"github.com/svc-dev/svc/transport/grpc/inference"
 	"github.com/svc-dev/svc/transport/oip"
 )
 

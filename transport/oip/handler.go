@@ -42,8 +42,8 @@ type Options struct {
 	MaxStringBytes int
 	// Codec is what svc.yml declares for the model's inputs and outputs;
 	// nil declares nothing.
-	Codec *codec.Codec
-	Logger         *zap.Logger
+	Codec  *codec.Codec
+	Logger *zap.Logger
 }
 
 // Handler serves the v2 endpoints.

@@ -21,7 +21,7 @@ const ServerName = "svc"
 // codec: the inputs and outputs as the protocol sees them, the lists its
 // messages name, and the model metadata.
 type View struct {
-	runner  core.Runner
+	runner core.Runner
 	// media holds the image inputs and decoded outputs (nil: none).
 	media   *codec.Set
 	version string
