@@ -15,7 +15,6 @@ import (
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/transport/codec"
-	imgplan "github.com/svc-dev/svc/transport/image"
 	"github.com/svc-dev/svc/transport/oip"
 	"github.com/svc-dev/svc/transport/rest"
 )
@@ -83,33 +82,13 @@ func imageInputSchema(in core.InputSpec, im *codec.Image) *openapi3.Schema {
 		"Image input: %s as base64 or a data: URL, or a list of them for a batch. "+
 			"The server makes the model's %s tensor of shape %s from each picture (%s).",
 		pictureWording, in.Type, shapeString(in.Shape), im.Describe()), in.Description)
-	s.Extensions = map[string]any{extImage: toJSONValue(imageInfo(im))}
+	s.Extensions = map[string]any{extImage: toJSONValue(rest.NewImageInfo(im))}
 	return s
-}
-
-// imageInfo is an image input's entry in GET /info (rest writes the same).
-func imageInfo(im *codec.Image) *rest.ImageInfo {
-	st := im.Plan.Resolved()
-	return &rest.ImageInfo{
-		Formats: imgplan.Formats(), Preset: st.Preset, Size: st.Size, Resize: st.Resize, Interpolation: st.Interpolation,
-		Color: st.Color, Scale: st.Scale, Mean: st.Mean, Std: st.Std, Layout: st.Layout, Pad: st.Pad,
-		WidthMultiple: st.WidthMultiple, MaxWidth: st.MaxWidth,
-	}
 }
 
 // infoExample is the GET /info body of the model, with what it says of
 // image inputs and decoded outputs.
-func (b builder) infoExample() rest.Info {
-	info := rest.NewInfo(b.info)
-	for _, im := range b.media.Images() {
-		info.Inputs[im.Index].Image = imageInfo(im)
-		info.Inputs[im.Index].Description = joinSentences(info.Inputs[im.Index].Description, im.Describe())
-	}
-	for _, o := range b.media.Outputs() {
-		info.Outputs[o.Index].Decode = &rest.DecodeInfo{Kind: o.Kind, Description: o.Describe()}
-	}
-	return info
-}
+func (b builder) infoExample() rest.Info { return rest.NewMediaInfo(b.info, b.media) }
 
 // multipartMediaType is /predict's multipart/form-data body: a field per
 // input, a file for an image input (repeated for a batch), the JSON text

@@ -101,7 +101,7 @@ func (h *Handler) Prepare(r core.Runner) error {
 	if err != nil {
 		return err
 	}
-	v := &view{runner: r, info: mustJSON(newMediaInfo(info, media)), keys: outputKeys(info.Outputs), media: media, specs: mediaSpecs(r.Specs(), media)}
+	v := &view{runner: r, info: mustJSON(NewMediaInfo(info, media)), keys: outputKeys(info.Outputs), media: media, specs: mediaSpecs(r.Specs(), media)}
 	if p := h.opts.Model.Provider(); p != nil {
 		v.metrics = mustJSON(NewMetrics(p.ORTName(), p.Platform(), p.Description(), h.opts.Platform))
 	} else {

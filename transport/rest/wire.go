@@ -111,23 +111,29 @@ func NewInfo(m core.ModelInfo) Info {
 	return out
 }
 
-// newMediaInfo is NewInfo with the image inputs and decoded outputs of
-// media described.
-func newMediaInfo(m core.ModelInfo, media *codec.Set) Info {
+// NewMediaInfo is NewInfo with the image inputs and decoded outputs of
+// media described (media nil: NewInfo).
+func NewMediaInfo(m core.ModelInfo, media *codec.Set) Info {
 	out := NewInfo(m)
 	for _, im := range media.Images() {
-		st := im.Plan.Resolved()
-		out.Inputs[im.Index].Image = &ImageInfo{
-			Formats: image.Formats(), Preset: st.Preset, Size: st.Size, Resize: st.Resize, Interpolation: st.Interpolation,
-			Color: st.Color, Scale: st.Scale, Mean: st.Mean, Std: st.Std, Layout: st.Layout, Pad: st.Pad,
-			WidthMultiple: st.WidthMultiple, MaxWidth: st.MaxWidth,
-		}
+		out.Inputs[im.Index].Image = NewImageInfo(im)
 		out.Inputs[im.Index].Description = joinDescription(out.Inputs[im.Index].Description, im.Describe())
 	}
 	for _, o := range media.Outputs() {
 		out.Outputs[o.Index].Decode = &DecodeInfo{Kind: o.Kind, Description: o.Describe()}
 	}
 	return out
+}
+
+// NewImageInfo is what /info says of an image input: the formats it
+// takes and the settings in force.
+func NewImageInfo(im *codec.Image) *ImageInfo {
+	st := im.Plan.Resolved()
+	return &ImageInfo{
+		Formats: image.Formats(), Preset: st.Preset, Size: st.Size, Resize: st.Resize, Interpolation: st.Interpolation,
+		Color: st.Color, Scale: st.Scale, Mean: st.Mean, Std: st.Std, Layout: st.Layout, Pad: st.Pad,
+		WidthMultiple: st.WidthMultiple, MaxWidth: st.MaxWidth,
+	}
 }
 
 func joinDescription(a, b string) string {
