@@ -110,8 +110,8 @@ test: deps tidy vet lint check-tags check-arm64 check-windows unit kube browser 
 test-short: lib
 	$(GO) test -short -count=1 ./...
 
-## browser: headless Chromium through /docs and /redoc, against the real server and against fakes that must pass and fail (module ci/browser, which keeps chromedp out of the product's go.mod)
-browser: lib assets $(STATICCHECK)
+## browser: headless Chromium through /docs and /redoc, against the real server (the demo model, multi_input, and PaddleOCR cls with a picture uploaded through "Try it out") and against fakes that must pass and fail (module ci/browser, which keeps chromedp out of the product's go.mod)
+browser: lib assets models $(STATICCHECK)
 	cd ci/browser && $(GO) vet ./... && $(STATICCHECK) ./...
 	cd ci/browser && $(GO) test -race -count=1 -timeout 30m ./...
 

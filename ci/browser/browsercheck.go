@@ -10,7 +10,8 @@
 // It is a module of its own, as ci/kube is, so that chromedp stays out of
 // svc's go.mod; make test (target browser) vets it and runs its tests: the
 // checks against a fake server that must pass and one that must fail, and
-// against the real svc serving the demo model and multi_input.
+// against the real svc serving the demo model and multi_input; CheckUpload
+// chooses a picture for an image input in "Try it out" and executes it.
 package browser
 
 import (
@@ -55,13 +56,32 @@ func RunBrowserChecks(ctx context.Context, chromiumPath, baseURL, screenshotDir 
 	if err != nil || base.Scheme == "" || base.Host == "" {
 		return fmt.Errorf("base URL %q is not an absolute URL", baseURL)
 	}
+	tab, cancel, rec, err := newTab(ctx, chromiumPath, screenshotDir)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+
+	var failures []error
+	if err := checkSwagger(tab, base, screenshotDir); err != nil {
+		failures = append(failures, fmt.Errorf("/docs: %w", err))
+	}
+	if err := checkRedoc(tab, base, screenshotDir, inputNames); err != nil {
+		failures = append(failures, fmt.Errorf("/redoc: %w", err))
+	}
+	failures = append(failures, rec.problems(base)...)
+	return errors.Join(failures...)
+}
+
+// newTab starts headless Chromium with a tab whose requests and problems
+// a recorder notes; cancel closes both.
+func newTab(ctx context.Context, chromiumPath, screenshotDir string) (context.Context, func(), *recorder, error) {
 	if _, err := os.Stat(chromiumPath); err != nil {
-		return fmt.Errorf("chromium: %w", err)
+		return nil, nil, nil, fmt.Errorf("chromium: %w", err)
 	}
 	if err := os.MkdirAll(screenshotDir, 0o755); err != nil {
-		return fmt.Errorf("screenshot directory: %w", err)
+		return nil, nil, nil, fmt.Errorf("screenshot directory: %w", err)
 	}
-
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
 		chromedp.ExecPath(chromiumPath),
 		chromedp.Headless,
@@ -76,24 +96,14 @@ func RunBrowserChecks(ctx context.Context, chromiumPath, baseURL, screenshotDir 
 		chromedp.Flag("disable-extensions", true),
 		chromedp.WindowSize(1280, 2000),
 	)
-	defer cancelAlloc()
 	tab, cancelTab := chromedp.NewContext(allocCtx)
-	defer cancelTab()
-
+	cancel := func() { cancelTab(); cancelAlloc() }
 	rec := &recorder{}
 	if err := chromedp.Listen(tab, rec.event); err != nil {
-		return fmt.Errorf("starting chromium: %w", err)
+		cancel()
+		return nil, nil, nil, fmt.Errorf("starting chromium: %w", err)
 	}
-
-	var failures []error
-	if err := checkSwagger(tab, base, screenshotDir); err != nil {
-		failures = append(failures, fmt.Errorf("/docs: %w", err))
-	}
-	if err := checkRedoc(tab, base, screenshotDir, inputNames); err != nil {
-		failures = append(failures, fmt.Errorf("/redoc: %w", err))
-	}
-	failures = append(failures, rec.problems(base)...)
-	return errors.Join(failures...)
+	return tab, cancel, rec, nil
 }
 
 func checkSwagger(ctx context.Context, base *url.URL, dir string) error {

@@ -62,6 +62,29 @@ func TestDocsInRealBrowser(t *testing.T) {
 	}
 }
 
+// TestDocsUploadPicture: /docs of PaddleOCR cls served from
+// examples/ocr/svc.yml offers a file field for its image input; a picture
+// of a text line turned over, chosen there and executed, answers the
+// label "180".
+func TestDocsUploadPicture(t *testing.T) {
+	chromium := chromium(t)
+	svc := buildSvc(t)
+	if _, err := os.Stat(filepath.Join(repoRoot, "build", "models", "paddleocr-cls", "model.onnx")); err != nil {
+		t.Fatalf("PaddleOCR cls missing: run 'make models' (make test does it): %v", err)
+	}
+	s := startServer(t, svc, "cls", "--config", filepath.Join(repoRoot, "examples", "ocr", "svc.yml"))
+	shots := filepath.Join(repoRoot, "build", "artifacts", "screenshots", "cls-upload")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	picture := filepath.Join(repoRoot, "examples", "ocr", "line-180.png")
+	if err := browser.CheckUpload(ctx, chromium, s.url, shots, "x", picture, `"label": "180"`); err != nil {
+		t.Fatal(err)
+	}
+	if n := countPath(s.accessLogs(), "/predict", 200); n != 1 {
+		t.Errorf("%d successful /predict in the server's log, want 1:\n%s", n, s.stderr.String())
+	}
+}
+
 // buildSvc builds svc (with -race, as the integration tests of cmd/svc
 // do) into a temporary directory.
 func buildSvc(t *testing.T) string {
@@ -93,11 +116,11 @@ type svcServer struct {
 
 var urlLine = regexp.MustCompile(`(?m)^\s+URL\s+(http://\S+)`)
 
-// startServer runs 'svc serve MODEL' on a free port with JSON logs and
+// startServer runs 'svc serve MODEL ARGS' on a free port with JSON logs and
 // waits for its banner; the test's cleanup kills it.
-func startServer(t *testing.T, svc, model string) *svcServer {
+func startServer(t *testing.T, svc, model string, args ...string) *svcServer {
 	t.Helper()
-	cmd := exec.Command(svc, "serve", model, "--host", "127.0.0.1", "--port", "0")
+	cmd := exec.Command(svc, append([]string{"serve", model, "--host", "127.0.0.1", "--port", "0"}, args...)...)
 	cmd.Env = append(os.Environ(), "ONNXRUNTIME_LIB="+ortLibrary(t), "SVC_LOG_FORMAT=json")
 	cmd.Dir = t.TempDir()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
