@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/svc-dev/svc/core/tensor/tensorjson"
 )
 
 func TestTritonClasses(t *testing.T) {
@@ -38,7 +40,7 @@ func TestAppendClassesJSON(t *testing.T) {
 	}
 	got := AppendClassesJSON([]byte("x"), items)
 	want := `x[[{"label":"cat","index":3,"score":0.93},` +
-		`{"label":"quote \" back \\ nl \n tab \t ctl \u0001 \u2028\u2029 猫 😀","index":1,"score":0.0500001}],[],` +
+		`{"label":"quote \" back \\ nl \u000a tab \u0009 ctl \u0001 \u2028\u2029 猫 😀","index":1,"score":0.0500001}],[],` +
 		`[{"label":"bad \ufffd utf8","index":0,"score":null},{"label":"inf","index":1,"score":null},` +
 		`{"label":"big","index":2,"score":1e+300},{"label":"neg zero","index":4,"score":-0}]]`
 	if string(got) != want {
@@ -132,10 +134,10 @@ func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 		all = append(all, byte(c))
 	}
 	for _, s := range []string{string(all), "é中😀\u2028\u2029", "\xff\xfe", "a\xc3", "\xed\xa0\x80"} {
-		got := appendString(nil, s)
+		got := tensorjson.AppendString(nil, s)
 		var back string
 		if err := json.Unmarshal(got, &back); err != nil {
-			t.Fatalf("appendString(%q) = %s: %v", s, got, err)
+			t.Fatalf("AppendString(%q) = %s: %v", s, got, err)
 		}
 		ref, _ := json.Marshal(s)
 		var refBack string
@@ -143,7 +145,7 @@ func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		if back != refBack {
-			t.Errorf("appendString(%q) reads back as %q, encoding/json's as %q", s, back, refBack)
+			t.Errorf("AppendString(%q) reads back as %q, encoding/json's as %q", s, back, refBack)
 		}
 	}
 }

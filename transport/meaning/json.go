@@ -3,7 +3,8 @@ package meaning
 import (
 	"math"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/svc-dev/svc/core/tensor/tensorjson"
 )
 
 // AppendClassesJSON appends the classes of every item as a JSON array
@@ -55,7 +56,7 @@ func (t Text) MarshalJSON() ([]byte, error) { return t.appendJSON(nil), nil }
 
 func (c Class) appendJSON(dst []byte) []byte {
 	dst = append(dst, `{"label":`...)
-	dst = appendString(dst, c.Label)
+	dst = tensorjson.AppendString(dst, c.Label)
 	dst = append(dst, `,"index":`...)
 	dst = strconv.AppendInt(dst, int64(c.Index), 10)
 	dst = append(dst, `,"score":`...)
@@ -65,7 +66,7 @@ func (c Class) appendJSON(dst []byte) []byte {
 
 func (t Text) appendJSON(dst []byte) []byte {
 	dst = append(dst, `{"text":`...)
-	dst = appendString(dst, t.Text)
+	dst = tensorjson.AppendString(dst, t.Text)
 	dst = append(dst, `,"score":`...)
 	dst = appendScore(dst, t.Score)
 	return append(dst, '}')
@@ -82,54 +83,4 @@ func appendScore(dst []byte, f float64) []byte {
 		return strconv.AppendFloat(dst, float64(x), 'g', -1, 32)
 	}
 	return strconv.AppendFloat(dst, f, 'g', -1, 64)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString writes s as a JSON string: quotes, backslashes and control
-// characters escaped, U+2028 and U+2029 as \u escapes (for JavaScript),
-// invalid UTF-8 as U+FFFD.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			if r == utf8.RuneError {
-				dst = append(dst, `\ufffd`...)
-			} else {
-				dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			}
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

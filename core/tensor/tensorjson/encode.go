@@ -128,7 +128,7 @@ func appendRow(dst []byte, dt tensor.DType, data any, off, n int) []byte {
 	case []bool:
 		dst = appendEach(dst, v[off:off+m], appendBool)
 	case []string:
-		dst = appendEach(dst, v[off:off+m], appendString)
+		dst = appendEach(dst, v[off:off+m], AppendString)
 	default:
 		m = 0
 	}
@@ -218,8 +218,10 @@ func appendFloat64(dst []byte, x float64) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// appendString writes s as a JSON string.
-func appendString(dst []byte, s string) []byte {
+// AppendString writes s as a JSON string: quotes, backslashes and control
+// characters escaped, U+2028 and U+2029 as \u escapes (for JavaScript),
+// invalid UTF-8 as U+FFFD.
+func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
