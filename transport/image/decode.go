@@ -169,23 +169,52 @@ func cleanErr(err error) string {
 	return err.Error()
 }
 
-// decode decodes data (whose header is hd) into a packed 8-bit buffer of
-// channels 1 (grey) or 3 (RGB), oriented. The buffer comes from the pools:
-// give it back with putBytes.
-func decode(i int, data []byte, hd header, channels int) (pixels, error) {
+// decodeImage decodes data, whose header is hd.
+func decodeImage(i int, data []byte, hd header) (image.Image, error) {
 	img, err := codecs[hd.format].decode(bytes.NewReader(data))
 	if err != nil {
-		return pixels{}, &Error{Index: i, Msg: fmt.Sprintf("%s undecodable: %s", hd.format, cleanErr(err))}
+		return nil, &Error{Index: i, Msg: fmt.Sprintf("%s undecodable: %s", hd.format, cleanErr(err))}
 	}
 	b := img.Bounds()
 	if b.Dx() <= 0 || b.Dy() <= 0 {
-		return pixels{}, &Error{Index: i, Msg: fmt.Sprintf("%s decoded to no pixels", hd.format)}
+		return nil, &Error{Index: i, Msg: fmt.Sprintf("%s decoded to no pixels", hd.format)}
 	}
-	px := toPacked(img, channels, hd.format == "webp")
+	return img, nil
+}
+
+// shown is the size of a decoded image as displayed (oriented).
+func shown(img image.Image, hd header) (w, h int) {
+	b := img.Bounds()
+	if hd.orientation >= 5 {
+		return b.Dy(), b.Dx()
+	}
+	return b.Dx(), b.Dy()
+}
+
+// pack converts a decoded image into a packed 8-bit buffer of channels 1
+// (grey) or 3 (RGB), oriented. Given r (the resize planned on the shown
+// size) and no reorientation, only the pixels r reads need be filled. The
+// buffer comes from the pools: give it back with free.
+func pack(img image.Image, hd header, channels int, r *resizer) pixels {
+	var cols, rows []int32
+	if r != nil && hd.orientation == 1 {
+		cols, rows = r.reads()
+	}
+	px := toPacked(img, channels, hd.format == "webp", cols, rows)
 	if hd.orientation != 1 {
 		o := orient(px, hd.orientation)
 		px.free()
 		px = o
 	}
-	return px, nil
+	return px
+}
+
+// decode decodes data (whose header is hd) into a packed, oriented 8-bit
+// buffer of channels 1 (grey) or 3 (RGB), every pixel converted.
+func decode(i int, data []byte, hd header, channels int) (pixels, error) {
+	img, err := decodeImage(i, data, hd)
+	if err != nil {
+		return pixels{}, err
+	}
+	return pack(img, hd, channels, nil), nil
 }
