@@ -12,9 +12,9 @@ import (
 func TestReadsCover(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	cases := []struct {
-		name          string
+		name           string
 		sw, sh, dw, dh int
-		win           window
+		win            window
 	}{
 		{"cover shrink", 128, 72, 40, 22, window{x0: 9, y0: 0, w: 22, h: 22}},
 		{"shrink by 3.2", 64, 64, 20, 20, window{w: 20, h: 20}},
