@@ -253,6 +253,10 @@ func ycbcrCols(m *image.YCbCr, p pixels, webp bool, cols, rows []int32) {
 		chromaCols(cr, m.Cr, m, y, taps)
 		yrow := m.Y[y*m.YStride : y*m.YStride+p.w]
 		dst := p.pix[y*p.w*p.c : (y+1)*p.w*p.c]
+		if !webp && p.c == 3 {
+			jpegCols(dst, yrow, cb, cr, cols)
+			continue
+		}
 		for k, x := range cols {
 			yy, u, v := int32(yrow[x]), cb[k], cr[k]
 			var r, g, b uint8
@@ -268,5 +272,19 @@ func ycbcrCols(m *image.YCbCr, p pixels, webp bool, cols, rows []int32) {
 			d := dst[3*x : 3*x+3 : 3*x+3]
 			d[0], d[1], d[2] = r, g, b
 		}
+	}
+}
+
+// jpegCols is jpegRow at the listed columns (cb and cr: their chroma).
+func jpegCols(dst, yrow, cb, cr []uint8, cols []int32) {
+	t := jpegTables()
+	cb, cr = cb[:len(cols)], cr[:len(cols)]
+	for k, x := range cols {
+		yy := int32(yrow[x])
+		u, v := cb[k], cr[k]
+		d := dst[3*x : 3*x+3 : 3*x+3]
+		d[0] = clamp8(yy + t[0][v])
+		d[1] = clamp8(yy + (t[3][u]+t[2][v])>>16)
+		d[2] = clamp8(yy + t[1][u])
 	}
 }
