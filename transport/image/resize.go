@@ -174,12 +174,6 @@ func marked(n int, walk func(mark func(int))) []int32 {
 	return out
 }
 
-// resize writes window win of src resized to dw×dh into dst (packed,
-// win.w*win.h*src.c bytes) exactly as cv2.resize does for 8-bit images.
-func resize(src pixels, dw, dh, interp int, win window, dst []uint8) {
-	newResizer(src.w, src.h, src.c, dw, dh, interp, win).run(src, dst)
-}
-
 // axisTable returns, for n outputs from start, the k source taps (clamped
 // to [0, size)) and their 11-bit coefficients, by OpenCV's rules: half-pixel
 // centres; linear (not cubic) clamps a horizontal position outside the
