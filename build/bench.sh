@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # make bench: the Go micro-benchmarks; svc bench on a tiny generated model
 # and on PaddleOCR cls; PaddleOCR cls and det through the v1 and v2
-# protocols (build/bench-protocols.sh); the raw baseline (best of batch 1,
+# protocols (build/bench-protocols.sh); image preprocessing against OpenCV
+# and PaddleOCR rec end to end, a posted picture against its tensor
+# (build/bench-images.sh); the raw baseline (best of batch 1,
 # batch 8 and one single-threaded session per core, in process) of the tiny
 # model, cls and det, with svc bench and wrk against it and the CPU both
 # sides used (build/bench-served.sh); the same with the server and the
@@ -32,7 +34,8 @@
 # runs' (3s) and PROFILE_DURATION the profiled runs' (4s).
 # build/bench-served.sh and build/bench-memory.sh have knobs of their own
 # (SERVED_*, RAW_*, MEM_*), passed on from the environment, as have
-# build/bench-pinned.sh (PIN_*), build/bench-protocols.sh (PROTO_*) and
+# build/bench-pinned.sh (PIN_*), build/bench-protocols.sh (PROTO_*),
+# build/bench-images.sh (IMG_*) and
 # build/bench-tail.sh (TAIL_*). A short look at every step (a few
 # minutes; the figures mean little; wrk takes SERVED_DURATION and
 # TAIL_DURATION in whole seconds):
@@ -42,6 +45,7 @@
 #   PROFILE_DURATION=1s SERVED_DURATION=1s SERVED_WARMUP=100ms \
 #   SERVED_LEVELS=1,16 RAW_REPS=1 RAW_DURATION=300ms PROTO_DURATION=500ms \
 #   PROTO_WARMUP=100ms PROTO_LEVELS=1,16 PIN_DURATION=500ms PIN_WARMUP=100ms \
+#   IMG_PAIRS=1 IMG_DURATION=1s IMG_WARMUP=300ms IMG_PREPROCESS=0 \
 #   PIN_REPS=1 MEM_DURATION=500ms MEM_BURST=1s MEM_SETTLE=2 \
 #   TAIL_DURATION=1s build/bench.sh
 set -uo pipefail
@@ -138,6 +142,11 @@ step cls $?
 #     binary), each against in-process ONNX Runtime in the same run.
 run env SVC="$SVC" OUT="$OUT" build/bench-protocols.sh
 step protocols $?
+
+# Images: preprocessing against OpenCV, and PaddleOCR rec end to end, a
+# picture posted against its tensor over v2 binary (build/bench-images.sh).
+run env SVC="$SVC" OUT="$OUT" build/bench-images.sh
+step images $?
 
 # 2c. The raw baseline of the tiny model, cls and det, and svc bench and
 #     wrk against it.

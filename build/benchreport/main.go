@@ -69,18 +69,21 @@ type data struct {
 	sweeps   []sweep
 	goBench  string
 	commands string
+	// preprocess and e2e are build/bench-images.sh's.
+	preprocess []preprocessRow
+	e2e        []e2eLevel
 }
 
 // loaders read the artifacts into data, each one group of files.
 var loaders = []func(*artifacts, *data) error{
 	loadRun, loadServed, loadProtocols, loadPinned, loadTail, loadProfiles,
-	loadTuning, loadMemory, loadSweeps,
+	loadTuning, loadMemory, loadSweeps, loadImages,
 }
 
 // writers write the tables, in the order they appear.
 var writers = []func(*doc, *data){
 	writeRun, writeRatios, writeBaseline, writeServed, writeProtocols, writePinned,
-	writeTail, writeProfiles, writeFocus, writeTopFunctions, writeTuning, writeSide,
+	writeImages, writeTail, writeProfiles, writeFocus, writeTopFunctions, writeTuning, writeSide,
 	writeRawBatch, writeMemory, writeSweeps, writeGoBench, writeCommands,
 }
 

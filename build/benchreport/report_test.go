@@ -353,6 +353,23 @@ func TestFailedSteps(t *testing.T) {
 	}
 }
 
+func TestParsePreprocess(t *testing.T) {
+	cases := []struct {
+		name, text string
+		want       []preprocessRow
+	}{
+		{"table", "| case | svc ms/image | OpenCV ms/image | svc ÷ OpenCV |\n|---|---:|---:|---:|\n| a-jpeg | 16.65 | 24.31 | 0.68× |\n| b | 1.5 | 0.5 | 3.00× |",
+			[]preprocessRow{{"a-jpeg", 16.65, 24.31}, {"b", 1.5, 0.5}}},
+		{"empty", "", nil},
+		{"no numbers", "| case | svc | cv |\n| x | - | 1 |", nil},
+	}
+	for _, c := range cases {
+		if got := parsePreprocess(c.text); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
+
 func TestParseGoBench(t *testing.T) {
 	out := `goos: linux
 pkg: github.com/svc-dev/svc/transport/rest

@@ -37,7 +37,9 @@ Inputs come from GET /info: random values of each input's type (floats in
 dimension set by --batch, other dynamic dimensions 1 unless --shape gives
 the input's whole shape (--shape x=1,3,48,192, repeatable). Optional inputs
 are left out unless --shape names them. Eight bodies are encoded once and
-rotated. --input FILE.json sends one fixed body instead.
+rotated. --input FILE.json sends one fixed body instead; with --content-type
+(image/png, image/jpeg) the file is posted as it is, a picture for a model
+input with image settings.
 
 When the model file is on this machine (the path in GET /info), svc bench
 then loads it in process on the CPU provider with the configuration file's
@@ -68,6 +70,7 @@ func benchCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.DurationFlag{Name: "warmup", Value: time.Second, Usage: "unrecorded warm-up before each level (at most 1m)"},
 			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "timeout of one request"},
 			&cli.StringFlag{Name: "input", Usage: "JSON request body `FILE` sent with every request, instead of random inputs", TakesFile: true},
+			&cli.StringFlag{Name: "content-type", Usage: "media `TYPE` of the --input file, e.g. image/png to post a picture to a model input with image settings (default application/json; another type turns the in-process modes off)"},
 			&cli.IntFlag{Name: "batch", Value: 1, Usage: "size of each input's dynamic first dimension"},
 			&cli.StringSliceFlag{Name: "shape", Usage: "an input's whole shape, `NAME=D0,D1,...` (repeatable), e.g. x=1,3,48,192"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the random inputs"},
@@ -108,6 +111,7 @@ func benchOptions(cmd *cli.Command, stderr io.Writer) (bench.Options, error) {
 		Warmup:      cmd.Duration("warmup"),
 		Timeout:     cmd.Duration("timeout"),
 		InputFile:   cmd.String("input"),
+		ContentType: cmd.String("content-type"),
 		Batch:       int64(cmd.Int("batch")),
 		Seed:        cmd.Uint64("seed"),
 		Verbose:     cmd.Bool("verbose"),

@@ -68,10 +68,8 @@ func areaTable(ssize, dsize int, scale float64, lo, hi int) []decimate {
 
 // resizeArea is OpenCV's ResizeArea_Invoker for 8 bits: float32 sums of
 // weighted source pixels, row by row, rounded half to even.
-func resizeArea(src pixels, dw, dh int, sx, sy float64, win window, dst []uint8) {
+func resizeArea(src pixels, xtab, ytab []decimate, win window, dst []uint8) {
 	c := src.c
-	xtab := areaTable(src.w, dw, sx, win.x0, win.x0+win.w)
-	ytab := areaTable(src.h, dh, sy, win.y0, win.y0+win.h)
 	n := win.w * c
 	store := tensor.MakeSlice[float32](2 * n)
 	defer tensor.PutSlice(store)

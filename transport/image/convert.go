@@ -35,8 +35,10 @@ func grey(r, g, b uint8) uint8 {
 // OpenCV's IMREAD_COLOR (then BGR2GRAY for grey) sees it: alpha dropped,
 // 16 bits cut to their high byte, CMYK by OpenCV's rule, JPEG chroma with
 // libjpeg's fancy upsampling and colour tables (WebP's YUV: libwebp's
-// limited-range BT.601).
-func toPacked(img image.Image, c int, webp bool) pixels {
+// limited-range BT.601). Of a YCbCr picture (JPEG, WebP lossy) only the
+// columns cols of the rows rows are converted (nil: all; the resize's
+// reads); the other formats are cheap to convert whole.
+func toPacked(img image.Image, c int, webp bool, cols, rows []int32) pixels {
 	b := img.Bounds()
 	p := newPixels(b.Dx(), b.Dy(), c)
 	if b.Min != (image.Point{}) {
@@ -46,9 +48,9 @@ func toPacked(img image.Image, c int, webp bool) pixels {
 	}
 	switch m := img.(type) {
 	case *image.YCbCr:
-		ycbcrToPacked(m, p, webp)
+		ycbcrToPacked(m, p, webp, cols, rows)
 	case *image.NYCbCrA:
-		ycbcrToPacked(&m.YCbCr, p, webp)
+		ycbcrToPacked(&m.YCbCr, p, webp, cols, rows)
 	case *image.Gray:
 		rowsOf(p, m.Pix, m.Stride, 1, func(dst, src []uint8) {
 			if c == 1 {

@@ -58,17 +58,29 @@
 // # Speed
 //
 // build/bench-image.sh runs BenchmarkPreprocess and the same steps in
-// OpenCV with cv2.setNumThreads(1). On the 2-core CI machine (shared):
+// OpenCV with cv2.setNumThreads(1). On the 2-core CI machine, shared with
+// other work (load average about 4), 30 iterations, 2026-11-26, before and
+// after converting only what the resize reads (two alternated runs each;
+// OpenCV's own time moved between 14 and 24 ms on (a) from run to run):
 //
-//	case                       svc ms   OpenCV ms   svc ÷ OpenCV
-//	1280×720 JPEG → 224×224      28.7     13.1        2.2×
-//	4000×3000 JPEG → 640×640    246      182          1.35×
-//	320×48 PNG line → 48×320      0.78     0.76       1.0×
+//	case                       before ms   after ms   OpenCV ms   after ÷ OpenCV
+//	1280×720 JPEG → 224×224    19.4–21.9   16.7–17.5  15.0–24.3   0.7–1.2×
+//	4000×3000 JPEG → 640×640   240–248     201–216    169–183     1.2×
+//	320×48 PNG line → 48×320   0.71–0.83   0.70–0.89  0.79–0.87   0.9–1.1×
 //
-// Most of the JPEG time is Go's decoder (Huffman decoding and IDCT, about
-// twice libjpeg-turbo's SIMD); resizing and normalising are a few
-// milliseconds. A cgo decoder (libjpeg-turbo) would close that gap but
-// break svc's static cross-builds for linux/arm64 and windows and add a C
-// dependency to a pure-Go package; at about 2× on the decode alone, next to
-// model inference that usually takes longer, it is not worth it.
+// The resize is planned before the picture is converted, and of a JPEG or
+// lossy WebP only the source columns and rows its kernel reads are
+// converted from YCbCr (cover 224 of 1280×720 reads 448×448 pixels of
+// 921,600; fit 640 of 4000×3000 about a tenth). What is left is Go's
+// decoder: on (a) image/jpeg takes about 87 % of the time (13–14 ms of
+// 16, Huffman decoding and IDCT, about twice libjpeg-turbo's SIMD), the
+// conversion, resize and normalisation about 2 ms. A cgo decoder
+// (libjpeg-turbo) would close that gap but break svc's static
+// cross-builds for linux/arm64 and windows and add a C dependency to a
+// pure-Go package; at about 2× on the decode alone, next to model
+// inference that usually takes longer, it is not worth it.
+//
+// Go's decoder walks every block in every scan of a progressive JPEG, so
+// a JPEG of more than 100 scans (maxJPEGScans) is refused with its
+// header, before anything is decoded.
 package image

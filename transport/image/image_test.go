@@ -57,6 +57,10 @@ func mustPlan(t testing.TB, s Settings, shape ...int64) *Plan {
 func TestBadInput(t *testing.T) {
 	good := pngBytes(t, photo(40, 30, 9))
 	jp := jpegBytes(t, photo(40, 30, 9), 80)
+	scans, err := os.ReadFile("testdata/seed/scans-150.jpg")
+	if err != nil {
+		t.Fatal(err)
+	}
 	p := mustPlan(t, Settings{Preset: "imagenet"}, -1, 3, 224, 224)
 	cases := []struct {
 		name  string
@@ -74,6 +78,7 @@ func TestBadInput(t *testing.T) {
 		{"zero size", [][]byte{pngHeader(0, 10)}, 0, 0, "png"},
 		{"too big for the limit", [][]byte{good, good}, 1000, 0, "more than the 1000 pixels allowed"},
 		{"gif text", [][]byte{[]byte("GIF89a nonsense")}, 0, 0, "gif"},
+		{"progressive jpeg of 151 scans", [][]byte{good, scans}, 0, 1, "jpeg of more than 100 scans"},
 		{"no batch", nil, 0, 0, "no images"},
 	}
 	for _, c := range cases {
@@ -87,6 +92,33 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("got index %d %q; want index %d containing %q", e.Index, e.Msg, c.index, c.want)
 			}
 		})
+	}
+}
+
+// TestJPEGScans counts the scans of the seed JPEGs: the cap that refuses
+// scans-150.jpg (a 64×48 progressive JPEG whose last scan repeats 141
+// times) must leave real ones alone.
+func TestJPEGScans(t *testing.T) {
+	cases := []struct {
+		file  string
+		limit int
+		want  int
+	}{
+		{"tiny.jpg", 100, 1},
+		{"tiny-grey.jpg", 100, 1},
+		{"tiny-progressive.jpg", 100, 10},
+		{"scans-150.jpg", 1000, 151},
+		{"scans-150.jpg", 100, 101},
+		{"tiny.png", 100, 0},
+	}
+	for _, c := range cases {
+		data, err := os.ReadFile(filepath.Join("testdata/seed", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := jpegScans(data, c.limit); got != c.want {
+			t.Errorf("%s (limit %d): %d scans, want %d", c.file, c.limit, got, c.want)
+		}
 	}
 }
 
@@ -309,6 +341,13 @@ func TestDTypes(t *testing.T) {
 	}
 }
 
+// maxFuzzPixels keeps each input of FuzzTensor cheap: the cost of an
+// allowed image grows with its pixels (a megapixel of flat PNG is 10 KB and
+// takes 50 ms a plan), and at 1<<20 the fuzzer spent its time minimizing
+// such inputs at 0 execs/s. What it looks for (panics, unbounded work per
+// byte) shows as well on 65536 pixels.
+const maxFuzzPixels = 1 << 16
+
 func FuzzTensor(f *testing.F) {
 	seeds, _ := filepath.Glob("testdata/seed/*")
 	for _, s := range seeds {
@@ -327,7 +366,7 @@ func FuzzTensor(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_ = jpegOrientation(data)
 		for _, p := range plans {
-			got, err := p.Tensor([][]byte{data}, 1<<20)
+			got, err := p.Tensor([][]byte{data}, maxFuzzPixels)
 			var e *Error
 			if err != nil && !errors.As(err, &e) {
 				t.Fatalf("error %T %v, want *Error", err, err)

@@ -26,42 +26,152 @@ const (
 // keeps (every output pixel of cv2.resize depends only on its coordinates).
 type window struct{ x0, y0, w, h int }
 
-// resize writes window win of src resized to dw×dh into dst (packed,
-// win.w*win.h*src.c bytes) exactly as cv2.resize does for 8-bit images.
-func resize(src pixels, dw, dh, interp int, win window, dst []uint8) {
-	c := src.c
-	if dw == src.w && dh == src.h {
+// Resize kernels.
+const (
+	kernCopy = iota
+	kernNearest
+	kernAreaFast
+	kernArea
+	kernSeparable
+)
+
+// resizer is one image's resize, tables computed before the picture is
+// converted, so that reads can tell which source columns and rows the
+// kernel will touch.
+type resizer struct {
+	kernel     int
+	sw, sh, c  int
+	dw, dh     int
+	win        window
+	ix, iy     int        // kernAreaFast's block
+	xofs, yofs []int      // kernNearest's source columns and rows
+	xtab, ytab []decimate // kernArea's tables
+	k          int        // kernSeparable's taps: 2 linear, 4 cubic
+	xt, yt     []int32
+	xc, yc     []int16
+}
+
+// newResizer plans window win of an sw×sh image of c channels resized to
+// dw×dh exactly as cv2.resize does for 8-bit images.
+func newResizer(sw, sh, c, dw, dh, interp int, win window) *resizer {
+	r := &resizer{sw: sw, sh: sh, c: c, dw: dw, dh: dh, win: win}
+	if dw == sw && dh == sh {
+		r.kernel = kernCopy
+		return r
+	}
+	// OpenCV derives the scale as 1/(dsize/ssize).
+	invx, invy := float64(dw)/float64(sw), float64(dh)/float64(sh)
+	sx, sy := 1/invx, 1/invy
+	switch {
+	case interp == interNearest:
+		r.kernel = kernNearest
+		r.xofs, r.yofs = nearestTable(sw, win.x0, win.w, invx), nearestTable(sh, win.y0, win.h, invy)
+		return r
+	case interp == interArea && sx >= 1 && sy >= 1:
+		ix, iy := int(math.RoundToEven(sx)), int(math.RoundToEven(sy))
+		if math.Abs(sx-float64(ix)) < 2.220446049250313e-16 && math.Abs(sy-float64(iy)) < 2.220446049250313e-16 &&
+			sw >= dw*ix && sh >= dh*iy {
+			r.kernel, r.ix, r.iy = kernAreaFast, ix, iy
+			return r
+		}
+		r.kernel = kernArea
+		r.xtab = areaTable(sw, dw, sx, win.x0, win.x0+win.w)
+		r.ytab = areaTable(sh, dh, sy, win.y0, win.y0+win.h)
+		return r
+	}
+	r.kernel, r.k = kernSeparable, 2
+	if interp == interCubic {
+		r.k = 4
+	}
+	area := interp == interArea
+	r.xt, r.xc = axisTable(sw, win.x0, win.w, sx, invx, r.k, area, true)
+	r.yt, r.yc = axisTable(sh, win.y0, win.h, sy, invy, r.k, area, false)
+	return r
+}
+
+// run writes the window into dst (packed, win.w*win.h*c bytes) from src,
+// of which only the columns and rows that reads lists need be filled.
+func (r *resizer) run(src pixels, dst []uint8) {
+	win := r.win
+	switch r.kernel {
+	case kernCopy:
+		c := src.c
 		for y := 0; y < win.h; y++ {
 			s := ((win.y0+y)*src.w + win.x0) * c
 			copy(dst[y*win.w*c:(y+1)*win.w*c], src.pix[s:s+win.w*c])
 		}
-		return
+	case kernNearest:
+		resizeNearest(src, r.xofs, r.yofs, win, dst)
+	case kernAreaFast:
+		resizeAreaFast(src, r.ix, r.iy, win, dst)
+	case kernArea:
+		resizeArea(src, r.xtab, r.ytab, win, dst)
+	default:
+		separable(src, r.k, r.xt, r.xc, r.yt, r.yc, win, r.dw*src.c, dst)
 	}
-	// OpenCV derives the scale as 1/(dsize/ssize).
-	invx, invy := float64(dw)/float64(src.w), float64(dh)/float64(src.h)
-	sx, sy := 1/invx, 1/invy
-	switch {
-	case interp == interNearest:
-		resizeNearest(src, invx, invy, win, dst)
-		return
-	case interp == interArea && sx >= 1 && sy >= 1:
-		ix, iy := int(math.RoundToEven(sx)), int(math.RoundToEven(sy))
-		if math.Abs(sx-float64(ix)) < 2.220446049250313e-16 && math.Abs(sy-float64(iy)) < 2.220446049250313e-16 &&
-			src.w >= dw*ix && src.h >= dh*iy {
-			resizeAreaFast(src, ix, iy, win, dst)
-			return
+}
+
+// reads lists, ascending, the source columns and rows run reads.
+func (r *resizer) reads() (cols, rows []int32) {
+	win := r.win
+	span := func(lo, n int) func(mark func(int)) {
+		return func(mark func(int)) {
+			for i := lo; i < lo+n; i++ {
+				mark(i)
+			}
 		}
-		resizeArea(src, dw, dh, sx, sy, win, dst)
-		return
 	}
-	k := 2
-	if interp == interCubic {
-		k = 4
+	var xs, ys func(mark func(int))
+	switch r.kernel {
+	case kernCopy:
+		xs, ys = span(win.x0, win.w), span(win.y0, win.h)
+	case kernNearest:
+		xs, ys = each(r.xofs), each(r.yofs)
+	case kernAreaFast:
+		xs, ys = span(win.x0*r.ix, win.w*r.ix), span(win.y0*r.iy, win.h*r.iy)
+	case kernArea:
+		xs, ys = eachTerm(r.xtab), eachTerm(r.ytab)
+	default:
+		xs, ys = each(r.xt), each(r.yt)
 	}
-	area := interp == interArea
-	xt, xc := axisTable(src.w, win.x0, win.w, sx, invx, k, area, true)
-	yt, yc := axisTable(src.h, win.y0, win.h, sy, invy, k, area, false)
-	separable(src, k, xt, xc, yt, yc, win, dw*c, dst)
+	return marked(r.sw, xs), marked(r.sh, ys)
+}
+
+func each[T int | int32](v []T) func(mark func(int)) {
+	return func(mark func(int)) {
+		for _, i := range v {
+			mark(int(i))
+		}
+	}
+}
+
+func eachTerm(tab []decimate) func(mark func(int)) {
+	return func(mark func(int)) {
+		for _, t := range tab {
+			mark(t.si)
+		}
+	}
+}
+
+// marked is the sorted set of the indices in [0, n) that walk marks.
+func marked(n int, walk func(mark func(int))) []int32 {
+	seen := tensor.MakeSlice[uint8](n)[:n]
+	defer tensor.PutSlice(seen)
+	clear(seen)
+	count := 0
+	walk(func(i int) {
+		if seen[i] == 0 {
+			seen[i] = 1
+			count++
+		}
+	})
+	out := make([]int32, 0, count)
+	for i, v := range seen {
+		if v != 0 {
+			out = append(out, int32(i))
+		}
+	}
+	return out
 }
 
 // axisTable returns, for n outputs from start, the k source taps (clamped
@@ -263,17 +373,21 @@ func verticalCubic(out []uint8, r [][]int32, b []int16, vecEnd int) {
 	}
 }
 
-// resizeNearest is resizeNN: source index floor(d*(ssize/dsize)), not
-// half-pixel.
-func resizeNearest(src pixels, invx, invy float64, win window, dst []uint8) {
-	c := src.c
-	ifx, ify := 1/invx, 1/invy
-	xofs := make([]int, win.w)
-	for i := range xofs {
-		xofs[i] = min(int(math.Floor(float64(win.x0+i)*ifx)), src.w-1) * c
+// nearestTable is resizeNN's source index of n outputs from start:
+// floor(d*(ssize/dsize)), not half-pixel.
+func nearestTable(size, start, n int, inv float64) []int {
+	ifx := 1 / inv
+	ofs := make([]int, n)
+	for i := range ofs {
+		ofs[i] = min(int(math.Floor(float64(start+i)*ifx)), size-1)
 	}
-	for y := range win.h {
-		sy := min(int(math.Floor(float64(win.y0+y)*ify)), src.h-1)
+	return ofs
+}
+
+// resizeNearest is resizeNN over the tables of nearestTable.
+func resizeNearest(src pixels, xofs, yofs []int, win window, dst []uint8) {
+	c := src.c
+	for y, sy := range yofs {
 		s := src.pix[sy*src.w*c : (sy+1)*src.w*c]
 		d := dst[y*win.w*c : (y+1)*win.w*c]
 		if c == 1 {
@@ -283,7 +397,7 @@ func resizeNearest(src pixels, invx, invy float64, win window, dst []uint8) {
 			continue
 		}
 		for i, o := range xofs {
-			d[3*i], d[3*i+1], d[3*i+2] = s[o], s[o+1], s[o+2]
+			d[3*i], d[3*i+1], d[3*i+2] = s[3*o], s[3*o+1], s[3*o+2]
 		}
 	}
 }

@@ -160,13 +160,16 @@ func fill[T any](p *Plan, images [][]byte, hs []header, out []T, W int, l *lut[T
 	H, C := p.height, p.channels
 	item := H * W * C
 	for i, data := range images {
-		px, err := decode(i, data, hs[i], C)
+		img, err := decodeImage(i, data, hs[i])
 		if err != nil {
 			return err
 		}
-		g := p.place(px.w, px.h, W, H)
+		w, h := shown(img, hs[i])
+		g := p.place(w, h, W, H)
+		r := newResizer(w, h, C, g.rw, g.rh, p.interp, g.win)
+		px := pack(img, hs[i], C, r)
 		tmp := newPixels(g.win.w, g.win.h, C)
-		resize(px, g.rw, g.rh, p.interp, g.win, tmp.pix)
+		r.run(px, tmp.pix)
 		px.free()
 		writeItem(p, out[i*item:(i+1)*item], tmp, g, W, l)
 		tmp.free()

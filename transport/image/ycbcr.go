@@ -94,44 +94,197 @@ func upsampleRow(out, plane []uint8, m *image.YCbCr, y, w int) {
 	}
 }
 
-// ycbcrToPacked converts m row by row; webp selects libwebp's conversion.
-func ycbcrToPacked(m *image.YCbCr, p pixels, webp bool) {
+// ycbcrToPacked converts m's rows listed in rows (nil: all), and of them
+// the columns listed in cols (nil: all), leaving the other bytes of p as
+// they were; webp selects libwebp's conversion.
+func ycbcrToPacked(m *image.YCbCr, p pixels, webp bool, cols, rows []int32) {
 	w := p.w
+	if cols != nil && len(cols) < w {
+		ycbcrCols(m, p, webp, cols, rows)
+		return
+	}
 	buf := newPixels(w, 2, 1)
 	defer buf.free()
 	cb, cr := buf.pix[:w], buf.pix[w:2*w]
-	t := jpegTables()
-	for y := 0; y < p.h; y++ {
+	for i := 0; i < p.h; i++ {
+		y := i
+		if rows != nil {
+			if i >= len(rows) {
+				break
+			}
+			y = int(rows[i])
+		}
 		upsampleRow(cb, m.Cb, m, y, w)
 		upsampleRow(cr, m.Cr, m, y, w)
 		yrow := m.Y[y*m.YStride : y*m.YStride+w]
 		dst := p.pix[y*w*p.c : (y+1)*w*p.c]
-		if webp {
-			for x, yv := range yrow {
-				r, g, b := webpRGB(int32(yv), int32(cb[x]), int32(cr[x]))
-				if p.c == 1 {
-					dst[x] = grey(r, g, b)
-				} else {
-					dst[3*x], dst[3*x+1], dst[3*x+2] = r, g, b
-				}
+		switch {
+		case webp:
+			webpRow(dst, yrow, cb, cr, p.c)
+		case p.c == 1:
+			jpegGreyRow(dst, yrow, cb, cr)
+		default:
+			jpegRow(dst, yrow, cb, cr)
+		}
+	}
+}
+
+func webpRow(dst, yrow, cb, cr []uint8, c int) {
+	for x, yv := range yrow {
+		r, g, b := webpRGB(int32(yv), int32(cb[x]), int32(cr[x]))
+		if c == 1 {
+			dst[x] = grey(r, g, b)
+		} else {
+			dst[3*x], dst[3*x+1], dst[3*x+2] = r, g, b
+		}
+	}
+}
+
+func jpegGreyRow(dst, yrow, cb, cr []uint8) {
+	t := jpegTables()
+	for x, yv := range yrow {
+		yy := int32(yv)
+		dst[x] = grey(clamp8(yy+t[0][cr[x]]), clamp8(yy+(t[3][cb[x]]+t[2][cr[x]])>>16), clamp8(yy+t[1][cb[x]]))
+	}
+}
+
+func jpegRow(dst, yrow, cb, cr []uint8) {
+	t := jpegTables()
+	dst = dst[:3*len(yrow)]
+	cb, cr = cb[:len(yrow)], cr[:len(yrow)]
+	for x, yv := range yrow {
+		yy := int32(yv)
+		u, v := cb[x], cr[x]
+		d := dst[3*x : 3*x+3 : 3*x+3]
+		d[0] = clamp8(yy + t[0][v])
+		d[1] = clamp8(yy + (t[3][u]+t[2][v])>>16)
+		d[2] = clamp8(yy + t[1][u])
+	}
+}
+
+// chromaTap is where one image column's chroma comes from in a chroma row:
+// sample j weighted 3 (4:2:0, 4:2:2; alone otherwise), its neighbour nj
+// weighted 1, and the rounding bias, as upsampleRow computes it.
+type chromaTap struct {
+	j, nj int32
+	bias  int32
+}
+
+func chromaTaps(m *image.YCbCr, cols []int32) []chromaTap {
+	cw := int32((m.Rect.Dx() + 1) / 2)
+	even := [2]int32{8, 7} // 4:2:0's bias for even and odd columns
+	if m.SubsampleRatio == image.YCbCrSubsampleRatio422 {
+		even = [2]int32{1, 2}
+	}
+	taps := make([]chromaTap, len(cols))
+	for k, x := range cols {
+		switch m.SubsampleRatio {
+		case image.YCbCrSubsampleRatio420, image.YCbCrSubsampleRatio422:
+			j := x >> 1
+			nj := min(j+1, cw-1)
+			if x&1 == 0 {
+				nj = max(j-1, 0)
 			}
+			taps[k] = chromaTap{j, nj, even[x&1]}
+		case image.YCbCrSubsampleRatio444:
+			taps[k] = chromaTap{j: x}
+		default:
+			o := m.COffset(int(x)+m.Rect.Min.X, m.Rect.Min.Y) - m.COffset(m.Rect.Min.X, m.Rect.Min.Y)
+			taps[k] = chromaTap{j: int32(o)}
+		}
+	}
+	return taps
+}
+
+// chromaCols is upsampleRow for the columns of taps only.
+func chromaCols(out, plane []uint8, m *image.YCbCr, y int, taps []chromaTap) {
+	out = out[:len(taps)]
+	switch m.SubsampleRatio {
+	case image.YCbCrSubsampleRatio420:
+		ch := (m.Rect.Dy() + 1) / 2
+		r := y >> 1
+		nr := r + 1
+		if y&1 == 0 {
+			nr = r - 1
+		}
+		nr = min(max(nr, 0), ch-1)
+		r0, r1 := plane[r*m.CStride:], plane[nr*m.CStride:]
+		for k, t := range taps {
+			this := 3*int32(r0[t.j]) + int32(r1[t.j])
+			other := 3*int32(r0[t.nj]) + int32(r1[t.nj])
+			out[k] = uint8((3*this + other + t.bias) >> 4)
+		}
+	case image.YCbCrSubsampleRatio422:
+		row := plane[y*m.CStride:]
+		for k, t := range taps {
+			out[k] = uint8((3*int32(row[t.j]) + int32(row[t.nj]) + t.bias) >> 2)
+		}
+	case image.YCbCrSubsampleRatio444:
+		row := plane[y*m.CStride:]
+		for k, t := range taps {
+			out[k] = row[t.j]
+		}
+	default:
+		base := m.COffset(m.Rect.Min.X, y+m.Rect.Min.Y) - m.COffset(m.Rect.Min.X, m.Rect.Min.Y)
+		for k, t := range taps {
+			out[k] = plane[base+int(t.j)]
+		}
+	}
+}
+
+// ycbcrCols converts the pixels of m at the listed columns of the listed
+// rows (nil: all) into p.
+func ycbcrCols(m *image.YCbCr, p pixels, webp bool, cols, rows []int32) {
+	n := len(cols)
+	buf := newPixels(n, 2, 1)
+	defer buf.free()
+	cb, cr := buf.pix[:n], buf.pix[n:2*n]
+	taps := chromaTaps(m, cols)
+	t := jpegTables()
+	for i := 0; i < p.h; i++ {
+		y := i
+		if rows != nil {
+			if i >= len(rows) {
+				break
+			}
+			y = int(rows[i])
+		}
+		chromaCols(cb, m.Cb, m, y, taps)
+		chromaCols(cr, m.Cr, m, y, taps)
+		yrow := m.Y[y*m.YStride : y*m.YStride+p.w]
+		dst := p.pix[y*p.w*p.c : (y+1)*p.w*p.c]
+		if !webp && p.c == 3 {
+			jpegCols(dst, yrow, cb, cr, cols)
 			continue
 		}
-		if p.c == 1 {
-			for x, yv := range yrow {
-				yy := int32(yv)
-				dst[x] = grey(clamp8(yy+t[0][cr[x]]), clamp8(yy+(t[3][cb[x]]+t[2][cr[x]])>>16), clamp8(yy+t[1][cb[x]]))
+		for k, x := range cols {
+			yy, u, v := int32(yrow[x]), cb[k], cr[k]
+			var r, g, b uint8
+			if webp {
+				r, g, b = webpRGB(yy, int32(u), int32(v))
+			} else {
+				r, g, b = clamp8(yy+t[0][v]), clamp8(yy+(t[3][u]+t[2][v])>>16), clamp8(yy+t[1][u])
 			}
-			continue
-		}
-		dst = dst[:3*len(yrow)]
-		for x, yv := range yrow {
-			yy := int32(yv)
-			u, v := cb[x], cr[x]
+			if p.c == 1 {
+				dst[x] = grey(r, g, b)
+				continue
+			}
 			d := dst[3*x : 3*x+3 : 3*x+3]
-			d[0] = clamp8(yy + t[0][v])
-			d[1] = clamp8(yy + (t[3][u]+t[2][v])>>16)
-			d[2] = clamp8(yy + t[1][u])
+			d[0], d[1], d[2] = r, g, b
 		}
+	}
+}
+
+// jpegCols is jpegRow at the listed columns (cb and cr: their chroma).
+func jpegCols(dst, yrow, cb, cr []uint8, cols []int32) {
+	t := jpegTables()
+	cb, cr = cb[:len(cols)], cr[:len(cols)]
+	for k, x := range cols {
+		yy := int32(yrow[x])
+		u, v := cb[k], cr[k]
+		d := dst[3*x : 3*x+3 : 3*x+3]
+		d[0] = clamp8(yy + t[0][v])
+		d[1] = clamp8(yy + (t[3][u]+t[2][v])>>16)
+		d[2] = clamp8(yy + t[1][u])
 	}
 }

@@ -82,9 +82,14 @@ type Options struct {
 	// random bodies are generated from GET /info with Batch, Shapes and
 	// Seed (see PlanInputs and Generate).
 	InputFile string
-	Batch     int64
-	Shapes    map[string][]int64
-	Seed      uint64
+	// ContentType is the --input file's media type ("": application/json).
+	// Another (a picture's, image/png, to a model input with image
+	// settings) sends the file as it is, and the in-process modes, which
+	// decode JSON bodies, do not run.
+	ContentType string
+	Batch       int64
+	Shapes      map[string][]int64
+	Seed        uint64
 	// Bodies is the number of random bodies rotated (0 = DefaultBodies).
 	Bodies int
 
@@ -148,6 +153,9 @@ func (o *Options) Validate() error {
 	}
 	if o.GRPCAddr != "" && (o.Protocol != ProtocolGRPC || o.URL == "") {
 		return fmt.Errorf("--grpc-address applies to --protocol %s with --url only", ProtocolGRPC)
+	}
+	if o.ContentType != "" && o.InputFile == "" {
+		return errors.New("--content-type is the --input file's: give --input FILE")
 	}
 	if !o.Protocol.v1() && o.InputFile != "" {
 		return fmt.Errorf("--input is a /predict body: it applies to --protocol %s only; %s requests are generated from --shape and --batch", ProtocolV1, o.Protocol)
@@ -252,6 +260,7 @@ func (o *Options) newReport() *Report {
 			Seed:        o.Seed,
 			Batch:       o.Batch,
 			InputFile:   o.InputFile,
+			ContentType: o.ContentType,
 			Protocol:    string(o.Protocol),
 		},
 		Served: []Level{}, Raw: []Level{}, RawCodec: []Level{},
@@ -324,6 +333,12 @@ func (o *Options) runServed(ctx context.Context, base string, srv *Server, reqs 
 	return nil
 }
 
+// jsonBody reports whether the --input file is a JSON body.
+func (o *Options) jsonBody() bool {
+	ct := strings.ToLower(strings.TrimSpace(o.ContentType))
+	return ct == "" || ct == "application/json" || strings.HasPrefix(ct, "application/json;")
+}
+
 // requests reads the --input file or generates random inputs, and encodes
 // them for o.Protocol.
 func (o *Options) requests(info Info, r *Report) (*requests, error) {
@@ -340,11 +355,14 @@ func (o *Options) requests(info Info, r *Report) (*requests, error) {
 		if len(b) > maxInputFile {
 			return nil, fmt.Errorf("--input %s: larger than %d MiB", o.InputFile, maxInputFile>>20)
 		}
+		r.Settings.Bodies, r.Settings.BodyBytes = 1, len(b)
+		if !o.jsonBody() {
+			return &requests{model: info.Name, v1: [][]byte{b}, contentType: o.ContentType}, nil
+		}
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(b, &obj); err != nil {
 			return nil, fmt.Errorf("--input %s: not a JSON object mapping input names to values: %w", o.InputFile, err)
 		}
-		r.Settings.Bodies, r.Settings.BodyBytes = 1, len(b)
 		return &requests{model: info.Name, v1: [][]byte{b}}, nil
 	}
 	plan, err := PlanInputs(info.Inputs, o.Batch, o.Shapes)
@@ -398,6 +416,8 @@ func (o *Options) runRaw(ctx context.Context, info Info, bodies [][]byte, r *Rep
 	case ctx.Err() != nil:
 		r.RawSkipped = "the run was cut short"
 		return nil
+	case !o.jsonBody():
+		return skip("--content-type "+o.ContentType+": the in-process modes decode JSON bodies only", nil)
 	case info.Path == "":
 		return skip("GET /info gives no model path", nil)
 	}

@@ -71,7 +71,9 @@ func (p Protocol) v1() bool { return p == ProtocolV1 || p == "" }
 type requests struct {
 	model string
 	v1    [][]byte
-	v2    []v2Body
+	// contentType is the v1 bodies' media type ("": application/json).
+	contentType string
+	v2          []v2Body
 	// grpc holds the same inputs as gRPC requests, for ProtocolGRPC;
 	// grpcAddr is the server's gRPC address (host:port).
 	grpc     []*inference.ModelInferRequest
@@ -135,8 +137,12 @@ func newLoader(p Protocol, base string, workers int, timeout time.Duration, reqs
 	if strings.HasPrefix(base, "http://") {
 		switch {
 		case p.v1():
-			json := http.Header{"Content-Type": {"application/json"}}
-			return newConnLoader(base, rest.PathPredict, reqs.v1, func(int) http.Header { return json }, workers, timeout)
+			ct := reqs.contentType
+			if ct == "" {
+				ct = "application/json"
+			}
+			h := http.Header{"Content-Type": {ct}}
+			return newConnLoader(base, rest.PathPredict, reqs.v1, func(int) http.Header { return h }, workers, timeout)
 		case p.v2() && len(reqs.v2) > 0:
 			bodies := make([][]byte, len(reqs.v2))
 			for k, b := range reqs.v2 {
@@ -158,6 +164,9 @@ func newLoader(p Protocol, base string, workers int, timeout time.Duration, reqs
 func loaderWith(p Protocol, base string, clients []*http.Client, reqs *requests) (loader, error) {
 	switch p {
 	case ProtocolV1, "":
+		if reqs.contentType != "" {
+			return &httpLoader{clients: clients, send: rawPredictOp(base, reqs.v1, reqs.contentType, clients)}, nil
+		}
 		return &httpLoader{clients: clients, send: predictOp(base, reqs.v1, clients)}, nil
 	case ProtocolV2JSON, ProtocolV2Binary:
 		if len(reqs.v2) == 0 {

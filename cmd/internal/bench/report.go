@@ -76,6 +76,8 @@ type Settings struct {
 	Batch     int64   `json:"batch"`
 	// InputFile is the --input file ("" = random inputs).
 	InputFile string `json:"input_file"`
+	// ContentType is the --input file's media type when not JSON.
+	ContentType string `json:"content_type,omitempty"`
 	// Bodies is how many distinct request bodies are rotated, and
 	// BodyBytes their mean size.
 	Bodies    int `json:"bodies"`
@@ -195,7 +197,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintln(bw)
 	}
 	if r.Settings.InputFile != "" {
-		fmt.Fprintf(bw, "input: %s (%d bytes)\n", r.Settings.InputFile, r.Settings.BodyBytes)
+		fmt.Fprintf(bw, "input: %s (%d bytes", r.Settings.InputFile, r.Settings.BodyBytes)
+		if r.Settings.ContentType != "" {
+			fmt.Fprintf(bw, ", %s", r.Settings.ContentType)
+		}
+		fmt.Fprintln(bw, ")")
 	} else {
 		var ins []string
 		for _, in := range r.Model.Inputs {

@@ -73,6 +73,13 @@ func newFakeServer(t *testing.T, info bench.Info) *fakeServer {
 		if err != nil {
 			return
 		}
+		if ct := r.Header.Get("Content-Type"); ct == "image/png" {
+			f.mu.Lock()
+			f.bodies[ct+" "+string(body)] = true
+			f.mu.Unlock()
+			writeJSON(w, 200, map[string]any{"text": "ok"})
+			return
+		}
 		if r.Header.Get("Content-Type") != "application/json" {
 			writeJSON(w, 415, map[string]string{"detail": "Unsupported Content-Type"})
 			return
@@ -328,6 +335,53 @@ func TestRunInputFile(t *testing.T) {
 	}
 	if _, err := bench.Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "not a JSON object") {
 		t.Fatalf("array body: err = %v", err)
+	}
+}
+
+// TestRunContentType: --input with --content-type posts the file as it is
+// with that media type, and the in-process modes say why they did not run.
+func TestRunContentType(t *testing.T) {
+	f := newFakeServer(t, classifierInfo(""))
+	body := "\x89PNG\r\n\x1a\nnot really"
+	file := filepath.Join(t.TempDir(), "line.png")
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, ct string
+		raw      bench.RawMode
+		wantErr  string
+	}{
+		{"picture", "image/png", bench.RawAuto, ""},
+		{"picture with --raw", "image/png", bench.RawOn, "decode JSON bodies only"},
+		{"not JSON as JSON", "application/json", bench.RawAuto, "not a JSON object"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := options(f.srv.URL)
+			o.InputFile, o.ContentType, o.Raw = file, c.ct, c.raw
+			r, err := bench.Run(context.Background(), o)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err = %v, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !f.bodies["image/png "+body] || r.Settings.ContentType != "image/png" || r.Settings.BodyBytes != len(body) {
+				t.Fatalf("bodies seen %v, settings %+v", f.bodies, r.Settings)
+			}
+			if !strings.Contains(r.RawSkipped, "JSON bodies only") {
+				t.Errorf("raw skipped: %q", r.RawSkipped)
+			}
+		})
+	}
+	o := options(f.srv.URL)
+	o.ContentType = "image/png"
+	if _, err := bench.Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "give --input") {
+		t.Errorf("--content-type without --input: err = %v", err)
 	}
 }
 

@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -121,6 +123,30 @@ func predictOp(base string, bodies [][]byte, clients []*http.Client) Op {
 	}
 	return func(ctx context.Context, w int, seq int64) (int, error) {
 		return post(ctx, rc[w], bodies[(int64(w)+seq)%int64(len(bodies))])
+	}
+}
+
+// rawPredictOp posts bodies as they are, with media type ct, to /predict
+// (a picture: --input with --content-type), like predictOp.
+func rawPredictOp(base string, bodies [][]byte, ct string, clients []*http.Client) Op {
+	target := strings.TrimSuffix(base, "/") + rest.PathPredict
+	return func(ctx context.Context, w int, seq int64) (int, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(bodies[(int64(w)+seq)%int64(len(bodies))]))
+		if err != nil {
+			return 0, err
+		}
+		req.Header.Set("Content-Type", ct)
+		resp, err := clients[w].Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+			return resp.StatusCode, fmt.Errorf("status %d: %s", resp.StatusCode, clip(string(b), 300))
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, err
 	}
 }
 
