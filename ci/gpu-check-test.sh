@@ -12,6 +12,8 @@
 #     report saying "libcuda.so.1 not found (NVIDIA driver)" (or the stub
 #     driver's "no CUDA-capable device"), and the steps it can run here on the
 #     CPU (serve, compare with the kit's references, bench) must pass.
+#     Again with stub CUDA libraries and driver (generated, test-only) in
+#     $SVC_CUDA_LIBRARY_PATH: exit 2 on the driver's CUDA_ERROR_NO_DEVICE.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -100,6 +102,19 @@ real_kit() {
     [ -s "$out/$f" ] || fail "no $out/$f"
   done
   echo "gpu-check-test: the real kit, rehearsed here: exit 2, no GPU; report in $report" >&2
+
+  # With STUB CUDA libraries and driver (test-only, generated; no device)
+  # found through svc's own discovery ($SVC_CUDA_LIBRARY_PATH), the CUDA
+  # diagnosis goes as far as the driver's answer: no device, exit 2.
+  local stub=$tmp/stubcuda
+  mkdir -p "$stub"
+  (cd "$root" && go run ./providers/internal/providertest/stubcuda \
+    -provider build/lib/linux-amd64-cuda/libonnxruntime_providers_cuda.so -driver "$stub" >/dev/null)
+  code=0
+  SVC_CUDA_LIBRARY_PATH=$stub bash "$check" run "$tmp/out-stub" 2>/dev/null || code=$?
+  expect 2 "$code" "no GPU here: CUDA_ERROR_NO_DEVICE" "stub CUDA driver, no device" "$tmp/out-stub/gpu-report.md"
+  [ -n "${GPU_CHECK_KEEP_STUB:-}" ] && cp "$tmp/out-stub/gpu-report.md" "$GPU_CHECK_KEEP_STUB"
+  echo "gpu-check-test: with the stub CUDA driver: exit 2, no device" >&2
 }
 
 synthetic
