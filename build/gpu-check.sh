@@ -205,8 +205,14 @@ providers_check() {
   code=$?
   usable=$(table_field "$log.out" cuda 4)
   why=$(table_field "$log.out" cuda 5)
-  if [ "$usable" = yes ] && [ "$code" = 0 ]; then
-    step providers-check ok summary="CUDA usable; svc providers --check det ran" output=@"$log.out"
+  if [ "$usable" = yes ]; then
+    # CUDA is there: the other steps run even if the self-check failed.
+    if [ "$code" = 0 ]; then
+      step providers-check ok summary="CUDA usable; svc providers --check det ran" output=@"$log.out"
+    else
+      check_failed=1
+      step providers-check fail summary="CUDA usable, but svc providers --check det exited $code" output=@"$log.out" stderr=@"$log.err"
+    fi
     return 0
   fi
   local nogpu
@@ -283,6 +289,7 @@ cmd_run() {
     cuda_dirs="$(ls -d "${VIRTUAL_ENV:-/nonexistent}"/lib/python3.*/site-packages/nvidia/*/lib 2>/dev/null | tr '\n' ' ')"
 
   vulkan
+  check_failed=0
   providers_check
   case $? in
     0) ;;
@@ -297,7 +304,7 @@ cmd_run() {
     *) finish 1 ;;
   esac
 
-  local failed=0 ran=(cuda) m
+  local failed=$check_failed ran=(cuda) m
   for m in det cls; do serve_check cuda "$m" CUDAExecutionProvider || failed=1; done
   local wg=0
   for m in det cls; do serve_check webgpu "$m" WebGpuExecutionProvider || { failed=1; wg=1; }; done

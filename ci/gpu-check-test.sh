@@ -87,7 +87,7 @@ real_kit() {
   [ -f "$kitdir/part1/PARTS" ] || fail "no kit in $kitdir: run make gpu-kit"
   export SVC_GPU_KIT_STAGE=$tmp/stage-real
   for p in "$kitdir"/part*; do bash "$check" stage "$p"; done
-  rm -rf "$out"
+  rm -f "$out"/gpu-report.md "$out"/gpu-report.json "$out"/nvidia-smi.txt "$out"/logs.tar.gz
   SVC_GPU_CHECK_REHEARSE=1 bash "$check" run "$out" || code=$?
   local report=$out/gpu-report.md
   [ -f "$report" ] || fail "no $report"
