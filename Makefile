@@ -23,7 +23,7 @@ PORT ?= 8080
 
 export ONNXRUNTIME_TEST_LIB := $(CURDIR)/$(LIBDIR)
 
-.PHONY: all build lib lib-cuda vulkan models assets tools deps run test test-short tidy vet lint unit fuzz soak genmodels bench clean proto browser tooling
+.PHONY: all build lib lib-cuda vulkan models assets tools deps run test test-short tidy vet lint unit fuzz soak genmodels bench clean proto browser tooling gpu-kit gpu-check
 
 all: build
 
@@ -104,7 +104,7 @@ fuzz: lib
 	$(GO) test -run '^$$' -fuzz FuzzServer -fuzztime $(FUZZTIME) ./cmd/svc/fuzzhttp/
 
 ## test: vet, staticcheck and every test (unit and integration) with -race
-test: deps tidy vet lint check-tags check-arm64 check-windows unit kube browser tooling
+test: deps tidy vet lint check-tags check-arm64 check-windows unit kube browser tooling gpu-check
 
 ## test-short: the fast tier, go test -short of the product module without -race: every package's unit tests (ONNX Runtime included) and a subset of the integration tests that build svc and start real servers (v1 JSON, Open Inference Protocol REST JSON and binary, gRPC, access control, limits, config). Needs Go and ONNX Runtime only: no podman, qemu, mingw, Chromium, SwiftShader, Node, third-party models, CUDA libraries or network. A few minutes on 2 cores; make test runs everything it leaves out, with -race
 test-short: lib
@@ -130,7 +130,20 @@ bench: build models
 	bash build/bench.sh
 
 clean:
-	rm -rf build/bin build/lib build/models build/vulkan build/cache build/tools build/node build/artifacts openapi/assets/dist
+	rm -rf build/bin build/lib build/models build/vulkan build/cache build/tools build/node build/artifacts build/gpu-kit build/gpu-check openapi/assets/dist
+
+# ---------------------------------------------------------------------------
+# The GPU proof (issue 33): a kit for the GPU machine, reached in device calls
+# of at most 64 MiB each; see docs/providers.md#proving-a-gpu-the-kit.
+# ---------------------------------------------------------------------------
+## gpu-kit: pack svc (-tags cuda,tensorrt,webgpu), ONNX Runtime with its CUDA/TensorRT libraries, PaddleOCR det and cls with inputs and CPU answers, the Vulkan loader .debs and the check script into zstd parts of at most 55 MiB in build/gpu-kit/partN, with MANIFEST (sha256) and PLAN.md, the device calls, which it prints
+gpu-kit: lib lib-cuda models
+	bash build/gpu-kit.sh
+
+OUT ?= build/gpu-check
+## gpu-check: rehearse the GPU proof on this machine (make gpu-check OUT=dir): the parts staged as the device calls would, build/gpu-check.sh run into OUT, which must end with exit 2 (no GPU here) and say why; plus the reassembly's failure paths (a corrupt part, a missing part) on a small synthetic kit
+gpu-check: gpu-kit
+	bash ci/gpu-check-test.sh $(OUT)
 
 # ---------------------------------------------------------------------------
 # Provider build tags, release archives, cross-platform checks (issue 5).

@@ -4,7 +4,8 @@
 # (cmd/svc/docs_test.go runs the examples of README.md and docs/); podman,
 # buildah, runc, catatonit, readelf and the CA certificates for the
 # container image and its test (ci/kube);
-# wrk for make bench (build/bench-deps.sh installs it alone); OpenCV, NumPy
+# wrk for make bench (build/bench-deps.sh installs it alone); zstd for make
+# gpu-kit (build/gpu-kit.sh installs it alone when missing); OpenCV, NumPy
 # and Pillow for Debian's python3 (the reference image preprocessing and the
 # text-line renderer of the image tests) and the DejaVu fonts they render with.
 # Runs apt-get only when something is missing (CI runs as root; elsewhere use
@@ -15,7 +16,7 @@ need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v node >/dev/null 2>&1 || need+=(nodejs)
 command -v npm >/dev/null 2>&1 || need+=(npm)
-for tool in curl jq podman buildah runc catatonit readelf wrk; do
+for tool in curl jq podman buildah runc catatonit readelf wrk zstd; do
   command -v "$tool" >/dev/null 2>&1 || case $tool in readelf) need+=(binutils) ;; *) need+=("$tool") ;; esac
 done
 [ -f /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates)

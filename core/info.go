@@ -59,14 +59,19 @@ type ModelInfo struct {
 	Metadata map[string]string
 }
 
-// Platform is what the host's ONNX Runtime library offers and what this
-// binary has compiled in.
+// Platform is which execution providers this binary has compiled in,
+// which of them can run on this host, and which the ONNX Runtime library
+// was built with.
 type Platform struct {
-	// Available lists the execution providers the library offers (ONNX
-	// Runtime names).
+	// Available lists the compiled-in providers usable on this host now
+	// (ONNX Runtime names, highest priority first), as 'svc providers'
+	// determines: e.g. CUDA only with its libraries, a driver and a device.
 	Available []string
 	// Compiled lists the --provider values compiled into this binary.
 	Compiled []string
+	// Runtime is the ONNX Runtime library's GetAvailableProviders: what it
+	// was built with, whether or not the host can run it.
+	Runtime []string
 }
 
 // Batchable reports whether the model's inputs and outputs all carry a

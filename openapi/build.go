@@ -558,8 +558,13 @@ func metricsSchema() *openapi3.Schema {
 		WithPropertyRef("provider", schemaRef(SchemaProviderInfo)).
 		WithProperty("available_providers", openapi3.NewArraySchema().WithItems(openapi3.NewStringSchema())).
 		WithProperty("compiled_providers", openapi3.NewArraySchema().WithItems(openapi3.NewStringSchema())).
+		WithProperty("runtime_providers", openapi3.NewArraySchema().WithItems(openapi3.NewStringSchema())).
 		WithRequired([]string{"provider", "available_providers"})
-	s.Properties["available_providers"].Value.Description = "Provider identifiers available on the host."
-	s.Properties["compiled_providers"].Value.Description = "Provider identifiers compiled into this server."
+	s.Properties["available_providers"].Value.Description = "Provider identifiers available on the host: " +
+		"the providers compiled into this server that can run here now (libraries, driver and device present), " +
+		"highest priority first, as 'svc providers' reports them usable."
+	s.Properties["compiled_providers"].Value.Description = "Provider identifiers compiled into this server (--provider values)."
+	s.Properties["runtime_providers"].Value.Description = "The execution providers the ONNX Runtime library was built with " +
+		"(its GetAvailableProviders), whether or not they can run on this host."
 	return s
 }

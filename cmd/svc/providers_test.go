@@ -62,6 +62,7 @@ type metricsRecord struct {
 	} `json:"provider"`
 	AvailableProviders []string `json:"available_providers"`
 	CompiledProviders  []string `json:"compiled_providers"`
+	RuntimeProviders   []string `json:"runtime_providers"`
 }
 
 func getMetrics(t *testing.T, s *server) metricsRecord {
@@ -119,8 +120,11 @@ func TestCUDABuildFallsBackToCPU(t *testing.T) {
 	if strings.Join(got.CompiledProviders, ",") != "cpu,cuda" {
 		t.Errorf("compiled_providers = %v, want [cpu cuda]", got.CompiledProviders)
 	}
-	if !contains(got.AvailableProviders, "CUDAExecutionProvider") || !contains(got.AvailableProviders, "CPUExecutionProvider") {
-		t.Errorf("available_providers = %v, want the library's own list", got.AvailableProviders)
+	if strings.Join(got.AvailableProviders, ",") != "CPUExecutionProvider" {
+		t.Errorf("available_providers = %v, want the CPU alone: CUDA cannot run here", got.AvailableProviders)
+	}
+	if !contains(got.RuntimeProviders, "CUDAExecutionProvider") || !contains(got.RuntimeProviders, "CPUExecutionProvider") {
+		t.Errorf("runtime_providers = %v, want the library's own list", got.RuntimeProviders)
 	}
 
 	r := s.predict(`{"input": [[5.1, 3.5, 1.4, 0.2]]}`)
@@ -242,4 +246,47 @@ func TestProvidersCommand(t *testing.T) {
 			t.Errorf("cpu row without a library = %q", got)
 		}
 	})
+}
+
+// /metrics is honest on a machine without GPU libraries: available_providers
+// holds the providers compiled in and usable here, which is the CPU alone
+// whatever the build and whichever library, while runtime_providers keeps
+// what the ONNX Runtime library was built with (its GetAvailableProviders
+// names CUDA and TensorRT even here).
+func TestMetricsAvailableProvidersHonest(t *testing.T) {
+	tests := []struct {
+		name         string
+		bin          func(t *testing.T) string
+		env          func(t *testing.T) []string
+		args         []string
+		wantCompiled string
+	}{
+		{"plain build", func(*testing.T) string { return svcBin }, func(*testing.T) []string { return nil }, nil, "cpu"},
+		{"cuda build, no provider libraries", cudaBin, func(*testing.T) []string { return nil }, nil, "cpu,cuda"},
+		{
+			"cuda build, the real CUDA provider libraries, no CUDA, --provider cuda", cudaBin,
+			func(t *testing.T) []string {
+				return []string{"ONNXRUNTIME_LIB=" + filepath.Join(cudaLibDir(t), "libonnxruntime.so.1"), "LD_LIBRARY_PATH="}
+			},
+			[]string{"--provider", "cuda"}, "cpu,cuda",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bin, env := tt.bin(t), tt.env(t)
+			s := startServerBin(t, bin, env, append([]string{model("classifier.onnx")}, tt.args...)...)
+			got := getMetrics(t, s)
+			if strings.Join(got.AvailableProviders, ",") != "CPUExecutionProvider" {
+				t.Errorf("available_providers = %q, want [CPUExecutionProvider]: nothing else can run here", got.AvailableProviders)
+			}
+			if strings.Join(got.CompiledProviders, ",") != tt.wantCompiled {
+				t.Errorf("compiled_providers = %q, want %s", got.CompiledProviders, tt.wantCompiled)
+			}
+			for _, p := range []string{"CUDAExecutionProvider", "TensorrtExecutionProvider", "CPUExecutionProvider"} {
+				if !contains(got.RuntimeProviders, p) {
+					t.Errorf("runtime_providers = %q, want the library's list with %s", got.RuntimeProviders, p)
+				}
+			}
+		})
+	}
 }

@@ -215,6 +215,8 @@ func TestWebGPURunsPaddleOCR(t *testing.T) {
 			}
 			if got := getMetrics(t, s); got.Provider.Name != "WebGpuExecutionProvider" || !got.Provider.Available || !contains(got.CompiledProviders, "webgpu") {
 				t.Errorf("/metrics provider = %+v, compiled %v", got.Provider, got.CompiledProviders)
+			} else if strings.Join(got.AvailableProviders, ",") != "WebGpuExecutionProvider,CPUExecutionProvider" {
+				t.Errorf("available_providers = %q, want WebGPU (a Vulkan adapter is there) and the CPU", got.AvailableProviders)
 			}
 
 			// The warm-up ran with every dynamic dimension 1: the first

@@ -11,8 +11,9 @@ import (
 )
 
 // Module provides the core.Opener of the served model, on the execution
-// provider chosen, and the Platform record (what the ONNX Runtime library
-// offers and what this binary has compiled in).
+// provider chosen, and the Platform record (the providers usable here,
+// those compiled into this binary and those the ONNX Runtime library
+// offers).
 var Module = fx.Module("session", fx.Provide(newOpenerFx, newPlatformFx))
 
 type openerParams struct {
@@ -32,13 +33,25 @@ func newOpenerFx(p openerParams) core.Opener {
 	return NewOpener(p.Source, p.Runtime, p.Providers, p.Choice, p.Set, p.Model.Observer(), p.Log)
 }
 
-func newPlatformFx(env *onnxrt.Env, log *zap.Logger) core.Platform {
-	avail, err := env.AvailableProviders()
+type platformParams struct {
+	fx.In
+	Env    *onnxrt.Env
+	Set    providers.Set
+	Host   providers.Host
+	Choice providers.Choice
+	Log    *zap.Logger
+}
+
+// newPlatformFx lists the providers usable here (the compiled-in ones
+// whose Usable passes, reusing selection's probes), the compiled-in ones
+// and the library's own list.
+func newPlatformFx(p platformParams) core.Platform {
+	lib, err := p.Env.AvailableProviders()
 	if err != nil {
-		log.Warn("cannot list the library's execution providers", zap.Error(err))
+		p.Log.Warn("cannot list the library's execution providers", zap.Error(err))
 	}
-	if avail == nil {
-		avail = []string{}
+	if lib == nil {
+		lib = []string{}
 	}
-	return core.Platform{Available: avail, Compiled: providers.Compiled()}
+	return core.Platform{Available: p.Set.Available(p.Host, p.Choice), Compiled: providers.Compiled(), Runtime: lib}
 }

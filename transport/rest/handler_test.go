@@ -113,7 +113,7 @@ func TestHandlerWhileLoading(t *testing.T) {
 
 func TestHandlerServes(t *testing.T) {
 	r := &fakeRunner{}
-	h, m := newTestHandler(t, r, Options{Platform: core.Platform{Available: []string{"CPUExecutionProvider"}}, MaxBodyBytes: 64})
+	h, m := newTestHandler(t, r, Options{Platform: core.Platform{Available: []string{"CPUExecutionProvider"}, Runtime: []string{"CUDAExecutionProvider", "CPUExecutionProvider"}}, MaxBodyBytes: 64})
 	tests := []struct {
 		name, method, path, ct, body string
 		status                       int
@@ -129,7 +129,7 @@ func TestHandlerServes(t *testing.T) {
 		{"text", "POST", "/predict", "text/plain", `{}`, 415, "Unsupported Content-Type 'text/plain': send the body as application/json"},
 		{"too large", "POST", "/predict", "application/json", `{"x": [` + strings.Repeat("1, ", 40) + `1]}`, 413, "Request body too large: the limit is 64 bytes"},
 		{"info", "GET", "/info", "", "", 200, `{"name":"double","version":"1","format":"onnx","size_mb":0,"inputs":[{"name":"x","type":"float32","required":true,"shape":[-1,2]}],"outputs":[{"name":"y","type":"float32","shape":[-1,2]}],"metadata":{}}`},
-		{"metrics", "GET", "/metrics", "", "", 200, `{"provider":{"name":"","available":true,"platform":""},"available_providers":["CPUExecutionProvider"],"compiled_providers":[]}`},
+		{"metrics", "GET", "/metrics", "", "", 200, `{"provider":{"name":"","available":true,"platform":""},"available_providers":["CPUExecutionProvider"],"compiled_providers":[],"runtime_providers":["CUDAExecutionProvider","CPUExecutionProvider"]}`},
 		{"unknown path", "GET", "/nope", "", "", 404, "Not Found"},
 		{"wrong method", "GET", "/predict", "", "", 405, "Method Not Allowed"},
 	}

@@ -87,9 +87,15 @@ type ProviderInfo struct {
 
 // Metrics is the JSON body of GET /metrics.
 type Metrics struct {
-	Provider           ProviderInfo `json:"provider"`
-	AvailableProviders []string     `json:"available_providers"`
-	CompiledProviders  []string     `json:"compiled_providers"`
+	Provider ProviderInfo `json:"provider"`
+	// AvailableProviders are the providers compiled into svc and usable
+	// on this host (what 'svc providers' reports usable).
+	AvailableProviders []string `json:"available_providers"`
+	// CompiledProviders are the --provider values compiled into svc.
+	CompiledProviders []string `json:"compiled_providers"`
+	// RuntimeProviders are what the ONNX Runtime library was built with
+	// (GetAvailableProviders), usable here or not.
+	RuntimeProviders []string `json:"runtime_providers"`
 }
 
 // NewInfo converts the model's description to its /info form.
@@ -182,12 +188,16 @@ func NewMetrics(name, platform, description string, p core.Platform) Metrics {
 		Provider:           ProviderInfo{Name: name, Available: true, Platform: platform, Description: description},
 		AvailableProviders: p.Available,
 		CompiledProviders:  p.Compiled,
+		RuntimeProviders:   p.Runtime,
 	}
 	if m.AvailableProviders == nil {
 		m.AvailableProviders = []string{}
 	}
 	if m.CompiledProviders == nil {
 		m.CompiledProviders = []string{}
+	}
+	if m.RuntimeProviders == nil {
+		m.RuntimeProviders = []string{}
 	}
 	return m
 }

@@ -35,6 +35,13 @@ func TestLibraryDirs(t *testing.T) {
 		"venv/lib/python3.11/site-packages/tensorrt_libs",
 		"conda/lib/python3.12/site-packages/nvidia/cudnn/lib",
 		"home/.local/lib/python3.12/site-packages/nvidia/cudnn/lib",
+		// The CUDA 13 wheels (nvidia-cuda-runtime, nvidia-cublas,
+		// nvidia-curand 13.x) share nvidia/cu13/lib; cuDNN keeps its own,
+		// as in the GPU machine's /opt/torch/.venv.
+		"torch/.venv/lib/python3.12/site-packages/nvidia/cu13/lib",
+		"torch/.venv/lib/python3.12/site-packages/nvidia/cu13/include",
+		"torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib",
+		"torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib",
 	)
 	env := func(vars map[string]string) nvidia.Env {
 		return nvidia.Env{Getenv: func(k string) string { return vars[k] }, Home: filepath.Join(root, "home")}
@@ -61,6 +68,16 @@ func TestLibraryDirs(t *testing.T) {
 				"venv/lib/python3.11/site-packages/nvidia/cuda_runtime/lib",
 				"venv/lib/python3.11/site-packages/tensorrt_libs",
 				"venv/lib/python3.9/site-packages/nvidia/cublas/lib",
+				"home/.local/lib/python3.12/site-packages/nvidia/cudnn/lib",
+			},
+		},
+		{
+			"a virtualenv with the CUDA 13 wheels",
+			map[string]string{"VIRTUAL_ENV": filepath.Join(root, "torch", ".venv")},
+			[]string{
+				"torch/.venv/lib/python3.12/site-packages/nvidia/cu13/lib",
+				"torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib",
+				"torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib",
 				"home/.local/lib/python3.12/site-packages/nvidia/cudnn/lib",
 			},
 		},
