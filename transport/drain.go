@@ -16,14 +16,14 @@ import (
 // handshakes the kernel had begun (one round trip) complete within it.
 const drainQuiet = 100 * time.Millisecond
 
-// drainListener is a TCP listener that stops without resetting anyone.
+// DrainListener is a TCP listener that stops without resetting anyone.
 // Closing a listening socket makes the kernel reset every connection in its
 // accept queue: connections whose handshake completed, whose clients have
 // sent their request and wait for the answer. Drain first makes the socket
 // refuse new connections (on Linux a socket filter drops their SYNs: the
 // client's retry then finds the port closed), then keeps accepting until
 // the queue stays empty; only then does Accept report the listener closed.
-type drainListener struct {
+type DrainListener struct {
 	*net.TCPListener
 	log *zap.Logger
 
@@ -36,13 +36,18 @@ type drainListener struct {
 	closeError error
 }
 
-func newDrainListener(ln *net.TCPListener, log *zap.Logger) *drainListener {
-	return &drainListener{TCPListener: ln, log: log, drained: make(chan struct{}), closed: make(chan struct{})}
+// NewDrainListener wraps ln; log receives why new connections could not be
+// refused, if they cannot.
+func NewDrainListener(ln *net.TCPListener, log *zap.Logger) *DrainListener {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &DrainListener{TCPListener: ln, log: log, drained: make(chan struct{}), closed: make(chan struct{})}
 }
 
 // Accept returns the next connection; while draining, it returns those left
 // in the queue, then waits for Close.
-func (l *drainListener) Accept() (net.Conn, error) {
+func (l *DrainListener) Accept() (net.Conn, error) {
 	if !l.draining.Load() {
 		c, err := l.TCPListener.Accept()
 		if err == nil || !l.draining.Load() || !isTimeout(err) {
@@ -77,7 +82,7 @@ func (l *drainListener) Accept() (net.Conn, error) {
 
 // Drain refuses new connections and waits until Accept has taken every
 // connection already queued (or ctx ends). The server must be accepting.
-func (l *drainListener) Drain(ctx context.Context) error {
+func (l *DrainListener) Drain(ctx context.Context) error {
 	if err := refuseNew(l.TCPListener); errors.Is(err, errRefuseUnsupported) {
 		l.log.Debug("draining what is queued; new connections cannot be refused here")
 	} else if err != nil {
@@ -99,7 +104,7 @@ func (l *drainListener) Drain(ctx context.Context) error {
 }
 
 // Close closes the socket (this process's descriptor of it).
-func (l *drainListener) Close() error {
+func (l *DrainListener) Close() error {
 	l.closeOnce.Do(func() {
 		close(l.closed)
 		l.closeError = l.TCPListener.Close()

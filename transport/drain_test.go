@@ -22,7 +22,7 @@ func TestDrainListenerAnswersQueued(t *testing.T) {
 		t.Fatal(err)
 	}
 	tcp := ln.(*net.TCPListener)
-	dl := newDrainListener(tcp, zap.NewNop())
+	dl := NewDrainListener(tcp, zap.NewNop())
 	defer dl.Close()
 	const queued = 5
 	clients := make([]net.Conn, 0, queued)
@@ -100,7 +100,7 @@ func TestDrainListenerWithoutDrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	tcp := ln.(*net.TCPListener)
-	dl := newDrainListener(tcp, zap.NewNop())
+	dl := NewDrainListener(tcp, zap.NewNop())
 	done := make(chan error, 1)
 	go func() {
 		_, err := dl.Accept()

@@ -34,7 +34,7 @@ func listen(host string, port int, flag string) (net.Listener, error) {
 // listenTCP binds a plain TCP socket. Go would make it a Multipath TCP
 // socket where the kernel has MPTCP, and a socket filter cannot be attached
 // to those: stopping would then reset the connections that arrive as it
-// closes (see drainListener).
+// closes (see DrainListener).
 func listenTCP(addr string) (net.Listener, error) {
 	var lc net.ListenConfig
 	lc.SetMultipathTCP(false)

@@ -19,7 +19,7 @@ type Server struct {
 	grace time.Duration
 	done  chan error
 	// dl is ln when it is TCP; drain says whether Stop drains it.
-	dl    *drainListener
+	dl    *DrainListener
 	drain bool
 }
 
@@ -28,9 +28,9 @@ func NewServer(ln net.Listener, handler http.Handler, grace time.Duration, log *
 	if log == nil {
 		log = zap.NewNop()
 	}
-	var dl *drainListener
+	var dl *DrainListener
 	if tcp, ok := ln.(*net.TCPListener); ok {
-		dl = newDrainListener(tcp, log)
+		dl = NewDrainListener(tcp, log)
 		ln = dl
 	}
 	return &Server{
@@ -87,7 +87,7 @@ func (s *Server) SetDrainOnStop(drain bool) { s.drain = drain }
 // Stop stops accepting connections and waits for in-flight requests, up to
 // the grace period or ctx, whichever ends first. Connections the kernel had
 // already accepted are answered first, each with Connection: close (see
-// drainListener), so that closing the socket resets none.
+// DrainListener), so that closing the socket resets none.
 func (s *Server) Stop(ctx context.Context) error {
 	if s.grace > 0 {
 		var cancel context.CancelFunc

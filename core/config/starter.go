@@ -73,6 +73,7 @@ serve:
   workers: 1             # worker processes, each with its own model copy
   provider: ""           # @PROVIDER_NAMES@; empty = automatic
   shutdown_grace: 30s    # how long in-flight requests may finish on stop
+  drain_delay: 0s        # after SIGTERM, keep accepting (not ready) this long while load balancers catch up
   access_log: all        # all, errors (status >= 400), sampled:0.01 (errors + 1% of the rest) or off
 
 runtime:
