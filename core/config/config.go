@@ -105,7 +105,7 @@ type Runtime struct {
 	// kernel tagged with its execution provider) when it is destroyed, at
 	// shutdown. For diagnosis only: it records every run.
 	Profile string `yaml:"profile"`
-	// WarmUp runs one inference on zero-filled inputs after loading, before
+	// WarmUp runs one inference on inputs of ones after loading, before
 	// the model reports ready, so the first request does not pay for lazy
 	// initialisation.
 	WarmUp bool `yaml:"warmup"`
