@@ -37,6 +37,10 @@ build: lib assets
 lib:
 	bash build/fetch-onnxruntime.sh
 
+## lib-old: fetch ONNX Runtime 1.24.1's linux x64 library (npm onnxruntime-node@1.24.1) into build/ort-old, for the tests that serve with an older runtime.library
+lib-old:
+	bash build/fetch-onnxruntime-old.sh
+
 ## lib-cuda: fetch ONNX Runtime 1.29.0's CUDA/TensorRT provider libraries (npm, CUDA 13) beside a copy of the core in build/lib/linux-amd64-cuda
 lib-cuda: lib
 	bash build/fetch-gpu-providers.sh
@@ -68,7 +72,7 @@ $(GRPCURL):
 proto:
 	bash build/proto.sh
 
-deps: lib lib-cuda models vulkan assets tools
+deps: lib lib-old lib-cuda models vulkan assets tools
 
 ## run: serve the demo model on port 8080
 run: build

@@ -27,7 +27,7 @@ func AsPreparer(ctor any) any {
 
 // LoadOptions configure loading.
 type LoadOptions struct {
-	// WarmUp runs one inference on zero-filled inputs before the model
+	// WarmUp runs one inference on inputs of ones before the model
 	// reports ready (runtime.warmup), and finds out where ONNX Runtime
 	// placed the nodes.
 	WarmUp bool

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -20,7 +21,7 @@ func Listen(host string, port int) (net.Listener, error) {
 // listen is Listen; flag names the option that chooses the port.
 func listen(host string, port int, flag string) (net.Listener, error) {
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listenTCP(addr)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
 			return nil, fmt.Errorf("%w: %s is taken by another process; stop it or choose another port with %s", ErrPortInUse, addr, flag)
@@ -28,6 +29,16 @@ func listen(host string, port int, flag string) (net.Listener, error) {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	return ln, nil
+}
+
+// listenTCP binds a plain TCP socket. Go would make it a Multipath TCP
+// socket where the kernel has MPTCP, and a socket filter cannot be attached
+// to those: stopping would then reset the connections that arrive as it
+// closes (see DrainListener).
+func listenTCP(addr string) (net.Listener, error) {
+	var lc net.ListenConfig
+	lc.SetMultipathTCP(false)
+	return lc.Listen(context.Background(), "tcp", addr)
 }
 
 // ListenerHTTP names the HTTP listener. Each server asks for its socket by

@@ -18,6 +18,9 @@ type Server struct {
 	log   *zap.Logger
 	grace time.Duration
 	done  chan error
+	// dl is ln when it is TCP; drain says whether Stop drains it.
+	dl    *DrainListener
+	drain bool
 }
 
 // NewServer wraps handler; Start begins serving on ln.
@@ -25,7 +28,14 @@ func NewServer(ln net.Listener, handler http.Handler, grace time.Duration, log *
 	if log == nil {
 		log = zap.NewNop()
 	}
+	var dl *DrainListener
+	if tcp, ok := ln.(*net.TCPListener); ok {
+		dl = NewDrainListener(tcp, log)
+		ln = dl
+	}
 	return &Server{
+		dl:    dl,
+		drain: true,
 		ln:    ln,
 		log:   log,
 		grace: grace,
@@ -57,6 +67,10 @@ func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 func (s *Server) Start() {
 	go func() {
 		err := s.srv.Serve(s.ln)
+		if s.dl != nil {
+			// Nothing accepts any more: a Drain must not wait for it.
+			_ = s.dl.Close()
+		}
 		if errors.Is(err, http.ErrServerClosed) {
 			err = nil
 		}
@@ -64,13 +78,27 @@ func (s *Server) Start() {
 	}()
 }
 
+// SetDrainOnStop says whether Stop drains the listening socket (the
+// default) before closing it. A worker that stops alone, while the others
+// keep accepting on the socket they share, does not: the others take what
+// is queued. Call it before Stop.
+func (s *Server) SetDrainOnStop(drain bool) { s.drain = drain }
+
 // Stop stops accepting connections and waits for in-flight requests, up to
-// the grace period or ctx, whichever ends first.
+// the grace period or ctx, whichever ends first. Connections the kernel had
+// already accepted are answered first, each with Connection: close (see
+// DrainListener), so that closing the socket resets none.
 func (s *Server) Stop(ctx context.Context) error {
 	if s.grace > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.grace)
 		defer cancel()
+	}
+	s.srv.SetKeepAlivesEnabled(false)
+	if s.drain && s.dl != nil {
+		if err := s.dl.Drain(ctx); err != nil {
+			s.log.Warn("grace period ended while draining the listener's queue", zap.Error(err))
+		}
 	}
 	err := s.srv.Shutdown(ctx)
 	if err != nil {

@@ -68,6 +68,15 @@ func TestChart(t *testing.T) {
 				if len(r.svc.Spec.Ports) != 1 || r.svc.Spec.Ports[0].Port != 8080 {
 					t.Errorf("service ports %+v", r.svc.Spec.Ports)
 				}
+				// SIGTERM: not ready, accepting for the drain delay, then
+				// the grace period; the kubelet's SIGKILL comes after both.
+				cfg := checkConfig(t, find[*corev1.ConfigMap](t, r.objs, "ConfigMap").Data["svc.yml"])
+				stopping := cfg.Serve.DrainDelay.Std() + cfg.Serve.ShutdownGrace.Std()
+				if cfg.Serve.DrainDelay.Std() != 5*time.Second ||
+					time.Duration(*r.deploy.Spec.Template.Spec.TerminationGracePeriodSeconds)*time.Second <= stopping {
+					t.Errorf("drain delay %v, grace %v, terminationGracePeriodSeconds %d", cfg.Serve.DrainDelay,
+						cfg.Serve.ShutdownGrace, *r.deploy.Spec.Template.Spec.TerminationGracePeriodSeconds)
+				}
 			},
 		},
 		{
@@ -85,7 +94,7 @@ func TestChart(t *testing.T) {
 					t.Errorf("prometheus annotations although turned off")
 				}
 				cfg := checkConfig(t, find[*corev1.ConfigMap](t, r.objs, "ConfigMap").Data["svc.yml"])
-				if cfg.Serve.ShutdownGrace.Std() != 20*time.Second || cfg.Runtime.Timeout.Std() != 30*time.Second ||
+				if cfg.Serve.ShutdownGrace.Std() != 20*time.Second || cfg.Serve.DrainDelay.Std() != 8*time.Second || cfg.Runtime.Timeout.Std() != 30*time.Second ||
 					int64(cfg.Runtime.MemoryLimit) != 1<<30 || !cfg.Batching.Enabled || cfg.Batching.MaxBatchSize != 32 ||
 					int64(cfg.Limits.MaxBodyBytes) != 16<<20 || !slices.Equal(cfg.Access.CORS.AllowedOrigins, []string{"https://app.example.com"}) {
 					t.Errorf("svc.yml read back as %+v", cfg)

@@ -132,6 +132,20 @@ func zipMap() *onnxpb.Model {
 	return b.model()
 }
 
+// intMod divides integers: an integer division by zero is undefined in
+// ONNX, and some ONNX Runtime builds raise SIGFPE on it, so zeros are no
+// warm-up input here.
+func intMod() *onnxpb.Model {
+	b := newGraph("int_mod")
+	b.input("a", tensorOf(onnxpb.ElemInt64, "batch"), "dividend")
+	b.input("b", tensorOf(onnxpb.ElemInt64, "batch"), "divisor, not 0")
+	b.node("Div", in("a", "b"), out("quotient"))
+	b.node("Mod", in("a", "b"), out("remainder"))
+	b.output("quotient", tensorOf(onnxpb.ElemInt64, "batch"), "a / b, truncated")
+	b.output("remainder", tensorOf(onnxpb.ElemInt64, "batch"), "a mod b, the sign of b")
+	return b.model()
+}
+
 func failing() *onnxpb.Model {
 	b := newGraph("failing")
 	b.input("x", tensorOf(onnxpb.ElemFloat, "n"), "must have exactly 6 elements")
@@ -244,6 +258,7 @@ func testModels() ([]file, error) {
 		{"zero_dims.onnx", zeroDims()},
 		{"vectors.onnx", vectors()},
 		{"misnamed_dims.onnx", misnamedDims()},
+		{"int_mod.onnx", intMod()},
 	}
 	for _, x := range models {
 		if err := add(x.path, x.m); err != nil {

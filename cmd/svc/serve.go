@@ -236,6 +236,9 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 	server, model, loader := sv.server, sv.model, sv.loader
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	if worker != nil {
+		signal.Notify(sig, supervisor.ShutdownSignal)
+	}
 	defer signal.Stop(sig)
 
 	stop := func() error {
@@ -286,18 +289,46 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 		log.Warn("report start-up", zap.Error(err))
 	}
 
+	var got os.Signal
 	select {
-	case s := <-sig:
-		log.Info("shutting down", zap.String("signal", s.String()))
+	case got = <-sig:
+		log.Info("shutting down", zap.String("signal", got.String()))
 	case <-ctx.Done():
 	}
 	// Readiness turns false before the servers stop taking requests.
 	model.Drain()
+	// A worker stopped alone leaves the shared socket's queue to the
+	// others; otherwise this process answers what the kernel accepted.
+	whole := worker == nil || got == supervisor.ShutdownSignal
+	if whole {
+		waitDrainDelay(cfg.Serve.DrainDelay.Std(), sig, log)
+	}
+	sv.server.SetDrainOnStop(whole)
+	if sv.grpc != nil {
+		sv.grpc.SetDrainOnStop(whole)
+	}
 	if err := stop(); err != nil {
 		return err
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// waitDrainDelay keeps serving, not ready, for serve.drain_delay, while
+// load balancers and Kubernetes' endpoints stop sending connections; a
+// second signal ends it early.
+func waitDrainDelay(d time.Duration, sig <-chan os.Signal, log *zap.Logger) {
+	if d <= 0 {
+		return
+	}
+	log.Info("not ready; accepting for the drain delay", zap.Duration("drain_delay", d))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case s := <-sig:
+		log.Info("drain delay cut short", zap.String("signal", s.String()))
+	}
 }
 
 // served holds the parts of the application that runServer drives.
@@ -449,14 +480,15 @@ func superviseWorkers(ctx context.Context, cfg config.Config, log *zap.Logger, f
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	sup := supervisor.New(supervisor.Options{
-		Workers:   cfg.Serve.Workers,
-		Listeners: named,
-		Exe:       exe,
-		Args:      os.Args[1:],
-		Stdout:    io.Discard,
-		Stderr:    stderr,
-		Grace:     cfg.Serve.ShutdownGrace.Std(),
-		Log:       log,
+		Workers:    cfg.Serve.Workers,
+		Listeners:  named,
+		Exe:        exe,
+		Args:       os.Args[1:],
+		Stdout:     io.Discard,
+		Stderr:     stderr,
+		Grace:      cfg.Serve.ShutdownGrace.Std(),
+		DrainDelay: cfg.Serve.DrainDelay.Std(),
+		Log:        log,
 	})
 	err = sup.Run(ctx, func(info json.RawMessage) {
 		var b transport.Banner

@@ -70,6 +70,10 @@ type Serve struct {
 	Provider string `yaml:"provider"`
 	// ShutdownGrace bounds how long in-flight requests may finish on stop.
 	ShutdownGrace Duration `yaml:"shutdown_grace"`
+	// DrainDelay is how long the server keeps accepting after SIGTERM, not
+	// ready, while load balancers remove it from their endpoints (0 =
+	// stop accepting at once).
+	DrainDelay Duration `yaml:"drain_delay"`
 	// AccessLog says which requests get an access-log line: all, errors,
 	// sampled[:RATE] or off (see ParseAccessLog).
 	AccessLog string `yaml:"access_log"`
@@ -101,7 +105,7 @@ type Runtime struct {
 	// kernel tagged with its execution provider) when it is destroyed, at
 	// shutdown. For diagnosis only: it records every run.
 	Profile string `yaml:"profile"`
-	// WarmUp runs one inference on zero-filled inputs after loading, before
+	// WarmUp runs one inference on inputs of ones after loading, before
 	// the model reports ready, so the first request does not pay for lazy
 	// initialisation.
 	WarmUp bool `yaml:"warmup"`
@@ -346,6 +350,8 @@ func (c *Config) check() (string, string) {
 		return "batching.max_queue_delay", "cannot be negative"
 	case c.Serve.ShutdownGrace < 0:
 		return "serve.shutdown_grace", "cannot be negative"
+	case c.Serve.DrainDelay < 0:
+		return "serve.drain_delay", "cannot be negative"
 	}
 	switch c.Runtime.GraphOptimization {
 	case "disabled", "basic", "extended", "all":

@@ -40,6 +40,7 @@ serve:
   workers: 3
   provider: cuda
   shutdown_grace: 5s
+  drain_delay: 2s
   access_log: sampled:5%
 runtime:
   library: /opt/ort/libonnxruntime.so
@@ -76,7 +77,7 @@ providers:
 		Name: "vision",
 		Models: map[string]Model{"iris": {Path: "models/iris", Version: "2.1", Description: "Iris classifier",
 			Metadata: map[string]string{"team": "ml"}, Labels: map[string][]string{"probabilities": {"a", "b", "c"}}}},
-		Serve:     Serve{Host: "127.0.0.1", Port: 9000, Workers: 3, Provider: "cuda", ShutdownGrace: Duration(5 * time.Second), AccessLog: "sampled:5%"},
+		Serve:     Serve{Host: "127.0.0.1", Port: 9000, Workers: 3, Provider: "cuda", ShutdownGrace: Duration(5 * time.Second), DrainDelay: Duration(2 * time.Second), AccessLog: "sampled:5%"},
 		Runtime:   Runtime{Library: "/opt/ort/libonnxruntime.so", Timeout: Duration(1500 * time.Millisecond), MemoryLimit: 2 << 30, IntraOpThreads: 4, InterOpThreads: 2, Spinning: true, GraphOptimization: "basic", OptimizedModelPath: "/tmp/opt.onnx"},
 		Limits:    Limits{MaxBodyBytes: 32 << 20, MaxElements: 1000000, MaxStringLength: 64 << 10, ReadTimeout: Duration(15 * time.Second)},
 		Batching:  Batching{Enabled: false, MaxBatchSize: 8, MaxQueueDelay: Duration(2 * time.Millisecond)},
@@ -152,6 +153,7 @@ func TestLoadErrors(t *testing.T) {
 		{"negative release", "runtime:\n  release_memory_after: -1s\n", []string{"line 2: invalid duration", `"-1s"`}},
 		{"batch size", "batching:\n  max_batch_size: 0\n", []string{"line 2: batching.max_batch_size must be at least 1"}},
 		{"zero body", "limits:\n  max_body_size: 0\n", []string{"line 2: limits.max_body_size must be positive"}},
+		{"bad drain delay", "serve:\n  drain_delay: -1s\n", []string{"line 2: invalid duration"}},
 		{"negative elements", "limits:\n  max_elements: -1\n", []string{"line 2: limits.max_elements cannot be negative"}},
 		{"zero string length", "limits:\n  max_string_length: 0\n", []string{"line 2: limits.max_string_length must be positive"}},
 		{"model without path", "models:\n  iris:\n    version: \"1\"\n", []string{"line 2: models.iris.path is required"}},

@@ -73,6 +73,7 @@ serve:
   workers: 1             # worker processes, each with its own model copy
   provider: ""           # @PROVIDER_NAMES@; empty = automatic
   shutdown_grace: 30s    # how long in-flight requests may finish on stop
+  drain_delay: 0s        # after SIGTERM, keep accepting (not ready) this long while load balancers catch up
   access_log: all        # all, errors (status >= 400), sampled:0.01 (errors + 1% of the rest) or off
 
 runtime:
@@ -85,7 +86,7 @@ runtime:
   graph_optimization: all   # disabled, basic, extended or all
   optimized_model_path: ""  # write the optimized graph here (a cache for inspection)
   profile: ""            # ONNX Runtime profiling: each session writes <profile>_<date>_<time>.json at shutdown
-  warmup: true           # one zero-filled inference before the model reports ready
+  warmup: true           # one inference on ones before the model reports ready
   release_memory_after: 2s  # give memory back to the OS after this long without requests; 0 = never
   go_procs: 0            # Go processors; 0 = tuned: one per core, one more while runs are long (GOMAXPROCS wins)
 

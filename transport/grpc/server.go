@@ -45,6 +45,8 @@ type ServerOptions struct {
 type Server struct {
 	srv      *grpc.Server
 	ln       net.Listener
+	dl       *transport.DrainListener // ln when TCP
+	drain    bool
 	log      *zap.Logger
 	grace    time.Duration
 	done     chan error
@@ -107,7 +109,11 @@ func NewServer(ln net.Listener, svc *Service, o ServerOptions) *Server {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	s := &Server{ln: ln, log: log, grace: o.Grace, done: make(chan error, 1), stopping: make(chan struct{})}
+	s := &Server{ln: ln, log: log, grace: o.Grace, done: make(chan error, 1), stopping: make(chan struct{}), drain: true}
+	if tcp, ok := ln.(*net.TCPListener); ok {
+		s.dl = transport.NewDrainListener(tcp, log)
+		s.ln = s.dl
+	}
 	calls := newCallLog(log, o.AccessLog)
 	opts := []grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(calls.unary, func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
@@ -143,12 +149,20 @@ func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 func (s *Server) Start() {
 	go func() {
 		err := s.srv.Serve(s.ln)
+		if s.dl != nil {
+			_ = s.dl.Close() // nothing accepts any more
+		}
 		if errors.Is(err, grpc.ErrServerStopped) {
 			err = nil
 		}
 		s.done <- err
 	}()
 }
+
+// SetDrainOnStop says whether Stop first takes the connections queued on
+// the listening socket (the default; see transport.DrainListener). Call it
+// before Stop.
+func (s *Server) SetDrainOnStop(drain bool) { s.drain = drain }
 
 // Stop stops accepting calls and waits for those in flight, up to the grace
 // period or ctx, whichever ends first; then it cancels what is left. It
@@ -165,6 +179,11 @@ func (s *Server) stop(outer context.Context) error {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.grace)
 		defer cancel()
+	}
+	if s.drain && s.dl != nil {
+		if err := s.dl.Drain(ctx); err != nil {
+			s.log.Warn("grace period ended while draining the gRPC listener's queue", zap.Error(err))
+		}
 	}
 	graceful := make(chan struct{})
 	go func() {

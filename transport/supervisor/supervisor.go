@@ -24,6 +24,12 @@ import (
 // Supported reports whether worker processes can share a socket here.
 const Supported = true
 
+// ShutdownSignal is what the supervisor sends its workers when the whole
+// server stops: each worker turns not ready, keeps accepting for the drain
+// delay, then drains the shared socket's queue before it exits. SIGTERM
+// (someone else's) stops one worker alone: the others take the queue.
+var ShutdownSignal os.Signal = syscall.SIGUSR2
+
 // Options configure a supervisor.
 type Options struct {
 	// Workers is the number of worker processes.
@@ -40,6 +46,9 @@ type Options struct {
 	Stdout, Stderr io.Writer
 	// Grace bounds how long workers may drain on shutdown.
 	Grace time.Duration
+	// DrainDelay is how long workers keep accepting, not ready, before
+	// they drain (serve.drain_delay).
+	DrainDelay time.Duration
 	// StartTimeout bounds a worker's start-up.
 	StartTimeout time.Duration
 	Log          *zap.Logger
@@ -284,8 +293,8 @@ func (s *Supervisor) isStopped() bool {
 	return s.stopped
 }
 
-// stopAll asks every worker to drain (SIGTERM) and waits for them, killing
-// those still running after the grace period.
+// stopAll asks every worker to drain (ShutdownSignal) and waits for them,
+// killing those still running after the drain delay and the grace period.
 func (s *Supervisor) stopAll() {
 	s.mu.Lock()
 	s.stopped = true
@@ -295,9 +304,9 @@ func (s *Supervisor) stopAll() {
 	}
 	s.mu.Unlock()
 	for _, p := range procs {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		_ = p.cmd.Process.Signal(ShutdownSignal)
 	}
-	deadline := time.After(s.o.Grace + 5*time.Second)
+	deadline := time.After(s.o.DrainDelay + s.o.Grace + 5*time.Second)
 	for _, p := range procs {
 		select {
 		case <-p.exited:

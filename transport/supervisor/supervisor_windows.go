@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"time"
 
 	"go.uber.org/zap"
@@ -15,6 +16,9 @@ import (
 // listener instead.
 const Supported = false
 
+// ShutdownSignal mirrors the Unix supervisor's; no worker receives it here.
+var ShutdownSignal os.Signal = os.Interrupt
+
 // Options mirror the Unix supervisor's.
 type Options struct {
 	Workers        int
@@ -23,6 +27,7 @@ type Options struct {
 	Args, Env      []string
 	Stdout, Stderr io.Writer
 	Grace          time.Duration
+	DrainDelay     time.Duration
 	StartTimeout   time.Duration
 	Log            *zap.Logger
 }
