@@ -43,9 +43,9 @@ func nodeModules(t testing.TB) string {
 
 // reference runs testdata/reference.js over the fixtures and returns what
 // the Hugging Face library makes of the corpus, by fixture file.
-func reference(t *testing.T) map[string][]refCase {
+func reference(t *testing.T, dir string) map[string][]refCase {
 	out := filepath.Join(t.TempDir(), "reference.json")
-	cmd := exec.Command("node", "testdata/reference.js", "encode", "testdata/fixtures", out)
+	cmd := exec.Command("node", "testdata/reference.js", "encode", dir, out)
 	cmd.Env = append(os.Environ(), "NODE_PATH="+nodeModules(t))
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("reference.js: %v\n%s", err, msg)
@@ -68,29 +68,39 @@ func TestReference(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the reference library under Node (make tokref); not in -short")
 	}
-	ref := reference(t)
-	files := make([]string, 0, len(ref))
-	for f := range ref {
-		files = append(files, f)
-	}
-	sort.Strings(files)
+	// The trained fixtures, and the real tokenizer.json files make tokref
+	// fetches (Llama 2's).
+	dirs := []string{"testdata/fixtures", filepath.Join(filepath.Dir(nodeModules(t)), "real")}
 	total, bad := 0, 0
-	for _, f := range files {
-		t.Run(f, func(t *testing.T) {
-			tok, err := Load(filepath.Join("testdata/fixtures", f))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, c := range ref[f] {
-				total++
-				if msg := compareCase(tok, c); msg != "" {
-					bad++
-					t.Errorf("case %d (%s, special tokens %v, texts %q): %s", i, c.Kind, c.Add, c.Texts, msg)
-				}
-			}
-		})
+	for _, dir := range dirs {
+		ref := reference(t, dir)
+		files := make([]string, 0, len(ref))
+		for f := range ref {
+			files = append(files, f)
+		}
+		sort.Strings(files)
+		for _, f := range files {
+			total, bad = compareFile(t, filepath.Join(dir, f), ref[f], total, bad)
+		}
 	}
 	t.Logf("%d of %d cases equal to the reference", total-bad, total)
+}
+
+func compareFile(t *testing.T, file string, cases []refCase, total, bad int) (int, int) {
+	t.Run(filepath.Base(file), func(t *testing.T) {
+		tok, err := Load(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range cases {
+			total++
+			if msg := compareCase(tok, c); msg != "" {
+				bad++
+				t.Errorf("case %d (%s, special tokens %v, texts %q): %s", i, c.Kind, c.Add, c.Texts, msg)
+			}
+		}
+	})
+	return total, bad
 }
 
 func compareCase(tok *Tokenizer, c refCase) string {
