@@ -8,7 +8,10 @@
 //                                        DIR/*.json and writes the results to OUT
 //   node reference.js bench FILE         times the corpus on one tokenizer
 //
-// NODE_PATH must name build/tokref/node_modules.
+// NODE_PATH must name build/tokref/node_modules. The fixtures are committed
+// (testdata/fixtures, under 20 KB each): training is not byte-for-byte
+// reproducible from run to run, so regenerate them only deliberately; the
+// test encodes with the reference every time.
 'use strict';
 const fs = require('fs');
 const os = require('os');
