@@ -23,7 +23,7 @@ PORT ?= 8080
 
 export ONNXRUNTIME_TEST_LIB := $(CURDIR)/$(LIBDIR)
 
-.PHONY: all build lib lib-cuda vulkan models assets tools deps run test test-short tidy vet lint unit fuzz soak genmodels bench clean proto browser tooling gpu-kit gpu-check
+.PHONY: all build lib lib-cuda vulkan models assets tools deps run test test-short tidy vet lint unit fuzz soak genmodels bench clean proto browser tooling gpu-kit gpu-check tokref tokenizer-bench
 
 all: build
 
@@ -53,6 +53,10 @@ vulkan:
 models:
 	bash build/fetch-models.sh
 
+## tokref: fetch the reference of transport/text/tokenizer, the Hugging Face tokenizers library's Node binding (npm @anush008/tokenizers 0.6.0 and its linux-x64-gnu build), into build/tokref
+tokref:
+	bash build/fetch-tokref.sh
+
 ## assets: fetch the Swagger UI and ReDoc assets embedded in the binary
 assets:
 	bash build/docs-assets.sh
@@ -72,7 +76,7 @@ $(GRPCURL):
 proto:
 	bash build/proto.sh
 
-deps: lib lib-old lib-cuda models vulkan assets tools
+deps: lib lib-old lib-cuda models vulkan assets tools tokref
 
 ## run: serve the demo model on port 8080
 run: build
@@ -89,7 +93,7 @@ vet:
 lint: $(STATICCHECK)
 	$(STATICCHECK) ./...
 
-unit:
+unit: tokref
 	$(GO) test -race -count=1 -timeout 30m ./...
 	$(GO) test -count=1 -run 'Allocations' ./transport/rest/ ./core/tensor/tensorjson/
 	$(GO) test -run '^$$' -fuzz FuzzServer -fuzztime 20s ./cmd/svc/fuzzhttp/
@@ -133,8 +137,13 @@ bench: build models
 	bash build/bench-deps.sh
 	bash build/bench.sh
 
+## tokenizer-bench: tokenisation throughput of transport/text/tokenizer (Go, one core) beside the reference library's (Node) on the same corpus
+tokenizer-bench: tokref
+	$(GO) test -run '^$$' -bench Tokenize -benchtime 2s -cpu 1 ./transport/text/tokenizer/
+	cd transport/text/tokenizer && for f in testdata/fixtures/*.json; do NODE_PATH=$(CURDIR)/build/tokref/node_modules node testdata/reference.js bench $$f; done
+
 clean:
-	rm -rf build/bin build/lib build/models build/vulkan build/cache build/tools build/node build/artifacts build/gpu-kit build/gpu-check openapi/assets/dist
+	rm -rf build/bin build/lib build/models build/vulkan build/cache build/tools build/node build/artifacts build/gpu-kit build/gpu-check build/tokref build/ort-old openapi/assets/dist
 
 # ---------------------------------------------------------------------------
 # The GPU proof (issue 33): a kit for the GPU machine, reached in device calls

@@ -22,9 +22,11 @@
 //     codec of the Open Inference Protocol, transport/grpc, imports the
 //     protocol's model in transport/oip.
 //   - the codecs of what users hold (Config.Codecs: transport/codec,
-//     transport/image, transport/meaning) sit beside the protocols, over
-//     core: every protocol may import them, and they import no protocol.
-//     transport/image and transport/meaning are pure Go, like core.
+//     transport/image, transport/meaning, transport/text) sit beside the
+//     protocols, over core: every protocol may import them, and they import
+//     no protocol.
+//     transport/image, transport/meaning and transport/text are pure Go,
+//     like core.
 //   - the benchmark tooling left in the module (cmd/internal/bench: svc
 //     bench, and BenchmarkRaw, the in-process baseline of make bench) is
 //     imported only from cmd/. The rest of the tooling is in modules of its
@@ -123,13 +125,13 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Plumbing: []string{"supervisor", "metrics", "access"},
-		Codecs:   []string{"codec", "image", "meaning"},
+		Codecs:   []string{"codec", "image", "meaning", "text"},
 		// The gRPC codec decodes into the protocol's model.
 		ProtocolImports: []Import{{From: "transport/grpc", To: "transport/oip"}},
 		TestHelpers:     []string{"providers/internal/providertest", "core/registry/hubtest"},
 		BenchTooling:    []string{"cmd/internal/bench"},
 		Runtime:         "github.com/yalue/onnxruntime_go",
-		Pure:            []string{"core", "core/sched/...", "core/internal/...", "core/tensor/...", "transport/meaning/...", "transport/image/..."},
+		Pure:            []string{"core", "core/sched/...", "core/internal/...", "core/tensor/...", "transport/meaning/...", "transport/image/...", "transport/text/..."},
 	}
 }
 
@@ -224,7 +226,7 @@ var Rules = []Rule{
 	},
 	{
 		Name: "runtime-boundary",
-		Doc:  "the lifecycle (core), the scheduler (core/sched), their building blocks and the pure codecs (transport/image, transport/meaning) must not depend on the ONNX Runtime binding, directly or through another package; only core/session and the packages beside it may",
+		Doc:  "the lifecycle (core), the scheduler (core/sched), their building blocks and the pure codecs (transport/image, transport/meaning, transport/text) must not depend on the ONNX Runtime binding, directly or through another package; only core/session and the packages beside it may",
 		breaks: func(c Config, e Edge) bool {
 			return c.pure(e.From) && c.bound[e.To]
 		},
