@@ -148,15 +148,7 @@ func checkSwagger(ctx context.Context, base *url.URL, dir string) error {
 	if strings.TrimSpace(body) == "" {
 		return errors.New("the request body editor is empty: the document has no usable example")
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(predictOp+" .execute"))); err != nil {
-		return fmt.Errorf("clicking 'Execute': %w", err)
-	}
-	statusExpr := fmt.Sprintf(`(document.querySelector(%q) || {textContent: ""}).textContent.trim()`,
-		predictOp+" .live-responses-table .response .response-col_status")
-	if err := waitFor(ctx, statusExpr+` !== ""`); err != nil {
-		return fmt.Errorf("no live response after 'Execute': %w", err)
-	}
-	status, err := chromedp.Run(ctx, chromedp.Evaluate[string](statusExpr))
+	status, err := execute(ctx)
 	if err != nil {
 		return err
 	}
@@ -169,6 +161,20 @@ func checkSwagger(ctx context.Context, base *url.URL, dir string) error {
 		return fmt.Errorf("'Execute' answered %q, want 200: %.300s", status, resp)
 	}
 	return nil
+}
+
+// execute clicks POST /predict's "Execute" and returns the status of the
+// live response once it shows.
+func execute(ctx context.Context) (string, error) {
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(predictOp+" .execute"))); err != nil {
+		return "", fmt.Errorf("clicking 'Execute': %w", err)
+	}
+	statusExpr := fmt.Sprintf(`(document.querySelector(%q) || {textContent: ""}).textContent.trim()`,
+		predictOp+" .live-responses-table .response .response-col_status")
+	if err := waitFor(ctx, statusExpr+` !== ""`); err != nil {
+		return "", fmt.Errorf("no live response after 'Execute': %w", err)
+	}
+	return chromedp.Run(ctx, chromedp.Evaluate[string](statusExpr))
 }
 
 func checkRedoc(ctx context.Context, base *url.URL, dir string, inputNames []string) error {

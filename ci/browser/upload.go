@@ -101,15 +101,7 @@ func uploadAndExecute(ctx context.Context, input, picturePath, want string) erro
 	if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.CSS(field), []string{picturePath})); err != nil {
 		return fmt.Errorf("choosing the file: %w", err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(predictOp+" .execute"))); err != nil {
-		return fmt.Errorf("clicking 'Execute': %w", err)
-	}
-	statusExpr := fmt.Sprintf(`(document.querySelector(%q) || {textContent: ""}).textContent.trim()`,
-		predictOp+" .live-responses-table .response .response-col_status")
-	if err := waitFor(ctx, statusExpr+` !== ""`); err != nil {
-		return fmt.Errorf("no live response after 'Execute': %w", err)
-	}
-	status, err := chromedp.Run(ctx, chromedp.Evaluate[string](statusExpr))
+	status, err := execute(ctx)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"fmt"
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/tensor"
@@ -28,22 +27,7 @@ func AppendResult(dst []byte, outputs []core.OutputSpec, res core.Result) ([]byt
 }
 
 func appendResult(dst []byte, keys [][]byte, res core.Result) ([]byte, error) {
-	if res.Len() != len(keys) {
-		return dst, fmt.Errorf("the run gave %d outputs, the model has %d", res.Len(), len(keys))
-	}
-	dst = append(dst, '{')
-	for i, key := range keys {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, key...)
-		v, err := res.Value(i)
-		if err != nil {
-			return dst, fmt.Errorf("encode output %s %w", key, err)
-		}
-		dst = appendValue(dst, v)
-	}
-	return append(dst, '}'), nil
+	return appendOutputs(dst, keys, res, nil, false)
 }
 
 func appendValue(dst []byte, v core.Value) []byte {

@@ -250,11 +250,11 @@ func closeObject(object []byte) []byte {
 	return append(object, '}')
 }
 
-// appendOutputs writes the outputs as appendResult does, each decoded
-// output as its meaning unless raw.
+// appendOutputs writes the outputs as a JSON object keyed by output name
+// (keys), each decoded output of set as its meaning unless raw.
 func appendOutputs(dst []byte, keys [][]byte, res core.Result, set *codec.Set, raw bool) ([]byte, error) {
-	if raw || len(set.Outputs()) == 0 {
-		return appendResult(dst, keys, res)
+	if raw {
+		set = nil
 	}
 	if res.Len() != len(keys) {
 		return dst, fmt.Errorf("the run gave %d outputs, the model has %d", res.Len(), len(keys))
