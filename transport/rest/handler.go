@@ -257,19 +257,17 @@ func (h *Handler) jsonInputs(r *http.Request, v *view, body []byte) ([]*tensor.T
 	if over {
 		return nil, nil, &tooLarge{fmt.Sprintf("Too many elements: input '%s' takes the request past the limit of %d values", transport.Quote(input), h.opts.MaxElements)}
 	}
+	x := v.media.Text()
+	isText, err := textBody(body, x)
+	if err != nil {
+		return nil, nil, err
+	}
 	if h.opts.Validator != nil {
 		if err := h.opts.Validator.ValidateBody(r.Context(), body); err != nil {
 			return nil, nil, &tensorjson.Error{Message: err.Error()}
 		}
 	}
-	if x := v.media.Text(); x != nil {
-		if ok, err := textBody(body); err != nil || !ok {
-			if err != nil {
-				return nil, nil, err
-			}
-			inputs, err := h.decodeInputs(v, body, commas)
-			return inputs, nil, err
-		}
+	if isText {
 		b, err := textInputs(body, x, h.opts.MaxStringBytes, min(commas+1, h.opts.MaxElements))
 		if err != nil {
 			return nil, nil, err

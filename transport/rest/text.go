@@ -17,9 +17,13 @@ var textSpecs = []tensor.Spec{
 }
 
 // textBody reports whether a JSON body sends text (a "text" or
-// "text_pair" key) rather than the model's inputs; a text input that is
-// neither a string nor a list is refused here, named.
-func textBody(body []byte) (bool, error) {
+// "text_pair" key) rather than the model's inputs, for a model with text
+// inputs (x non-nil); a text input that is neither a string nor a list is
+// refused here, named.
+func textBody(body []byte, x *codec.Text) (bool, error) {
+	if x == nil {
+		return false, nil
+	}
 	var keys map[string]json.RawMessage
 	if json.Unmarshal(body, &keys) != nil {
 		return false, nil
