@@ -338,6 +338,11 @@ func TestTextStartFailures(t *testing.T) {
 			writeFile(t, filepath.Join(dir, "tokenizer.json"), string(data))
 			return []string{dir}
 		}, "gives ids up to 444, but the model's word embeddings have 444 rows"},
+		{"a Dense module", func(t *testing.T) []string {
+			dir := textFolder(t, `"pooling_mode_mean_tokens": true`)
+			writeFile(t, filepath.Join(dir, "modules.json"), `[{"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}, {"path": "2_Dense", "type": "sentence_transformers.models.Dense"}]`)
+			return []string{dir}
+		}, "module '2_Dense' (sentence_transformers.models.Dense) is not one svc applies"},
 		{"max_length past the positions", func(t *testing.T) []string {
 			return []string{"emb", "--config", textConfig(t, "{max_length: 200}")}
 		}, "text.max_length: 200 tokens, but the model has 128 positions"},
@@ -350,5 +355,24 @@ func TestTextStartFailures(t *testing.T) {
 				t.Fatalf("exit %d, stderr does not say %q:\n%s", code, tt.want, stderr)
 			}
 		})
+	}
+}
+
+// TestTextUnsupportedTokenizer: a folder whose tokenizer.json svc cannot
+// reproduce is served as before, by its id inputs; named in svc.yml, the
+// same tokenizer fails at start.
+func TestTextUnsupportedTokenizer(t *testing.T) {
+	dir := textFolder(t, "")
+	writeFile(t, filepath.Join(dir, "tokenizer.json"), `{"model": {"type": "WordLevel", "vocab": {}}}`)
+	s := startServer(t, dir)
+	r := s.predict(`{"input_ids": [[440, 441]], "attention_mask": [[1, 1]], "token_type_ids": [[0, 0]]}`)
+	if r.Status != http.StatusOK || !strings.Contains(string(r.Body), "last_hidden_state") {
+		t.Fatalf("ids: %d %s", r.Status, r.Body)
+	}
+	p := filepath.Join(dir, "svc.yml")
+	writeFile(t, p, fmt.Sprintf("models:\n  emb:\n    path: %s\n    text: {}\n", filepath.Join(dir, "model.onnx")))
+	code, _, stderr := runSvc(t, nil, "serve", "emb", "--config", p, "--host", "127.0.0.1", "--port", "0")
+	if code == 0 || !strings.Contains(stderr, "text.tokenizer: ") || !strings.Contains(stderr, "WordLevel") {
+		t.Fatalf("declared: exit %d\n%s", code, stderr)
 	}
 }

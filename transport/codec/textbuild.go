@@ -2,6 +2,7 @@ package codec
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,10 +40,11 @@ func buildText(decl *config.Text, modelFile string, specs []tensor.Spec, info co
 	if tokPath == "" {
 		tokPath = findTokenizer(modelFile)
 	}
-	if decl == nil && (ids < 0 || tokPath == "" || hiddenAt(info) < 0) {
+	auto := decl == nil
+	if auto && (ids < 0 || tokPath == "" || hiddenAt(info, true) < 0) {
 		return nil, nil
 	}
-	if decl == nil {
+	if auto {
 		decl = &config.Text{}
 	}
 	if ids < 0 {
@@ -55,7 +57,7 @@ func buildText(decl *config.Text, modelFile string, specs []tensor.Spec, info co
 	if err := x.bindInputs(specs); err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
-	if x.Output = hiddenAt(info); x.Output < 0 {
+	if x.Output = hiddenAt(info, false); x.Output < 0 {
 		return nil, fmt.Errorf("%s: the model's outputs (%s) hold no hidden states: embedding takes a float32 output [batch, sequence, hidden] (%s, or the first)", key, outputNames(info), hiddenOutput)
 	}
 	x.Hidden = -1
@@ -63,6 +65,11 @@ func buildText(decl *config.Text, modelFile string, specs []tensor.Spec, info co
 		x.Hidden = s[2]
 	}
 	tok, err := tokenizer.Load(tokPath)
+	if err != nil && auto {
+		// A tokenizer.json svc cannot reproduce leaves the model served
+		// as it was, by its id inputs; svc.yml's text asks for it.
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s.tokenizer: %s: %w", key, tokPath, err)
 	}
@@ -70,15 +77,8 @@ func buildText(decl *config.Text, modelFile string, specs []tensor.Spec, info co
 	if words > 0 && int64(tok.VocabSize()) > words {
 		return nil, fmt.Errorf("%s.tokenizer: %s gives ids up to %d, but the model's word embeddings have %d rows: the tokenizer is not the model's", key, tokPath, tok.VocabSize()-1, words)
 	}
-	x.MaxLength = decl.MaxLength
-	if x.MaxLength == 0 {
-		x.MaxLength = tok.MaxLength()
-	}
-	if x.MaxLength == 0 && positions > 0 {
-		x.MaxLength = int(positions)
-	}
-	if positions > 0 && int64(x.MaxLength) > positions {
-		return nil, fmt.Errorf("%s.max_length: %d tokens, but the model has %d positions", key, x.MaxLength, positions)
+	if x.MaxLength, err = maxLength(decl.MaxLength, tok.MaxLength(), positions); err != nil {
+		return nil, fmt.Errorf("%s.max_length: %w", key, err)
 	}
 	if x.Truncate {
 		x.tok = tok.WithTruncation(x.MaxLength)
@@ -86,6 +86,9 @@ func buildText(decl *config.Text, modelFile string, specs []tensor.Spec, info co
 		x.tok = tok.WithTruncation(0)
 	}
 	x.Pooling, x.Normalize, x.From, err = sentenceTransformers(filepath.Dir(tokPath))
+	if errors.Is(err, errModule) {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
 	if decl.Pooling != "" {
 		x.Pooling, x.From, err = decl.Pooling, "pooling from svc.yml", nil
 	}
@@ -96,6 +99,22 @@ func buildText(decl *config.Text, modelFile string, specs []tensor.Spec, info co
 		x.Normalize = *decl.Normalize
 	}
 	return x, nil
+}
+
+// maxLength is the cap on a text's tokens: declared, which must fit the
+// model's positions (0: unknown); else the tokenizer's truncation, capped
+// at the positions; else the positions.
+func maxLength(declared, tokenizer int, positions int64) (int, error) {
+	if declared > 0 {
+		if positions > 0 && int64(declared) > positions {
+			return 0, fmt.Errorf("%d tokens, but the model has %d positions", declared, positions)
+		}
+		return declared, nil
+	}
+	if positions > 0 && (tokenizer == 0 || int64(tokenizer) > positions) {
+		return int(positions), nil
+	}
+	return tokenizer, nil
 }
 
 // bindInputs finds the id inputs; any other required input is refused.
@@ -127,12 +146,13 @@ func (x *Text) bindInputs(specs []tensor.Spec) error {
 	return nil
 }
 
-// hiddenAt is the index of the hidden-state output: last_hidden_state,
-// else the first output when it is float32 and not known to be of
-// another rank than 3; -1 when neither.
-func hiddenAt(info core.ModelInfo) int {
-	k := slices.IndexFunc(info.Outputs, func(o core.OutputSpec) bool { return o.Name == hiddenOutput })
-	if k < 0 && len(info.Outputs) > 0 {
+// hiddenAt is the index of the hidden-state output: last_hidden_state
+// (or token_embeddings, as sentence-transformers exports name it), else,
+// unless named is set, the first output; -1 when that is not float32 of
+// rank 3 (or unknown).
+func hiddenAt(info core.ModelInfo, named bool) int {
+	k := slices.IndexFunc(info.Outputs, func(o core.OutputSpec) bool { return o.Name == hiddenOutput || o.Name == "token_embeddings" })
+	if k < 0 && !named && len(info.Outputs) > 0 {
 		k = 0
 	}
 	if k < 0 {
@@ -195,6 +215,9 @@ func tableRows(modelFile string) (words, positions int64) {
 	return words, positions
 }
 
+// errModule is a sentence-transformers module svc does not apply.
+var errModule = errors.New("a sentence-transformers module svc does not apply")
+
 // sentenceTransformers reads the pooling and the normalisation from the
 // sentence-transformers files in dir (modules.json, its Pooling module's
 // config.json, a Normalize module); mean and none without them.
@@ -216,6 +239,7 @@ func sentenceTransformers(dir string) (pooling string, normalize bool, from stri
 		switch m.Type {
 		case "sentence_transformers.models.Normalize":
 			normalize = true
+		case "sentence_transformers.models.Transformer":
 		case "sentence_transformers.models.Pooling":
 			cfg := filepath.Join(dir, m.Path, "config.json")
 			p, err := poolingMode(cfg)
@@ -223,6 +247,8 @@ func sentenceTransformers(dir string) (pooling string, normalize bool, from stri
 				return "", false, "", fmt.Errorf("%s: %w", cfg, err)
 			}
 			pooling, from = p, "from modules.json and "+filepath.Join(m.Path, "config.json")
+		default:
+			return "", false, "", fmt.Errorf("%w: %s: module '%s' (%s) is not one svc applies (Transformer, Pooling, Normalize): its embeddings would differ", errModule, filepath.Join(dir, "modules.json"), m.Path, m.Type)
 		}
 	}
 	return pooling, normalize, from, nil
