@@ -131,28 +131,29 @@ json.dump(e.tolist(), sys.stdout)
 // tokenizer gives; each text alone gets the same answer as in the batch;
 // the Open Inference Protocol's REST and gRPC answer the same.
 func TestTextEmbeddings(t *testing.T) {
-	skipShort(t, "pools in numpy with Debian's python3-numpy")
 	port := freePort(t)
 	dir := textFolder(t, meanPooling)
 	s := startServer(t, dir, "--grpc-port", port)
 	got := embeddings(t, s, sentences...)
-
-	ids, hidden := hiddenStates(t, s, sentences)
-	in, _ := json.Marshal(map[string]any{"hidden": hidden, "mask": ids["attention_mask"]})
-	cmd := exec.Command("/usr/bin/python3", "-c", numpyPool)
-	cmd.Stdin = strings.NewReader(string(in))
-	outb, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("numpy: %v", err)
-	}
-	var want [][]float64
-	if err := json.Unmarshal(outb, &want); err != nil {
-		t.Fatal(err)
-	}
-	closeTo(t, "numpy", got, want, 1e-5)
-	if n := len(ids["input_ids"][3]); n != 48 {
-		t.Errorf("the long text has %d tokens, want the tokenizer's 48", n)
-	}
+	t.Run("numpy", func(t *testing.T) {
+		skipShort(t, "pools in numpy with Debian's python3-numpy")
+		ids, hidden := hiddenStates(t, s, sentences)
+		in, _ := json.Marshal(map[string]any{"hidden": hidden, "mask": ids["attention_mask"]})
+		cmd := exec.Command("/usr/bin/python3", "-c", numpyPool)
+		cmd.Stdin = strings.NewReader(string(in))
+		outb, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("numpy: %v", err)
+		}
+		var want [][]float64
+		if err := json.Unmarshal(outb, &want); err != nil {
+			t.Fatal(err)
+		}
+		closeTo(t, "numpy", got, want, 1e-5)
+		if n := len(ids["input_ids"][3]); n != 48 {
+			t.Errorf("the long text has %d tokens, want the tokenizer's 48", n)
+		}
+	})
 	for i, text := range sentences {
 		closeTo(t, fmt.Sprintf("alone %d", i), embeddings(t, s, text), got[i:i+1], 1e-5)
 	}
@@ -293,6 +294,22 @@ func TestTextBadInput(t *testing.T) {
 				t.Fatalf("%d %s, want a 400 saying %q", r.Status, r.Body, tt.want)
 			}
 		})
+	}
+	// The OpenAPI document takes text and answers embedding.
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+				Required   []string                   `json:"required"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if r := s.get("/openapi.json"); r.Status != http.StatusOK || json.Unmarshal(r.Body, &doc) != nil {
+		t.Fatalf("openapi.json: %d", r.Status)
+	}
+	req, resp := doc.Components.Schemas["PredictRequest"], doc.Components.Schemas["PredictResponse"]
+	if req.Properties["text"] == nil || req.Properties["text_pair"] == nil || len(req.Required) != 0 || resp.Properties["embedding"] == nil {
+		t.Fatalf("openapi.json: request %v (required %v), response %v", req.Properties, req.Required, resp.Properties)
 	}
 	// cls pooling without normalisation: the first token's hidden state.
 	got := embeddings(t, s, "hello")
