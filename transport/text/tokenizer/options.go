@@ -41,12 +41,3 @@ func (t *Tokenizer) WithTruncation(maxLength int) *Tokenizer {
 	}
 	return &c
 }
-
-// SpecialTokens is how many special tokens Encode adds to one text (pair:
-// to a pair), with addSpecial.
-func (t *Tokenizer) SpecialTokens(pair bool) int {
-	if t.post == nil {
-		return 0
-	}
-	return t.post.added(pair)
-}
