@@ -242,11 +242,12 @@ func (b builder) predictRequestSchema() *openapi3.Schema {
 		} else {
 			s.Properties[in.Name] = openapi3.NewSchemaRef("", inputSchema(in))
 		}
-		if in.Required {
+		if in.Required && b.media.Text() == nil {
 			s.Required = append(s.Required, in.Name)
 		}
 		names = append(names, in.Name)
 	}
+	names = b.addTextInputs(s, names)
 	s.Extensions = map[string]any{extInputs: names}
 	return s
 }
@@ -261,8 +262,11 @@ func (b builder) predictResponseSchema() *openapi3.Schema {
 		} else {
 			s.Properties[out.Name] = openapi3.NewSchemaRef("", outputSchema(out))
 		}
-		s.Required = append(s.Required, out.Name)
+		if b.media.Text() == nil {
+			s.Required = append(s.Required, out.Name)
+		}
 	}
+	b.addEmbeddingOutput(s)
 	return s
 }
 

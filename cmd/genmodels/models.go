@@ -259,6 +259,7 @@ func testModels() ([]file, error) {
 		{"vectors.onnx", vectors()},
 		{"misnamed_dims.onnx", misnamedDims()},
 		{"int_mod.onnx", intMod()},
+		{"tiny_bert.onnx", tinyBERT()},
 	}
 	for _, x := range models {
 		if err := add(x.path, x.m); err != nil {

@@ -351,7 +351,7 @@ func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logge
 			providers.Requested(cfg.Serve.Provider),
 			oip.ServerVersion(version),
 			grpcapi.ServerVersion(version),
-			codec.New(declared(src, cfg), cfg.Limits.ImagePixels()),
+			codec.New(declared(src, cfg), cfg.Limits.ImagePixels()).ModelFile(src.File),
 		),
 		fx.Provide(cfg.Sections),
 	}

@@ -56,6 +56,9 @@ type Model struct {
 	Inputs map[string]ModelInput `yaml:"inputs"`
 	// Outputs declares what outputs mean (classes, text), by name.
 	Outputs map[string]ModelOutput `yaml:"outputs"`
+	// Text makes a model that takes token ids take text (nil: automatic,
+	// when a tokenizer.json is beside the model).
+	Text *Text `yaml:"text"`
 }
 
 // Serve holds HTTP serving settings.

@@ -102,6 +102,11 @@ func (c *Config) resolveMedia(dir string) {
 			}
 			m.Outputs[out] = o
 		}
+		if m.Text != nil {
+			t := *m.Text
+			t.Tokenizer = absUnder(dir, t.Tokenizer)
+			m.Text = &t
+		}
 		c.Models[name] = m
 	}
 }
@@ -116,6 +121,11 @@ func absUnder(dir, p string) string {
 // checkMedia returns the first invalid inputs/outputs key of the models.
 func (c *Config) checkMedia() (string, string) {
 	for name, m := range c.Models {
+		if m.Text != nil {
+			if key, why := m.Text.check("models." + name + ".text"); key != "" {
+				return key, why
+			}
+		}
 		for in, i := range m.Inputs {
 			if i.Image == nil {
 				return "models." + name + ".inputs." + in, "declares nothing: add image: {preset: ...} or remove it"

@@ -126,6 +126,17 @@ var sideFiles = map[string]bool{
 	"merges.txt":               true,
 	"tokenizer.model":          true,
 	"preprocessor_config.json": true,
+	// sentence-transformers: the modules (pooling, normalisation) that
+	// turn hidden states into sentence embeddings (docs/text.md).
+	"modules.json": true,
+}
+
+// poolingConfig reports whether p is a sentence-transformers Pooling
+// module's configuration, 1_Pooling/config.json at the repository root.
+func poolingConfig(p string) bool {
+	d, b := path.Split(p)
+	d = strings.TrimSuffix(d, "/")
+	return b == "config.json" && d != "" && !strings.Contains(d, "/") && strings.HasSuffix(d, "_Pooling")
 }
 
 func (p *Puller) now() time.Time {
@@ -602,7 +613,7 @@ func planFiles(siblings []Sibling, model string) ([]Sibling, error) {
 			first = append(first, s)
 		case d == dir && (strings.HasPrefix(b, base+"_data") || strings.HasPrefix(b, base+".data")):
 			rest = append(rest, s)
-		case sideFiles[b] && (d == "." || d == dir || strings.HasPrefix(dir, d+"/")):
+		case sideFiles[b] && (d == "." || d == dir || strings.HasPrefix(dir, d+"/")), poolingConfig(p):
 			rest = append(rest, s)
 		default:
 			continue

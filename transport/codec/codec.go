@@ -30,6 +30,7 @@ type Codec struct {
 	decl      config.Model
 	legacy    map[string][]string
 	maxPixels int64
+	modelFile string
 
 	mu     sync.Mutex
 	runner core.Runner
@@ -44,6 +45,14 @@ func New(decl config.Model, maxPixels int64) *Codec {
 	return &Codec{decl: decl, legacy: decl.Labels, maxPixels: maxPixels}
 }
 
+// ModelFile tells the codec the path of the model file it serves, where
+// it looks for a tokenizer.json (beside it or in the folder above) and
+// the sentence-transformers files; it returns c.
+func (c *Codec) ModelFile(path string) *Codec {
+	c.modelFile = path
+	return c
+}
+
 // For returns the Set of the model r runs, built on the first call for r;
 // every protocol's Prepare asks it, so a declaration that does not fit
 // the model fails start-up with one message.
@@ -54,7 +63,7 @@ func (c *Codec) For(r core.Runner) (*Set, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.runner != r {
-		c.set, c.err = build(c.decl, c.maxPixels, r.Info(), r.Specs())
+		c.set, c.err = build(c.decl, c.maxPixels, c.modelFile, r.Info(), r.Specs())
 		c.runner = r
 	}
 	return c.set, c.err
@@ -66,6 +75,7 @@ func (c *Codec) For(r core.Runner) (*Set, error) {
 type Set struct {
 	images    []*Image
 	outputs   []*Output
+	text      *Text
 	maxPixels int64
 }
 
@@ -97,7 +107,17 @@ const (
 )
 
 // Empty reports whether the model declares nothing.
-func (s *Set) Empty() bool { return s == nil || len(s.images) == 0 && len(s.outputs) == 0 }
+func (s *Set) Empty() bool {
+	return s == nil || len(s.images) == 0 && len(s.outputs) == 0 && s.text == nil
+}
+
+// Text is the model's text inputs and embedding output, or nil.
+func (s *Set) Text() *Text {
+	if s == nil {
+		return nil
+	}
+	return s.text
+}
 
 // Images lists the image inputs in input order.
 func (s *Set) Images() []*Image {
@@ -260,11 +280,15 @@ func (o *Output) wrap(err error) error {
 }
 
 // build resolves the declarations against the loaded model.
-func build(decl config.Model, maxPixels int64, info core.ModelInfo, specs []tensor.Spec) (*Set, error) {
-	if len(decl.Inputs) == 0 && len(decl.Outputs) == 0 {
+func build(decl config.Model, maxPixels int64, modelFile string, info core.ModelInfo, specs []tensor.Spec) (*Set, error) {
+	text, err := buildText(decl.Text, modelFile, specs, info)
+	if err != nil {
+		return nil, err
+	}
+	if len(decl.Inputs) == 0 && len(decl.Outputs) == 0 && text == nil {
 		return nil, nil
 	}
-	s := &Set{maxPixels: maxPixels}
+	s := &Set{maxPixels: maxPixels, text: text}
 	for _, name := range sortedKeys(decl.Inputs) {
 		im, err := buildImage(name, *decl.Inputs[name].Image, maxPixels, info, specs)
 		if err != nil {

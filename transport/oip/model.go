@@ -3,6 +3,7 @@ package oip
 import (
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/transport"
+	"github.com/svc-dev/svc/transport/codec"
 )
 
 // The request parameters the protocol gives a meaning to.
@@ -127,6 +128,8 @@ type Request struct {
 	binaryOutput bool
 	// raw asks for decoded outputs as the model's tensors (parameters.raw).
 	raw bool
+	// text is the batch of a request that sends text (nil: none).
+	text *codec.Batch
 }
 
 // SetRaw sets the request's parameters.raw: decoded outputs answer the
@@ -282,6 +285,9 @@ func (r *Request) BinaryOutput() bool { return r.binaryOutput }
 // ResponseOutputs are the outputs the response carries, in order: those
 // the request names, or every tensor output of the model.
 func (r *Request) ResponseOutputs() []RequestedOutput {
+	if r.outputs == nil && r.text != nil {
+		return r.view.text.answer
+	}
 	if r.outputs == nil {
 		return r.view.tensors
 	}

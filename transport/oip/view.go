@@ -34,6 +34,8 @@ type View struct {
 	outputList string
 	// metadata lists the tensor inputs and outputs.
 	metaInputs, metaOutputs []TensorMetadata
+	// text is the text inputs and the embedding output (nil: none).
+	text *textView
 }
 
 // outputInfo is one model output as the protocol sees it.
@@ -59,6 +61,9 @@ func NewView(r core.Runner, media *codec.Set) *View {
 	for _, im := range media.Images() {
 		v.specs[im.Index] = tensor.Spec{Name: im.Name, DType: tensor.String, Shape: []int64{-1}, Required: v.specs[im.Index].Required}
 	}
+	if x := media.Text(); x != nil {
+		v.addText(x, len(info.Outputs))
+	}
 	names := make([]string, 0, max(len(v.specs), len(info.Outputs)))
 	for _, s := range v.specs {
 		names = append(names, s.Name)
@@ -81,6 +86,10 @@ func NewView(r core.Runner, media *codec.Set) *View {
 			v.tensors = append(v.tensors, RequestedOutput{Index: i})
 			v.metaOutputs = append(v.metaOutputs, TensorMetadata{Name: o.Name, Datatype: Datatype(oi.dtype), Shape: shape})
 		}
+	}
+	if v.text != nil {
+		v.addEmbedding()
+		names = append(names, codec.OutputEmbedding)
 	}
 	v.outputList = listOrNone(names)
 	return v
@@ -138,6 +147,10 @@ func (v *View) Metadata(name string) ModelMetadata {
 // the tensor pools as soon as the run is over (no output shares their
 // storage), before the answer is encoded.
 func (v *View) Run(ctx context.Context, req *Request, maxString int) (core.Result, error) {
+	if err := v.texts(req); err != nil {
+		tensor.RecycleAll(req.inputs)
+		return nil, err
+	}
 	if err := v.pictures(req, maxString); err != nil {
 		tensor.RecycleAll(req.inputs)
 		return nil, err
@@ -150,8 +163,12 @@ func (v *View) Run(ctx context.Context, req *Request, maxString int) (core.Resul
 // CheckResult checks that a run gave a value for each of the model's
 // outputs.
 func (v *View) CheckResult(res core.Result) error {
-	if res.Len() != len(v.outputs) {
-		return fmt.Errorf("the run gave %d outputs, the model has %d", res.Len(), len(v.outputs))
+	n := len(v.outputs)
+	if v.text != nil {
+		n--
+	}
+	if res.Len() != n {
+		return fmt.Errorf("the run gave %d outputs, the model has %d", res.Len(), n)
 	}
 	return nil
 }
@@ -159,6 +176,9 @@ func (v *View) CheckResult(res core.Result) error {
 // OutputTensor is the model's output i in res, which must be a tensor:
 // decoded into BYTES when the output has a meaning, unless req asks raw.
 func (v *View) OutputTensor(res core.Result, i int, req *Request) (*tensor.Tensor, error) {
+	if v.text != nil && i == v.text.embedding {
+		return v.embedding(res, req)
+	}
 	val, err := res.Value(i)
 	if err != nil {
 		return nil, fmt.Errorf("output '%s': %w", v.outputs[i].name, err)

@@ -204,9 +204,10 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 	// otherwise cancel the request's context during a long inference.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	var inputs []*tensor.Tensor
+	var texts *codec.Batch
 	switch kind {
 	case bodyJSON:
-		inputs, err = h.jsonInputs(r, v, transport.TrimBOM(body))
+		inputs, texts, err = h.jsonInputs(r, v, transport.TrimBOM(body))
 	case bodyMultipart:
 		inputs, err = multipartBody(body, params["boundary"], v.runner.Specs(), v.media, h.opts.MaxStringBytes)
 	default:
@@ -227,7 +228,12 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 	}
 	// The answer is written before the outputs go back to the pools.
 	defer res.Release()
-	out, err := appendOutputs(body[:0], v.keys, res, v.media, raw)
+	var out []byte
+	if texts != nil && !raw {
+		out, err = appendEmbedding(body[:0], res, v.media.Text(), texts)
+	} else {
+		out, err = appendOutputs(body[:0], v.keys, res, v.media, raw)
+	}
 	if err != nil {
 		h.log.Error("encode outputs", zap.Error(err), zap.String("request_id", w.Header().Get(transport.RequestIDHeader)))
 		WriteError(w, http.StatusInternalServerError, "Inference failed: "+err.Error())
@@ -244,17 +250,36 @@ func (h *Handler) hasImages() bool {
 }
 
 // jsonInputs decodes a JSON body: counted, validated, then decoded into
-// the model's inputs, image inputs from the pictures their strings carry.
-func (h *Handler) jsonInputs(r *http.Request, v *view, body []byte) ([]*tensor.Tensor, error) {
+// the model's inputs, image inputs from the pictures their strings carry,
+// id inputs from the texts of a text body (its batch returned).
+func (h *Handler) jsonInputs(r *http.Request, v *view, body []byte) ([]*tensor.Tensor, *codec.Batch, error) {
 	commas, input, over := tensorjson.CountValues(body, h.opts.MaxElements)
 	if over {
-		return nil, &tooLarge{fmt.Sprintf("Too many elements: input '%s' takes the request past the limit of %d values", transport.Quote(input), h.opts.MaxElements)}
+		return nil, nil, &tooLarge{fmt.Sprintf("Too many elements: input '%s' takes the request past the limit of %d values", transport.Quote(input), h.opts.MaxElements)}
+	}
+	x := v.media.Text()
+	isText, err := textBody(body, x)
+	if err != nil {
+		return nil, nil, err
 	}
 	if h.opts.Validator != nil {
 		if err := h.opts.Validator.ValidateBody(r.Context(), body); err != nil {
-			return nil, &tensorjson.Error{Message: err.Error()}
+			return nil, nil, &tensorjson.Error{Message: err.Error()}
 		}
 	}
+	if isText {
+		b, err := textInputs(body, x, h.opts.MaxStringBytes, min(commas+1, h.opts.MaxElements))
+		if err != nil {
+			return nil, nil, err
+		}
+		return b.Inputs, b, nil
+	}
+	inputs, err := h.decodeInputs(v, body, commas)
+	return inputs, nil, err
+}
+
+// decodeInputs decodes a JSON body of the model's inputs.
+func (h *Handler) decodeInputs(v *view, body []byte, commas int64) ([]*tensor.Tensor, error) {
 	// The commas bound the values, but a body may hide commas in strings:
 	// past MaxElements values it was refused above, so no tensor is larger.
 	images := len(v.media.Images()) > 0

@@ -128,6 +128,13 @@ func NewMediaInfo(m core.ModelInfo, media *codec.Set) Info {
 	for _, o := range media.Outputs() {
 		out.Outputs[o.Index].Decode = &DecodeInfo{Kind: o.Kind, Description: o.Describe()}
 	}
+	if x := media.Text(); x != nil {
+		for k := range out.Inputs {
+			if out.Inputs[k].Name == "input_ids" {
+				out.Inputs[k].Description = joinDescription(out.Inputs[k].Description, "(or send \"text\" in its place: "+x.Describe()+")")
+			}
+		}
+	}
 	return out
 }
 

@@ -1,0 +1,395 @@
+package main_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/svc-dev/svc/core/tensor"
+	"github.com/svc-dev/svc/transport/grpc/inference"
+	"github.com/svc-dev/svc/transport/oip"
+	"github.com/svc-dev/svc/transport/text/tokenizer"
+)
+
+// bertTokenizer is the tokenizer tiny_bert.onnx was made for.
+func bertTokenizer() string {
+	return filepath.Join(repoRoot, "transport", "text", "tokenizer", "testdata", "fixtures", "bert-uncased.json")
+}
+
+// sentences are texts of different lengths, one past the tokenizer's
+// 48 tokens.
+var sentences = []string{
+	"hello world",
+	"Machine learning is fun, and the tokenizer splits words into pieces.",
+	"a",
+	strings.Repeat("the quick brown fox jumps over the lazy dog ", 8),
+}
+
+// textFolder assembles a model folder as the Hub has them: tiny_bert.onnx
+// as model.onnx, the bert-uncased tokenizer as tokenizer.json and, with
+// pooling set, the sentence-transformers files (modules.json with a
+// Pooling module configured so and a Normalize module).
+func textFolder(t *testing.T, pooling string) string {
+	t.Helper()
+	dir := t.TempDir()
+	copyFile(t, model("tiny_bert.onnx"), filepath.Join(dir, "model.onnx"))
+	copyFile(t, bertTokenizer(), filepath.Join(dir, "tokenizer.json"))
+	if pooling == "" {
+		return dir
+	}
+	modules := `[{"idx":0,"name":"0","path":"","type":"sentence_transformers.models.Transformer"},
+{"idx":1,"name":"1","path":"1_Pooling","type":"sentence_transformers.models.Pooling"},
+{"idx":2,"name":"2","path":"2_Normalize","type":"sentence_transformers.models.Normalize"}]`
+	writeFile(t, filepath.Join(dir, "modules.json"), modules)
+	writeFile(t, filepath.Join(dir, "1_Pooling", "config.json"), `{"word_embedding_dimension": 32, `+pooling+`}`)
+	return dir
+}
+
+const meanPooling = `"pooling_mode_cls_token": false, "pooling_mode_mean_tokens": true, "pooling_mode_max_tokens": false, "pooling_mode_mean_sqrt_len_tokens": false`
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// embeddings posts {"text": texts} and returns the embeddings.
+func embeddings(t *testing.T, s *server, texts ...string) [][]float64 {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"text": texts})
+	r := s.predict(string(body))
+	var out struct {
+		Embedding [][]float64 `json:"embedding"`
+	}
+	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &out) != nil || len(out.Embedding) != len(texts) {
+		t.Fatalf("text %q: %d %s", texts, r.Status, r.Body)
+	}
+	return out.Embedding
+}
+
+// hiddenStates posts the ids the Go tokenizer gives texts (padded as its
+// tokenizer.json says) and returns them with the model's raw
+// last_hidden_state.
+func hiddenStates(t *testing.T, s *server, texts []string) (map[string][][]int64, json.RawMessage) {
+	t.Helper()
+	tok, err := tokenizer.Load(bertTokenizer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	encs, err := tok.EncodeBatch(texts, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string][][]int64{}
+	for _, e := range encs {
+		ids["input_ids"] = append(ids["input_ids"], e.IDs)
+		ids["attention_mask"] = append(ids["attention_mask"], e.AttentionMask)
+		ids["token_type_ids"] = append(ids["token_type_ids"], e.TypeIDs)
+	}
+	body, _ := json.Marshal(ids)
+	r := s.predict(string(body))
+	var out struct {
+		Hidden json.RawMessage `json:"last_hidden_state"`
+	}
+	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &out) != nil {
+		t.Fatalf("ids: %d %s", r.Status, r.Body)
+	}
+	return ids, out.Hidden
+}
+
+// numpyPool is mean pooling over the attention mask and L2
+// normalisation, as sentence-transformers computes them, in numpy.
+const numpyPool = `
+import json, sys
+import numpy as np
+d = json.load(sys.stdin)
+h = np.array(d["hidden"], dtype=np.float64)
+m = np.array(d["mask"], dtype=np.float64)[:, :, None]
+e = (h * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
+e = e / np.clip(np.linalg.norm(e, axis=1, keepdims=True), 1e-12, None)
+json.dump(e.tolist(), sys.stdout)
+`
+
+// TestTextEmbeddings serves a model folder with no svc.yml: the text
+// embeddings of a batch of different lengths equal numpy's mean pooling
+// and L2 normalisation of the model's own hidden states for the ids the
+// tokenizer gives; each text alone gets the same answer as in the batch;
+// the Open Inference Protocol's REST and gRPC answer the same.
+func TestTextEmbeddings(t *testing.T) {
+	port := freePort(t)
+	dir := textFolder(t, meanPooling)
+	s := startServer(t, dir, "--grpc-port", port)
+	got := embeddings(t, s, sentences...)
+	t.Run("numpy", func(t *testing.T) {
+		skipShort(t, "pools in numpy with Debian's python3-numpy")
+		ids, hidden := hiddenStates(t, s, sentences)
+		in, _ := json.Marshal(map[string]any{"hidden": hidden, "mask": ids["attention_mask"]})
+		cmd := exec.Command("/usr/bin/python3", "-c", numpyPool)
+		cmd.Stdin = strings.NewReader(string(in))
+		outb, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("numpy: %v", err)
+		}
+		var want [][]float64
+		if err := json.Unmarshal(outb, &want); err != nil {
+			t.Fatal(err)
+		}
+		closeTo(t, "numpy", got, want, 1e-5)
+		if n := len(ids["input_ids"][3]); n != 48 {
+			t.Errorf("the long text has %d tokens, want the tokenizer's 48", n)
+		}
+	})
+	for i, text := range sentences {
+		closeTo(t, fmt.Sprintf("alone %d", i), embeddings(t, s, text), got[i:i+1], 1e-5)
+	}
+	pair := s.predict(`{"text": "hello world", "text_pair": "machine learning"}`)
+	if pair.Status != http.StatusOK || !strings.HasPrefix(string(pair.Body), `{"embedding":[[`) {
+		t.Fatalf("pair: %d %s", pair.Status, pair.Body)
+	}
+	textOIP(t, s, port, filepath.Base(dir), got)
+}
+
+// textOIP checks the Open Inference Protocol: metadata, REST and gRPC
+// embeddings equal to want (the v1 API's), invalid UTF-8 in binary BYTES.
+func textOIP(t *testing.T, s *server, port, name string, want [][]float64) {
+	ctx := context.Background()
+	mm, err := s.oipClient().ModelMetadata(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in := mm.Inputs[len(mm.Inputs)-2:]; !reflect.DeepEqual(in, []oip.TensorMetadata{{Name: "text", Datatype: "BYTES", Shape: []int64{-1}}, {Name: "text_pair", Datatype: "BYTES", Shape: []int64{-1}}}) ||
+		!reflect.DeepEqual(mm.Outputs[len(mm.Outputs)-1], oip.TensorMetadata{Name: "embedding", Datatype: "FP32", Shape: []int64{-1, 32}}) {
+		t.Fatalf("metadata: %+v", mm)
+	}
+	texts := &tensor.Tensor{DType: tensor.String, Shape: []int64{int64(len(sentences))}, Data: sentences}
+	res, err := s.oipClient().Infer(ctx, name, &oip.InferRequest{Inputs: []oip.InferInput{{Name: "text", Tensor: texts}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := res.Output("embedding")
+	if o == nil || !reflect.DeepEqual(o.Shape, []int64{int64(len(sentences)), 32}) {
+		t.Fatalf("REST output %+v", res)
+	}
+	closeTo(t, "OIP REST", rows(o.Data.([]float32), 32), want, 0)
+
+	c := grpcClient(t, "127.0.0.1:"+port)
+	bytes := make([][]byte, len(sentences))
+	for i, s := range sentences {
+		bytes[i] = []byte(s)
+	}
+	req := &inference.ModelInferRequest{ModelName: name, Inputs: []*inference.ModelInferRequest_InferInputTensor{{
+		Name: "text", Datatype: "BYTES", Shape: []int64{int64(len(sentences))},
+		Contents: &inference.InferTensorContents{BytesContents: bytes},
+	}}}
+	resp, err := c.Infer(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := resp.GetOutputs()[0]
+	if out.GetName() != "embedding" || out.GetDatatype() != "FP32" || !reflect.DeepEqual(out.GetShape(), []int64{int64(len(sentences)), 32}) {
+		t.Fatalf("gRPC output %v", out)
+	}
+	closeTo(t, "gRPC", rows(grpcFloats(t, resp), 32), want, 0)
+	bytes[1] = []byte{'a', 0xff}
+	_, err = c.Infer(ctx, req)
+	if st, _ := status.FromError(err); st.Code() != codes.InvalidArgument || !strings.Contains(st.Message(), "'text', item 1: invalid UTF-8") {
+		t.Fatalf("gRPC invalid UTF-8: %v", err)
+	}
+}
+
+// grpcFloats is the first output's FP32 values, from contents or raw.
+func grpcFloats(t *testing.T, resp *inference.ModelInferResponse) []float32 {
+	if f := resp.GetOutputs()[0].GetContents().GetFp32Contents(); len(f) > 0 {
+		return f
+	}
+	raw := resp.GetRawOutputContents()
+	if len(raw) != 1 {
+		t.Fatalf("gRPC: no values")
+	}
+	out := make([]float32, len(raw[0])/4)
+	for i := range out {
+		b := raw[0][4*i:]
+		out[i] = math.Float32frombits(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24)
+	}
+	return out
+}
+
+func rows(data []float32, dim int) [][]float64 {
+	out := make([][]float64, len(data)/dim)
+	for i := range out {
+		for _, v := range data[i*dim : (i+1)*dim] {
+			out[i] = append(out[i], float64(v))
+		}
+	}
+	return out
+}
+
+// closeTo fails unless got and want are equal within tol, element-wise
+// (tol 0: equal as float32).
+func closeTo(t *testing.T, what string, got, want [][]float64, tol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d vectors, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if len(got[i]) != len(want[i]) {
+			t.Fatalf("%s: vector %d has %d values, want %d", what, i, len(got[i]), len(want[i]))
+		}
+		for j := range got[i] {
+			// tol 0: the same float32 (the v1 API writes its shortest form).
+			if tol == 0 && float32(got[i][j]) != float32(want[i][j]) || math.Abs(got[i][j]-want[i][j]) > tol && tol > 0 {
+				t.Fatalf("%s: vector %d [%d] = %v, want %v (±%g)", what, i, j, got[i][j], want[i][j], tol)
+			}
+		}
+	}
+}
+
+// textConfig writes an svc.yml serving tiny_bert.onnx as "emb" with the
+// given models.emb.text settings (YAML flow mapping), the tokenizer named.
+func textConfig(t *testing.T, text string) string {
+	t.Helper()
+	dir := textFolder(t, "")
+	p := filepath.Join(dir, "svc.yml")
+	writeFile(t, p, fmt.Sprintf("models:\n  emb:\n    path: %s\n    text: %s\n", filepath.Join(dir, "model.onnx"), text))
+	return p
+}
+
+// TestTextBadInput: text that is not a string, a list with an item that
+// is not, invalid UTF-8 and a text too long with truncation off are 400s
+// naming the input and the item; a request with the id inputs still runs.
+func TestTextBadInput(t *testing.T) {
+	s := startServer(t, "emb", "--config", textConfig(t, "{truncation: false, max_length: 8, pooling: cls, normalize: false}"))
+	tests := []struct {
+		name, body, want string
+	}{
+		{"a number", `{"text": 3}`, "Input 'text': expected a string or a list of strings, got a number"},
+		{"an object", `{"text": {"a": 1}}`, "Input 'text': expected a string or a list of strings, got an object"},
+		{"a number in the list", `{"text": ["a", 3]}`, "'text' at [1]: expected a string, got a number"},
+		{"a lone surrogate", `{"text": ["a", "b\ud800"]}`, "'text' at [1]: lone surrogate"},
+		{"too long", `{"text": ["a", "one two three four five six seven"]}`, "Input 'text', item 1: 20 tokens, over the maximum length of 8 (truncation is off)"},
+		{"too long, one text", `{"text": "one two three four five six seven"}`, "Input 'text': 20 tokens, over the maximum length of 8"},
+		{"nested", `{"text": [["a"]]}`, "not a nested list"},
+		{"pair count", `{"text": ["a", "b"], "text_pair": ["c"]}`, "Input 'text_pair' has 1 texts, 'text' 2"},
+		{"empty list", `{"text": []}`, "send a text or a list of texts"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := s.predict(tt.body)
+			if r.Status != http.StatusBadRequest || !strings.Contains(r.Detail(t), tt.want) {
+				t.Fatalf("%d %s, want a 400 saying %q", r.Status, r.Body, tt.want)
+			}
+		})
+	}
+	// The OpenAPI document takes text and answers embedding.
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+				Required   []string                   `json:"required"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if r := s.get("/openapi.json"); r.Status != http.StatusOK || json.Unmarshal(r.Body, &doc) != nil {
+		t.Fatalf("openapi.json: %d", r.Status)
+	}
+	req, resp := doc.Components.Schemas["PredictRequest"], doc.Components.Schemas["PredictResponse"]
+	if req.Properties["text"] == nil || req.Properties["text_pair"] == nil || len(req.Required) != 0 || resp.Properties["embedding"] == nil {
+		t.Fatalf("openapi.json: request %v (required %v), response %v", req.Properties, req.Required, resp.Properties)
+	}
+	// cls pooling without normalisation: the first token's hidden state.
+	got := embeddings(t, s, "hello")
+	_, hidden := hiddenStates(t, s, []string{"hello"})
+	var h [][][]float64
+	if err := json.Unmarshal(hidden, &h); err != nil {
+		t.Fatal(err)
+	}
+	closeTo(t, "cls", got, h[0][:1], 0)
+}
+
+// TestTextStartFailures: a text declaration or a model folder that does
+// not fit fails at start, saying why.
+func TestTextStartFailures(t *testing.T) {
+	tests := []struct {
+		name string
+		args func(t *testing.T) []string
+		want string
+	}{
+		{"another task", func(t *testing.T) []string {
+			return []string{"emb", "--config", textConfig(t, "{task: classification}")}
+		}, "models.emb.text.task 'classification' is not served"},
+		{"unknown pooling", func(t *testing.T) []string {
+			return []string{"emb", "--config", textConfig(t, "{pooling: weighted}")}
+		}, "models.emb.text.pooling 'weighted' is not a pooling"},
+		{"a model without input_ids", func(t *testing.T) []string {
+			p := filepath.Join(t.TempDir(), "svc.yml")
+			writeFile(t, p, fmt.Sprintf("models:\n  iris:\n    path: %s\n    text: {tokenizer: %s}\n", model("classifier.onnx"), bertTokenizer()))
+			return []string{"iris", "--config", p}
+		}, "text: the model has no input 'input_ids'"},
+		{"a pooling svc does not serve", func(t *testing.T) []string {
+			return []string{textFolder(t, `"pooling_mode_mean_sqrt_len_tokens": true`)}
+		}, "pooling modes [pooling_mode_mean_sqrt_len_tokens]"},
+		{"a tokenizer larger than the embeddings", func(t *testing.T) []string {
+			dir := textFolder(t, "")
+			var tok map[string]any
+			data, _ := os.ReadFile(bertTokenizer())
+			if err := json.Unmarshal(data, &tok); err != nil {
+				t.Fatal(err)
+			}
+			tok["added_tokens"] = append(tok["added_tokens"].([]any), map[string]any{"id": 600, "content": "[EXTRA]", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true})
+			data, _ = json.Marshal(tok)
+			writeFile(t, filepath.Join(dir, "tokenizer.json"), string(data))
+			return []string{dir}
+		}, "gives ids up to 444, but the model's word embeddings have 444 rows"},
+		{"a Dense module", func(t *testing.T) []string {
+			dir := textFolder(t, `"pooling_mode_mean_tokens": true`)
+			writeFile(t, filepath.Join(dir, "modules.json"), `[{"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}, {"path": "2_Dense", "type": "sentence_transformers.models.Dense"}]`)
+			return []string{dir}
+		}, "module '2_Dense' (sentence_transformers.models.Dense) is not one svc applies"},
+		{"max_length past the positions", func(t *testing.T) []string {
+			return []string{"emb", "--config", textConfig(t, "{max_length: 200}")}
+		}, "text.max_length: 200 tokens, but the model has 128 positions"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"serve"}, tt.args(t)...)
+			code, _, stderr := runSvc(t, nil, append(args, "--host", "127.0.0.1", "--port", "0")...)
+			if code == 0 || !strings.Contains(stderr, tt.want) {
+				t.Fatalf("exit %d, stderr does not say %q:\n%s", code, tt.want, stderr)
+			}
+		})
+	}
+}
+
+// TestTextUnsupportedTokenizer: a folder whose tokenizer.json svc cannot
+// reproduce is served as before, by its id inputs; named in svc.yml, the
+// same tokenizer fails at start.
+func TestTextUnsupportedTokenizer(t *testing.T) {
+	dir := textFolder(t, "")
+	writeFile(t, filepath.Join(dir, "tokenizer.json"), `{"model": {"type": "WordLevel", "vocab": {}}}`)
+	s := startServer(t, dir)
+	r := s.predict(`{"input_ids": [[440, 441]], "attention_mask": [[1, 1]], "token_type_ids": [[0, 0]]}`)
+	if r.Status != http.StatusOK || !strings.Contains(string(r.Body), "last_hidden_state") {
+		t.Fatalf("ids: %d %s", r.Status, r.Body)
+	}
+	p := filepath.Join(dir, "svc.yml")
+	writeFile(t, p, fmt.Sprintf("models:\n  emb:\n    path: %s\n    text: {}\n", filepath.Join(dir, "model.onnx")))
+	code, _, stderr := runSvc(t, nil, "serve", "emb", "--config", p, "--host", "127.0.0.1", "--port", "0")
+	if code == 0 || !strings.Contains(stderr, "text.tokenizer: ") || !strings.Contains(stderr, "WordLevel") {
+		t.Fatalf("declared: exit %d\n%s", code, stderr)
+	}
+}

@@ -1,0 +1,204 @@
+package codec
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/tensor"
+	"github.com/svc-dev/svc/transport/text/tokenizer"
+)
+
+// The names of the text inputs and of the embedding output, in every
+// protocol.
+const (
+	InputText       = "text"
+	InputTextPair   = "text_pair"
+	OutputEmbedding = "embedding"
+)
+
+// Text is a model that takes token ids served from text: the tokenizer
+// fills its id inputs, and its hidden states are pooled into one
+// embedding per text (the one task served).
+type Text struct {
+	tok *tokenizer.Tokenizer
+	// ids, mask and types are the indices of input_ids, attention_mask
+	// and token_type_ids among the model's inputs (-1: absent).
+	ids, mask, types int
+	dtypes           [3]tensor.DType
+	nInputs          int
+	// MaxLength caps a text's tokens (0: no cap); Truncate cuts a longer
+	// text, else it is refused.
+	MaxLength int
+	Truncate  bool
+	// Pooling is mean, cls or max; Normalize scales to unit length.
+	Pooling   string
+	Normalize bool
+	// Output is the index of the hidden-state output, [N, S, H]; Hidden
+	// is H (-1: unknown until a run).
+	Output int
+	Hidden int64
+	// Tokenizer is the tokenizer.json's path; From says where the pooling
+	// settings came from.
+	Tokenizer string
+	From      string
+}
+
+// Batch is a batch of texts made into the model's inputs, padded to the
+// longest, with the attention mask pooling needs after the run (the
+// inputs go back to the pools then).
+type Batch struct {
+	// Inputs are the model's inputs, the id inputs filled.
+	Inputs []*tensor.Tensor
+	mask   []int64
+	n, seq int
+	single bool
+}
+
+// Single reports whether the client sent one text, not a list.
+func (b *Batch) Single() bool { return b.single }
+
+// Describe says in one line what the text inputs do, for /info and
+// OpenAPI.
+func (x *Text) Describe() string {
+	trunc := "longer texts are refused"
+	if x.Truncate {
+		trunc = "longer texts are truncated"
+	}
+	if x.MaxLength == 0 {
+		trunc = "no maximum length"
+	} else {
+		trunc = fmt.Sprintf("at most %d tokens, %s", x.MaxLength, trunc)
+	}
+	norm := ""
+	if x.Normalize {
+		norm = ", L2-normalised"
+	}
+	return fmt.Sprintf("sentence embeddings: text tokenized by %s (%s), %s pooling of the hidden states%s (%s)", x.Tokenizer, trunc, x.Pooling, norm, x.From)
+}
+
+// Encode tokenizes texts (and pairs, nil or one per text) into the model's
+// inputs. single says the client sent one text, not a list, so messages
+// name no item. A text that is not valid UTF-8, or too long with
+// truncation off, is a *core.InputError naming the input and the item.
+func (x *Text) Encode(texts, pairs []string, single bool) (*Batch, error) {
+	if len(texts) == 0 {
+		return nil, &core.InputError{Input: InputText, Message: fmt.Sprintf("Input '%s': send a text or a list of texts", InputText)}
+	}
+	if pairs != nil && len(pairs) != len(texts) {
+		return nil, &core.InputError{Input: InputTextPair, Message: fmt.Sprintf("Input '%s' has %d texts, '%s' %d: send one pair text per text", InputTextPair, len(pairs), InputText, len(texts))}
+	}
+	encs := make([]tokenizer.Encoding, len(texts))
+	for i, t := range texts {
+		e, err := x.encodeOne(t, pairs, i, single)
+		if err != nil {
+			return nil, err
+		}
+		encs[i] = e
+	}
+	return x.batch(encs, single), nil
+}
+
+func (x *Text) encodeOne(t string, pairs []string, i int, single bool) (tokenizer.Encoding, error) {
+	fail := func(input, format string, a ...any) error {
+		where := fmt.Sprintf("Input '%s', item %d: ", input, i)
+		if single {
+			where = fmt.Sprintf("Input '%s': ", input)
+		}
+		return &core.InputError{Input: input, Message: where + fmt.Sprintf(format, a...)}
+	}
+	if !utf8.ValidString(t) {
+		return tokenizer.Encoding{}, fail(InputText, "invalid UTF-8")
+	}
+	var e tokenizer.Encoding
+	var err error
+	if pairs != nil {
+		if !utf8.ValidString(pairs[i]) {
+			return e, fail(InputTextPair, "invalid UTF-8")
+		}
+		e, err = x.tok.EncodePair(t, pairs[i], true)
+	} else {
+		e, err = x.tok.Encode(t, true)
+	}
+	if err != nil {
+		return e, fail(InputText, "%v", err)
+	}
+	if !x.Truncate && x.MaxLength > 0 && e.Len() > x.MaxLength {
+		return e, fail(InputText, "%d tokens, over the maximum length of %d (truncation is off)", e.Len(), x.MaxLength)
+	}
+	return e, nil
+}
+
+// batch pads the encodings to the longest, on the right.
+func (x *Text) batch(encs []tokenizer.Encoding, single bool) *Batch {
+	seq := 0
+	for _, e := range encs {
+		seq = max(seq, e.Len())
+	}
+	n := len(encs)
+	ids, mask, types := make([]int64, n*seq), make([]int64, n*seq), make([]int64, n*seq)
+	padID, padType := x.tok.PadID()
+	for i, e := range encs {
+		row := i * seq
+		for j := range seq {
+			if j < e.Len() {
+				ids[row+j], mask[row+j], types[row+j] = e.IDs[j], e.AttentionMask[j], e.TypeIDs[j]
+			} else {
+				ids[row+j], types[row+j] = padID, padType
+			}
+		}
+	}
+	b := &Batch{Inputs: make([]*tensor.Tensor, x.nInputs), mask: mask, n: n, seq: seq, single: single}
+	shape := []int64{int64(n), int64(seq)}
+	for k, pair := range []struct {
+		at   int
+		data []int64
+	}{{x.ids, ids}, {x.mask, slices.Clone(mask)}, {x.types, types}} {
+		if pair.at >= 0 {
+			b.Inputs[pair.at] = idTensor(x.dtypes[k], shape, pair.data)
+		}
+	}
+	return b
+}
+
+func idTensor(dt tensor.DType, shape []int64, data []int64) *tensor.Tensor {
+	if dt == tensor.Int32 {
+		d := make([]int32, len(data))
+		for i, v := range data {
+			d[i] = int32(v)
+		}
+		return &tensor.Tensor{DType: dt, Shape: shape, Data: d}
+	}
+	return &tensor.Tensor{DType: tensor.Int64, Shape: shape, Data: data}
+}
+
+// Embed pools the hidden states of the batch's run, [N, S, H] float32,
+// into its embeddings, [N, H].
+func (x *Text) Embed(b *Batch, hidden *tensor.Tensor) (*tensor.Tensor, error) {
+	h, ok := hidden.Data.([]float32)
+	if !ok || len(hidden.Shape) != 3 || hidden.Shape[0] != int64(b.n) || hidden.Shape[1] != int64(b.seq) {
+		return nil, fmt.Errorf("embedding: the hidden states are %s %v, want float32 [%d, %d, H]", hidden.DType, hidden.Shape, b.n, b.seq)
+	}
+	dim := int(hidden.Shape[2])
+	out := make([]float32, b.n*dim)
+	for i := range b.n {
+		pool(out[i*dim:(i+1)*dim], h[i*b.seq*dim:(i+1)*b.seq*dim], b.mask[i*b.seq:(i+1)*b.seq], x.Pooling)
+		if x.Normalize {
+			normalize(out[i*dim : (i+1)*dim])
+		}
+	}
+	return &tensor.Tensor{DType: tensor.Float32, Shape: []int64{int64(b.n), int64(dim)}, Data: out}, nil
+}
+
+// inputList names the model's inputs, for messages.
+func specNames(specs []tensor.Spec) string {
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = "'" + s.Name + "'"
+	}
+	return strings.Join(names, ", ")
+}
+
+func containsFold(s, sub string) bool { return strings.Contains(strings.ToLower(s), sub) }

@@ -1,0 +1,100 @@
+package oip
+
+import (
+	"errors"
+
+	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/tensor"
+	"github.com/svc-dev/svc/transport/codec"
+)
+
+// textView is what the view holds of a model with text inputs: the
+// inputs text and text_pair, BYTES [N], after the model's own (whose id
+// inputs become optional: a request sends text or ids), and the output
+// embedding, FP32 [N, hidden], after the model's own.
+type textView struct {
+	x *codec.Text
+	// models is the model's input count; text and pair the indices of
+	// text and text_pair in the view's specs.
+	models, text, pair int
+	// embedding is the index of the embedding output in the view's
+	// outputs; answer is what a text request answers by default.
+	embedding int
+	answer    []RequestedOutput
+}
+
+// addText adds the text inputs and the embedding output to the view.
+func (v *View) addText(x *codec.Text, outputs int) {
+	t := &textView{x: x, models: len(v.specs), text: len(v.specs), pair: len(v.specs) + 1, embedding: outputs}
+	for k := range v.specs {
+		v.specs[k].Required = false
+	}
+	for _, name := range []string{codec.InputText, codec.InputTextPair} {
+		v.specs = append(v.specs, tensor.Spec{Name: name, DType: tensor.String, Shape: []int64{-1}})
+	}
+	t.answer = []RequestedOutput{{Index: outputs}}
+	v.text = t
+}
+
+// addEmbedding adds the embedding output to the view's outputs and
+// metadata.
+func (v *View) addEmbedding() {
+	v.outputs = append(v.outputs, outputInfo{name: codec.OutputEmbedding, dtype: tensor.Float32, modelType: tensor.Float32, isTensor: true, kind: core.KindTensor})
+	v.metaOutputs = append(v.metaOutputs, TensorMetadata{Name: codec.OutputEmbedding, Datatype: Datatype(tensor.Float32), Shape: []int64{-1, v.text.x.Hidden}})
+}
+
+// texts makes a text request's id inputs from its texts, or checks that a
+// request without text sends the model's required inputs.
+func (v *View) texts(req *Request) error {
+	t := v.text
+	if t == nil {
+		return nil
+	}
+	text, pair := req.inputs[t.text], req.inputs[t.pair]
+	req.inputs = req.inputs[:t.models]
+	defer func() { text.Recycle(); pair.Recycle() }()
+	if text == nil {
+		if pair != nil {
+			return invalid("Input '%s' goes with '%s': send both", codec.InputTextPair, codec.InputText)
+		}
+		for k, s := range v.runner.Specs() {
+			if s.Required && req.inputs[k] == nil {
+				return invalid("Missing required input: '%s' (or send '%s')", s.Name, codec.InputText)
+			}
+		}
+		return nil
+	}
+	for k, in := range req.inputs {
+		if in != nil {
+			return invalid("Input '%s' and '%s': send text or the model's inputs, not both", codec.InputText, v.specs[k].Name)
+		}
+	}
+	texts := append([]string(nil), text.Data.([]string)...)
+	var pairs []string
+	if pair != nil {
+		pairs = append([]string(nil), pair.Data.([]string)...)
+	}
+	b, err := t.x.Encode(texts, pairs, false)
+	if err != nil {
+		var ie *core.InputError
+		if errors.As(err, &ie) {
+			return invalid("%s", ie.Message)
+		}
+		return err
+	}
+	copy(req.inputs, b.Inputs)
+	req.text = b
+	return nil
+}
+
+// embedding answers the embedding output of a text request.
+func (v *View) embedding(res core.Result, req *Request) (*tensor.Tensor, error) {
+	if req.text == nil {
+		return nil, invalid("Output '%s' answers a request that sends '%s'", codec.OutputEmbedding, codec.InputText)
+	}
+	hidden, err := res.Tensor(v.text.x.Output)
+	if err != nil {
+		return nil, err
+	}
+	return v.text.x.Embed(req.text, hidden)
+}

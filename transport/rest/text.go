@@ -1,0 +1,94 @@
+package rest
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/tensor"
+	"github.com/svc-dev/svc/core/tensor/tensorjson"
+	"github.com/svc-dev/svc/transport/codec"
+)
+
+// textSpecs are the inputs of a text body: {"text": ..., "text_pair": ...}.
+var textSpecs = []tensor.Spec{
+	{Name: codec.InputText, DType: tensor.String, Required: true},
+	{Name: codec.InputTextPair, DType: tensor.String},
+}
+
+// textBody reports whether a JSON body sends text (a "text" or
+// "text_pair" key) rather than the model's inputs, for a model with text
+// inputs (x non-nil); a text input that is neither a string nor a list is
+// refused here, named.
+func textBody(body []byte, x *codec.Text) (bool, error) {
+	if x == nil {
+		return false, nil
+	}
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(body, &keys) != nil {
+		return false, nil
+	}
+	found := false
+	for _, name := range []string{codec.InputText, codec.InputTextPair} {
+		v, ok := keys[name]
+		if !ok {
+			continue
+		}
+		found = true
+		if len(v) > 0 && v[0] != '"' && v[0] != '[' {
+			return true, &core.InputError{Input: name, Message: fmt.Sprintf("Input '%s': expected a string or a list of strings, got %s", name, jsonKind(v[0]))}
+		}
+	}
+	return found, nil
+}
+
+// jsonKind names the JSON kind of a value from its first byte.
+func jsonKind(c byte) string {
+	switch c {
+	case '{':
+		return "an object"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// textInputs decodes a text body and tokenizes it into the model's inputs.
+func textInputs(body []byte, x *codec.Text, maxString int, values int64) (*codec.Batch, error) {
+	ts, err := decodeRequest(body, textSpecs, maxString, values)
+	if err != nil {
+		return nil, err
+	}
+	defer tensor.RecycleAll(ts)
+	text, pair := ts[0], ts[1]
+	if len(text.Shape) > 1 {
+		return nil, &core.InputError{Input: codec.InputText, Message: fmt.Sprintf("Input '%s': send a text or a list of texts, not a nested list", codec.InputText)}
+	}
+	texts, _ := text.Data.([]string)
+	var pairs []string
+	if pair != nil {
+		if len(pair.Shape) != len(text.Shape) {
+			return nil, &core.InputError{Input: codec.InputTextPair, Message: fmt.Sprintf("Input '%s': send one text per text of '%s' (a text for a text, a list for a list)", codec.InputTextPair, codec.InputText)}
+		}
+		pairs, _ = pair.Data.([]string)
+	}
+	return x.Encode(append([]string(nil), texts...), append([]string(nil), pairs...), len(text.Shape) == 0)
+}
+
+// appendEmbedding writes the answer to a text request: {"embedding":
+// [[...], ...]}, one vector per text.
+func appendEmbedding(dst []byte, res core.Result, x *codec.Text, b *codec.Batch) ([]byte, error) {
+	hidden, err := res.Tensor(x.Output)
+	if err != nil {
+		return dst, fmt.Errorf("output %d: %w", x.Output, err)
+	}
+	emb, err := x.Embed(b, hidden)
+	if err != nil {
+		return dst, err
+	}
+	dst = append(dst, `{"`+codec.OutputEmbedding+`":`...)
+	dst = tensorjson.AppendJSON(dst, emb)
+	return append(dst, '}'), nil
+}
