@@ -1,11 +1,12 @@
-//go:build unix
+//go:build linux && amd64
+
+// make lib-old fetches ONNX Runtime 1.24.1 for linux/amd64 only.
 
 package main_test
 
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -15,9 +16,6 @@ import (
 func oldORT(t *testing.T) string {
 	t.Helper()
 	skipShort(t, "needs ONNX Runtime 1.24.1 (make lib-old)")
-	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
-		t.Skip("ONNX Runtime 1.24.1 is fetched for linux/amd64 only")
-	}
 	p := filepath.Join(repoRoot, "build", "ort-old", "linux-amd64", "libonnxruntime.so.1")
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("ONNX Runtime 1.24.1 missing at %s: run 'make lib-old' (make test does it)", p)

@@ -81,7 +81,7 @@ func encode(t testing.TB, path string, m image.Image, asJPEG bool) {
 func fixtures(t testing.TB) string {
 	t.Helper()
 	if _, err := os.Stat(python); err != nil {
-		t.Skip("no " + python)
+		t.Fatalf("%s missing: make test installs Debian's python3 with OpenCV (ci/install-deps.sh): %v", python, err)
 	}
 	dir := t.TempDir()
 	encode(t, filepath.Join(dir, "photo.png"), photo(640, 480, 1), false)
@@ -90,7 +90,7 @@ func fixtures(t testing.TB) string {
 	encode(t, filepath.Join(dir, "photo.jpg"), photo(640, 480, 1), true)
 	out, err := exec.Command(python, "testdata/opencv_ref.py", "make", dir).CombinedOutput()
 	if err != nil {
-		t.Skipf("OpenCV fixtures (python3-opencv, python3-pil): %v\n%s", err, out)
+		t.Fatalf("OpenCV fixtures (python3-opencv, python3-pil, installed by ci/install-deps.sh): %v\n%s", err, out)
 	}
 	return dir
 }
