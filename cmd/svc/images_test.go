@@ -245,6 +245,11 @@ func TestImagesBadInput(t *testing.T) {
 		{"json bad item in a batch", "application/json", `{"x": ["` + b64(good) + `", "` + b64([]byte("nope")) + `"]}`, 400, []string{"'x'", "item 1"}},
 		{"json data url without base64", "application/json", `{"x": "data:image/png,abc"}`, 400, []string{"'x'", "base64"}},
 		{"bad raw switch", "image/png", string(good), 400, []string{"raw"}},
+		{"multipart without a boundary", "multipart/form-data", "--zz\r\n", 400, []string{"boundary"}},
+		{"multipart cut short", "multipart/form-data; boundary=zz", "--zz\r\nContent-Disposition: form-data; name=\"x\"; filename=\"a.png\"\r\n\r\n" + string(good[:100]), 400, []string{"Malformed multipart/form-data"}},
+		{"not a form at all", "multipart/form-data; boundary=zz", "not a form at all", 400, []string{"Missing required input: 'x'"}},
+		{"multipart without the picture", "multipart/form-data; boundary=zz", "--zz\r\nContent-Disposition: form-data; name=\"other\"\r\n\r\n1\r\n--zz--\r\n", 400, []string{"'other'"}},
+		{"multipart, no fields", "multipart/form-data; boundary=zz", "--zz--\r\n", 400, []string{"Missing required input: 'x'"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -162,6 +162,13 @@ func TestLoadErrors(t *testing.T) {
 		{"access log rate", "serve:\n  access_log: sampled:2\n", []string{"svc.yml: line 2: serve.access_log sample rate must be a fraction in (0, 1]", `"2"`}},
 		{"access log rate on all", "serve:\n  access_log: all:0.5\n", []string{"svc.yml: line 2: serve.access_log takes a rate only in sampled mode"}},
 		{"not yaml", "serve: [1, 2\n", []string{"svc.yml"}},
+		{"negative image pixels", "limits:\n  max_image_pixels: -1\n", []string{"line 2: limits.max_image_pixels cannot be negative"}},
+		{"input declaring nothing", "models:\n  m:\n    path: m.onnx\n    inputs:\n      x: {}\n", []string{"line 5: models.m.inputs.x declares nothing"}},
+		{"output declaring nothing", "models:\n  m:\n    path: m.onnx\n    outputs:\n      y: {}\n", []string{"line 5: models.m.outputs.y declares nothing"}},
+		{"output with two meanings", "models:\n  m:\n    path: m.onnx\n    outputs:\n      y: {classify: {}, ctc: {labels: [a]}}\n", []string{"models.m.outputs.y declares both classify and ctc"}},
+		{"negative top_k", "models:\n  m:\n    path: m.onnx\n    outputs:\n      y:\n        classify: {top_k: -1}\n", []string{"models.m.outputs.y.classify.top_k cannot be negative"}},
+		{"ctc without labels", "models:\n  m:\n    path: m.onnx\n    outputs:\n      y:\n        ctc: {blank: 0}\n", []string{"models.m.outputs.y.ctc.labels is required"}},
+		{"labels neither list nor file", "models:\n  m:\n    path: m.onnx\n    outputs:\n      y:\n        classify: {labels: {a: b}}\n", []string{"labels: want a list of labels or the path of a label file"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -305,5 +312,22 @@ func TestServeAccessLogPolicy(t *testing.T) {
 		if err != nil || got.Mode != tt.want {
 			t.Errorf("AccessLogPolicy(%q) = %+v, %v; want mode %v", tt.give, got, err, tt.want)
 		}
+	}
+}
+
+// TestLabelFilesRelative: a label file is found relative to svc.yml, a
+// list stays a list.
+func TestLabelFilesRelative(t *testing.T) {
+	p := write(t, "models:\n  m:\n    path: m.onnx\n    outputs:\n      y:\n        ctc: {labels: keys/chars.txt}\n      z:\n        classify: {labels: [a, b]}\n")
+	c, err := Load(p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := c.Models["m"]
+	if got, want := m.Outputs["y"].CTC.Labels.File, filepath.Join(filepath.Dir(c.File), "keys", "chars.txt"); got != want {
+		t.Errorf("ctc labels file = %q, want %q", got, want)
+	}
+	if l := m.Outputs["z"].Classify.Labels; l.File != "" || strings.Join(l.List, ",") != "a,b" {
+		t.Errorf("classify labels = %+v", l)
 	}
 }

@@ -140,6 +140,20 @@ func (s *Set) Image(name string) *Image {
 	return nil
 }
 
+// ImageAt returns the image input at index k of the model's inputs, or
+// nil.
+func (s *Set) ImageAt(k int) *Image {
+	if s == nil {
+		return nil
+	}
+	for _, im := range s.images {
+		if im.Index == k {
+			return im
+		}
+	}
+	return nil
+}
+
 // Outputs lists the decoded outputs in output order.
 func (s *Set) Outputs() []*Output {
 	if s == nil {

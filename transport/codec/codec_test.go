@@ -160,7 +160,7 @@ func TestBuild(t *testing.T) {
 				}
 				return
 			}
-			if im := set.Image("x"); im == nil || im.Index != 0 {
+			if im := set.Image("x"); im == nil || im.Index != 0 || set.ImageAt(0) != im || set.ImageAt(1) != nil {
 				t.Fatalf("image input x: %+v", im)
 			}
 			p, s := set.Output("p"), set.OutputAt(1)

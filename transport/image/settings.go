@@ -9,42 +9,43 @@ import (
 	"github.com/svc-dev/svc/core/tensor"
 )
 
-// Settings is what svc.yml declares under models.<m>.inputs.<in>.image. A
+// Settings is what svc.yml declares under models.<m>.inputs.<in>.image,
+// and what GET /info shows of an image input (its JSON form). A
 // preset fills every field it names; a field set explicitly overrides it.
 type Settings struct {
 	// Preset is one of Presets(): imagenet, paddleocr-cls, paddleocr-rec,
 	// yolo.
-	Preset string `yaml:"preset"`
+	Preset string `yaml:"preset" json:"preset,omitempty"`
 	// Size is [height, width]. Omitted, it comes from the model's fixed
 	// dims. In height mode with a dynamic model width, Size[1] is the
 	// narrowest batch width (PaddleOCR's imgW; 0 for none).
-	Size []int `yaml:"size"`
+	Size []int `yaml:"size" json:"size,omitempty"`
 	// Resize is stretch, fit (letterbox), cover (shorter side to size,
 	// centre crop) or height (to the height keeping aspect, pad right).
-	Resize string `yaml:"resize"`
+	Resize string `yaml:"resize" json:"resize"`
 	// Interpolation is nearest, bilinear, bicubic or area (cv2.INTER_*).
-	Interpolation string `yaml:"interpolation"`
+	Interpolation string `yaml:"interpolation" json:"interpolation"`
 	// Color is rgb, bgr or grey.
-	Color string `yaml:"color"`
+	Color string `yaml:"color" json:"color"`
 	// Scale multiplies the pixel (0..255) before mean and std.
-	Scale *float64 `yaml:"scale"`
+	Scale *float64 `yaml:"scale" json:"scale,omitempty"`
 	// Mean and Std are per channel (or one value for all):
 	// (pixel*scale - mean)/std.
-	Mean []float64 `yaml:"mean"`
-	Std  []float64 `yaml:"std"`
+	Mean []float64 `yaml:"mean" json:"mean,omitempty"`
+	Std  []float64 `yaml:"std" json:"std,omitempty"`
 	// Layout is nchw or nhwc; inferred from the model's shape when the
 	// channel axis is unambiguous.
-	Layout string `yaml:"layout"`
+	Layout string `yaml:"layout" json:"layout"`
 	// Pad is the value of the padding of fit and height, in pixel units
 	// (0..255, fractions allowed) before normalisation: it goes through
 	// (pad*scale - mean)/std without being rounded to a byte, so 127.5
 	// with scale 1/255, mean 0.5, std 0.5 is exactly 0 in the tensor.
-	Pad *float64 `yaml:"pad"`
+	Pad *float64 `yaml:"pad" json:"pad,omitempty"`
 	// WidthMultiple (height mode, dynamic width): the batch width is
 	// rounded up to a multiple of it.
-	WidthMultiple int `yaml:"width_multiple"`
+	WidthMultiple int `yaml:"width_multiple" json:"width_multiple,omitempty"`
 	// MaxWidth (height mode): no item is wider; a wider line is squeezed.
-	MaxWidth int `yaml:"max_width"`
+	MaxWidth int `yaml:"max_width" json:"max_width,omitempty"`
 }
 
 // Resize modes.

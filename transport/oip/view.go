@@ -118,7 +118,7 @@ func (v *View) OutputDatatype(i int, req *Request) tensor.DType {
 // none for an image input, whose elements are pictures (the body limit
 // bounds them).
 func (v *View) StringLimit(k, limit int) int {
-	if v.media.Image(v.specs[k].Name) != nil {
+	if v.media.ImageAt(k) != nil {
 		return 0
 	}
 	return limit
@@ -210,7 +210,7 @@ func (v *View) pictures(req *Request, maxString int) error {
 			continue
 		}
 		strs, _ := t.Data.([]string)
-		im := v.media.Image(v.specs[k].Name)
+		im := v.media.ImageAt(k)
 		if im == nil {
 			for i, s := range strs {
 				if maxString > 0 && len(s) > maxString {

@@ -1,7 +1,6 @@
 package rest
 
 import (
-
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/core/tensor/tensorjson"

@@ -91,7 +91,7 @@ func mediaSpecs(specs []tensor.Spec, set *codec.Set) []tensor.Spec {
 // strings (the body's decoder let every string through).
 func imageInputs(inputs []*tensor.Tensor, specs []tensor.Spec, set *codec.Set, maxString int) error {
 	for k, t := range inputs {
-		im := imageAt(set, k)
+		im := set.ImageAt(k)
 		if im == nil {
 			if err := checkStrings(t, specs[k].Name, maxString); err != nil {
 				return err
@@ -121,15 +121,6 @@ func imageInputs(inputs []*tensor.Tensor, specs []tensor.Spec, set *codec.Set, m
 			return err
 		}
 		inputs[k] = img
-	}
-	return nil
-}
-
-func imageAt(set *codec.Set, k int) *codec.Image {
-	for _, im := range set.Images() {
-		if im.Index == k {
-			return im
-		}
 	}
 	return nil
 }

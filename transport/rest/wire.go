@@ -31,19 +31,9 @@ type InputInfo struct {
 // ImageInfo describes an image input: what it accepts and how pictures
 // become its tensor.
 type ImageInfo struct {
-	Formats       []string  `json:"formats"`
-	Preset        string    `json:"preset,omitempty"`
-	Size          []int     `json:"size,omitempty"`
-	Resize        string    `json:"resize"`
-	Interpolation string    `json:"interpolation"`
-	Color         string    `json:"color"`
-	Scale         *float64  `json:"scale,omitempty"`
-	Mean          []float64 `json:"mean,omitempty"`
-	Std           []float64 `json:"std,omitempty"`
-	Layout        string    `json:"layout"`
-	Pad           *float64  `json:"pad,omitempty"`
-	WidthMultiple int       `json:"width_multiple,omitempty"`
-	MaxWidth      int       `json:"max_width,omitempty"`
+	Formats []string `json:"formats"`
+	// Settings are those in force: the preset's, with svc.yml's overrides.
+	image.Settings
 }
 
 // DecodeInfo describes a decoded output: its kind (classify or ctc) and
@@ -141,12 +131,7 @@ func NewMediaInfo(m core.ModelInfo, media *codec.Set) Info {
 // NewImageInfo is what /info says of an image input: the formats it
 // takes and the settings in force.
 func NewImageInfo(im *codec.Image) *ImageInfo {
-	st := im.Plan.Resolved()
-	return &ImageInfo{
-		Formats: image.Formats(), Preset: st.Preset, Size: st.Size, Resize: st.Resize, Interpolation: st.Interpolation,
-		Color: st.Color, Scale: st.Scale, Mean: st.Mean, Std: st.Std, Layout: st.Layout, Pad: st.Pad,
-		WidthMultiple: st.WidthMultiple, MaxWidth: st.MaxWidth,
-	}
+	return &ImageInfo{Formats: image.Formats(), Settings: im.Plan.Resolved()}
 }
 
 func joinDescription(a, b string) string {
