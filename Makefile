@@ -96,7 +96,7 @@ lint: $(STATICCHECK)
 unit: tokref
 	$(GO) test -race -count=1 -timeout 30m ./...
 	$(GO) test -count=1 -run 'Allocations' ./transport/rest/ ./core/tensor/tensorjson/
-	$(GO) test -run '^$$' -fuzz FuzzServer -fuzztime 20s ./cmd/svc/fuzzhttp/
+	$(GO) test -run '^$$' -fuzz FuzzServer -fuzztime 30000x ./cmd/svc/fuzzhttp/
 
 SOAK_DURATION ?= 10m
 
