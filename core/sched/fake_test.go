@@ -46,7 +46,7 @@ type fakeSession struct {
 	mu     sync.Mutex
 	rows   []int64
 	firsts []float32 // the first value of each run
-	made   *float32 // the storage of the last pooled answer
+	made   *float32  // the storage of the last pooled answer
 	closed bool
 }
 
