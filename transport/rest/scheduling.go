@@ -38,17 +38,23 @@ func scheduling(r *http.Request, bound time.Duration) (context.Context, context.
 	if v, ok := r.Header[priorityKey]; ok {
 		n, err := strconv.ParseUint(strings.TrimSpace(v[0]), 10, 64)
 		if err != nil {
-			return nil, nil, fmt.Errorf("Invalid %s header '%s': expected a non-negative integer (1: high, 0 or more: normal)", HeaderPriority, transport.Quote(v[0]))
+			return nil, nil, badHeader(fmt.Sprintf("Invalid %s header '%s': expected a non-negative integer (1: high, 0 or more: normal)", HeaderPriority, transport.Quote(v[0])))
 		}
 		ctx = core.WithPriority(ctx, core.PriorityFromTriton(n))
 	}
 	if v, ok := r.Header[timeoutKey]; ok {
 		d, err := time.ParseDuration(strings.TrimSpace(v[0]))
 		if err != nil || d <= 0 {
-			return nil, nil, fmt.Errorf("Invalid %s header '%s': expected a positive duration with its unit, such as 250ms or 2s", HeaderTimeout, transport.Quote(v[0]))
+			return nil, nil, badHeader(fmt.Sprintf("Invalid %s header '%s': expected a positive duration with its unit, such as 250ms or 2s", HeaderTimeout, transport.Quote(v[0])))
 		}
 		c, cancel := core.WithRequestTimeout(ctx, d, bound)
 		return c, cancel, nil
 	}
 	return ctx, func() {}, nil
 }
+
+// badHeader is a refused scheduling header: its message is the client's
+// whole answer (400).
+type badHeader string
+
+func (e badHeader) Error() string { return string(e) }
