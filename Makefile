@@ -136,6 +136,7 @@ genmodels:
 bench: build models
 	bash build/bench-deps.sh
 	bash build/bench.sh
+	TRC_WRITE=1 bash build/bench-tracing.sh
 
 ## tokenizer-bench: tokenisation throughput of transport/text/tokenizer (Go, one core) beside the reference library's (Node) on the same corpus
 tokenizer-bench: tokref

@@ -15,9 +15,19 @@ func (e *InferenceError) Unwrap() error { return e.Err }
 
 // TimeoutError is an inference stopped because it ran past the configured
 // timeout (a 504 for clients).
-type TimeoutError struct{ After time.Duration }
+// Requested says the timeout was the request's own (its timeout
+// parameter or header), which counts the time it waited in the queue.
+type TimeoutError struct {
+	After     time.Duration
+	Requested bool
+}
 
-func (e *TimeoutError) Error() string { return fmt.Sprintf("Inference timed out after %s", e.After) }
+func (e *TimeoutError) Error() string {
+	if e.Requested {
+		return fmt.Sprintf("Request timed out: its timeout of %s passed before inference finished", e.After)
+	}
+	return fmt.Sprintf("Inference timed out after %s", e.After)
+}
 
 // ErrCanceled is returned when the caller gave up (client disconnected or
 // server shutting down) and the run was stopped.

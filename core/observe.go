@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"errors"
 	"time"
 )
@@ -59,7 +60,7 @@ func OutcomeOf(err error) Outcome {
 	switch {
 	case errors.As(err, &notReady):
 		return OutcomeNotReady
-	case errors.As(err, &timeout):
+	case errors.As(err, &timeout), errors.Is(err, context.DeadlineExceeded):
 		return OutcomeTimeout
 	case errors.Is(err, ErrCanceled):
 		return OutcomeCanceled

@@ -97,6 +97,7 @@ func (c *jsonCore) writeAccess(r *http.Request, status, size int, start, end tim
 		size:   size,
 		id:     id,
 		remote: r.RemoteAddr,
+		trace:  requestTraceID(r),
 	}
 	if lw, ok := c.out.(*LogWriter); ok {
 		if b, ok := lw.beginLine(); ok {
@@ -119,6 +120,7 @@ func (c *jsonCore) writeAccess(r *http.Request, status, size int, start, end tim
 type accessLine struct {
 	end                      time.Time
 	method, path, id, remote string
+	trace                    string // "": none
 	status, size             int
 	dur                      time.Duration
 }
@@ -146,6 +148,11 @@ func (c *jsonCore) appendAccess(b []byte, l *accessLine) []byte {
 	b = appendJSONString(b, l.id)
 	b = append(b, `,"remote":`...)
 	b = appendJSONString(b, l.remote)
+	if l.trace != "" {
+		b = append(b, `,"trace_id":"`...)
+		b = append(b, l.trace...)
+		b = append(b, '"')
+	}
 	return append(b, "}\n"...)
 }
 

@@ -103,13 +103,14 @@ func Headers(headers map[string]string) Middleware {
 
 // accessFields holds the fields of one access-log line, reused so that a
 // line costs no allocation for its field list.
-var accessFields = sync.Pool{New: func() any { return new([7]zap.Field) }}
+var accessFields = sync.Pool{New: func() any { return new([8]zap.Field) }}
 
 // AccessLog assigns the request id (echoing a sane X-Request-ID), recovers
 // from panics in handlers (a 500 written by errs, always logged) and writes
 // one log line per request that policy selects: every request, those
 // answered with a status of 400 or more, those plus a random sample of the
-// rest, or none.
+// rest, or none. A line carries the request's trace id (trace_id) when
+// tracing gave it a span or a W3C traceparent header came with it.
 func AccessLog(log *zap.Logger, errs ErrorWriter, policy config.AccessLog) Middleware {
 	if errs == nil {
 		errs = PlainErrors
@@ -210,7 +211,7 @@ func (a accessLogger) write(r *http.Request, status, bytes int, start time.Time,
 
 // zapAccessLine writes an access-log line through zap's encoder.
 func zapAccessLine(core zapcore.Core, name string, r *http.Request, status, bytes int, start, end time.Time, id string) {
-	f := accessFields.Get().(*[7]zap.Field)
+	f := accessFields.Get().(*[8]zap.Field)
 	f[0] = zap.String("method", r.Method)
 	f[1] = zap.String("path", sanitizePath(r.URL.Path))
 	f[2] = zap.Int("status", status)
@@ -218,10 +219,15 @@ func zapAccessLine(core zapcore.Core, name string, r *http.Request, status, byte
 	f[4] = zap.Int("bytes", bytes)
 	f[5] = zap.String("request_id", id)
 	f[6] = zap.String("remote", r.RemoteAddr)
+	n := 7
+	if tid := requestTraceID(r); tid != "" {
+		f[7] = zap.String("trace_id", tid)
+		n++
+	}
 	// A LogWriter never fails; another destination's error has nowhere
 	// better to go than the log that failed.
-	_ = core.Write(zapcore.Entry{Level: zapcore.InfoLevel, Time: end, LoggerName: name, Message: "request"}, f[:])
-	*f = [7]zap.Field{}
+	_ = core.Write(zapcore.Entry{Level: zapcore.InfoLevel, Time: end, LoggerName: name, Message: "request"}, f[:n])
+	*f = [8]zap.Field{}
 	accessFields.Put(f)
 }
 

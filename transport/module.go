@@ -29,6 +29,11 @@ type Inherited struct{ *Listeners }
 // requests are logged too.
 type AccessControl Middleware
 
+// Tracing is the optional middleware (transport/tracing) that gives each
+// request its server span; it runs first, so the access log sees the
+// request's trace id.
+type Tracing Middleware
+
 // ResponseHeaders are set on every HTTP response.
 type ResponseHeaders map[string]string
 
@@ -61,6 +66,7 @@ type httpServerParams struct {
 	Errors    ErrorWriter     `optional:"true"`
 	Headers   ResponseHeaders `optional:"true"`
 	Access    AccessControl   `optional:"true"`
+	Tracing   Tracing         `optional:"true"`
 	Serve     config.Serve
 	Limits    config.Limits
 	Log       *zap.Logger
@@ -86,6 +92,9 @@ func newHTTPServerFx(p httpServerParams) (*HTTPServer, error) {
 	mw := []Middleware{AccessLog(p.Log, p.Errors, policy), Headers(p.Headers)}
 	if p.Access != nil {
 		mw = append(mw, Middleware(p.Access))
+	}
+	if p.Tracing != nil {
+		mw = append([]Middleware{Middleware(p.Tracing)}, mw...)
 	}
 	h = Chain(h, mw...)
 	s := NewServer(ln, h, p.Serve.ShutdownGrace.Std(), p.Log)

@@ -124,7 +124,7 @@ type Config struct {
 // DefaultConfig returns svc's configuration of the rules.
 func DefaultConfig() Config {
 	return Config{
-		Plumbing: []string{"supervisor", "metrics", "access"},
+		Plumbing: []string{"supervisor", "metrics", "access", "tracing"},
 		Codecs:   []string{"codec", "image", "meaning", "text"},
 		// The gRPC codec decodes into the protocol's model.
 		ProtocolImports: []Import{{From: "transport/grpc", To: "transport/oip"}},

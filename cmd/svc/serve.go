@@ -41,6 +41,7 @@ import (
 	"github.com/svc-dev/svc/transport/oip"
 	"github.com/svc-dev/svc/transport/rest"
 	"github.com/svc-dev/svc/transport/supervisor"
+	"github.com/svc-dev/svc/transport/tracing"
 )
 
 func serveCommand(stdout, stderr io.Writer) *cli.Command {
@@ -378,6 +379,7 @@ func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logge
 			return fxevent.NopLogger
 		}),
 		transport.Module,
+		tracing.Module,
 		access.Module,
 		rest.Module,
 		metrics.Module,

@@ -37,6 +37,8 @@ type Config struct {
 	Providers Providers `yaml:"providers"`
 	// Access holds API keys and CORS (see transport/access).
 	Access Access `yaml:"access"`
+	// Tracing configures OpenTelemetry tracing (off by default).
+	Tracing Tracing `yaml:"tracing"`
 
 	// File is the path the configuration was read from ("" = none).
 	File string `yaml:"-"`
@@ -236,11 +238,12 @@ type Sections struct {
 	Batching  Batching
 	Providers Providers
 	Access    Access
+	Tracing   Tracing
 }
 
 // Sections splits c into its sections.
 func (c Config) Sections() Sections {
-	return Sections{Serve: c.Serve, Runtime: c.Runtime, Limits: c.Limits, Batching: c.Batching, Providers: c.Providers, Access: c.Access}
+	return Sections{Serve: c.Serve, Runtime: c.Runtime, Limits: c.Limits, Batching: c.Batching, Providers: c.Providers, Access: c.Access, Tracing: c.Tracing}
 }
 
 // Load reads path over the defaults. When path is the default file name and
@@ -365,6 +368,9 @@ func (c *Config) check() (string, string) {
 		return "serve.access_log", err.Error()
 	}
 	if key, msg := c.Access.check(); key != "" {
+		return key, msg
+	}
+	if key, msg := c.Tracing.check(); key != "" {
 		return key, msg
 	}
 	for name, m := range c.Models {

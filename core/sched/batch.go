@@ -62,6 +62,7 @@ type pending struct {
 	inputs []*tensor.Tensor
 	rows   int64
 	key    string
+	prio   core.Priority
 	since  time.Time
 	// taken is when a group took the request off the queue (set under the
 	// batcher's lock before the group is handed over).
@@ -78,6 +79,9 @@ type pending struct {
 type batchResult struct {
 	res core.Result
 	err error
+	// expired: the request's context ended while it was queued, and the
+	// dispatcher dropped it unrun.
+	expired bool
 }
 
 // NewBatcher wraps next; the model must be Batchable.
@@ -161,6 +165,7 @@ func (b *Batcher) Predict(ctx context.Context, inputs []*tensor.Tensor) (core.Re
 		// Nothing to merge with: run as is, outside the slots.
 		b.runs.Add(1)
 		b.opts.Observer.Queued(0)
+		traceQueue(ctx, time.Time{}, 0)
 		return b.predict(ctx, inputs, tagAlone)
 	}
 	b.mu.Lock()
@@ -168,24 +173,30 @@ func (b *Batcher) Predict(ctx context.Context, inputs []*tensor.Tensor) (core.Re
 		b.running++
 		b.mu.Unlock()
 		b.opts.Observer.Queued(0)
+		traceQueue(ctx, time.Time{}, 0)
 		return b.runAlone(ctx, inputs)
 	}
 	// Queued: only now the request's record and its clock (the runs above
 	// need neither).
 	p := &pending{ctx: ctx, inputs: inputs, since: time.Now(), rows: rows, key: shapeKey(inputs),
-		lead: make(chan []*pending, 1), done: make(chan batchResult, 1)}
-	b.queue = append(b.queue, p)
+		prio: core.PriorityOf(ctx), lead: make(chan []*pending, 1), done: make(chan batchResult, 1)}
+	b.enqueueLocked(p)
 	b.dispatchLocked()
 	b.mu.Unlock()
 
 	select {
 	case group := <-p.lead:
 		b.opts.Observer.Queued(p.taken.Sub(p.since))
+		traceQueue(ctx, p.since, p.taken.Sub(p.since))
 		b.runGroup(group)
 		r := <-p.done
 		return r.res, r.err
 	case r := <-p.done:
+		if r.expired {
+			return nil, canceled(ctx)
+		}
 		b.opts.Observer.Queued(p.taken.Sub(p.since))
+		traceQueue(ctx, p.since, p.taken.Sub(p.since))
 		return r.res, r.err
 	case <-ctx.Done():
 		b.mu.Lock()
@@ -232,9 +243,41 @@ func (b *Batcher) release() {
 	b.mu.Unlock()
 }
 
+// enqueueLocked queues p behind the requests of its priority and ahead
+// of those of a lower one.
+func (b *Batcher) enqueueLocked(p *pending) {
+	i := len(b.queue)
+	for i > 0 && b.queue[i-1].prio < p.prio {
+		i--
+	}
+	b.queue = append(b.queue, nil)
+	copy(b.queue[i+1:], b.queue[i:])
+	b.queue[i] = p
+}
+
+// dropExpiredLocked takes the requests whose context has ended (their
+// client gave up or their own timeout passed) off the queue, unrun.
+func (b *Batcher) dropExpiredLocked() {
+	kept := b.queue[:0]
+	for _, q := range b.queue {
+		if q.ctx.Err() != nil {
+			q.done <- batchResult{expired: true}
+			continue
+		}
+		kept = append(kept, q)
+	}
+	for i := len(kept); i < len(b.queue); i++ {
+		b.queue[i] = nil
+	}
+	b.queue = kept
+}
+
 // dispatchLocked forms groups from the queue while slots are free. The
 // first request of each group becomes its leader and runs it.
 func (b *Batcher) dispatchLocked() {
+	if b.running < b.opts.Slots {
+		b.dropExpiredLocked()
+	}
 	for b.running < b.opts.Slots && len(b.queue) > 0 {
 		if d := b.opts.MaxQueueDelay; d > 0 && !b.fullLocked() {
 			wait := d - time.Since(b.queue[0].since)
@@ -314,12 +357,15 @@ func (b *Batcher) runGroup(group []*pending) {
 	b.runs.Add(1)
 	if len(group) == 1 {
 		res, err := b.predict(group[0].ctx, group[0].inputs, group[0].tag)
-		group[0].done <- batchResult{res, err}
+		group[0].done <- batchResult{res: res, err: err}
 		return
 	}
 	// The merged run stops only if every member gave up.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	if t := groupTraceOf(group); t != nil {
+		ctx = core.WithRequestTrace(ctx, t)
+	}
 	var left atomic.Int64
 	left.Store(int64(len(group)))
 	for _, p := range group {
@@ -486,4 +532,28 @@ func (b *Batcher) Queued() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.queue)
+}
+
+// groupTrace reports a merged run's steps to each member's trace.
+type groupTrace []core.RequestTrace
+
+func (g groupTrace) Step(s core.Step, start, end time.Time, rows int) {
+	for _, t := range g {
+		t.Step(s, start, end, rows)
+	}
+}
+
+// groupTraceOf is the trace of a merged run: its members' traces (nil
+// when none has one).
+func groupTraceOf(group []*pending) core.RequestTrace {
+	var g groupTrace
+	for _, p := range group {
+		if t := core.RequestTraceOf(p.ctx); t != nil {
+			g = append(g, t)
+		}
+	}
+	if g == nil {
+		return nil
+	}
+	return g
 }

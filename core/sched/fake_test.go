@@ -45,7 +45,8 @@ type fakeSession struct {
 
 	mu     sync.Mutex
 	rows   []int64
-	made   *float32 // the storage of the last pooled answer
+	firsts []float32 // the first value of each run
+	made   *float32  // the storage of the last pooled answer
 	closed bool
 }
 
@@ -77,6 +78,7 @@ func (f *fakeSession) Close() error {
 func (f *fakeSession) Predict(ctx context.Context, in []*tensor.Tensor) (core.Result, error) {
 	f.mu.Lock()
 	f.rows = append(f.rows, in[0].Shape[0])
+	f.firsts = append(f.firsts, in[0].Data.([]float32)[0])
 	f.mu.Unlock()
 	if f.gate != nil {
 		select {
@@ -111,6 +113,13 @@ func (f *fakeSession) Predict(ctx context.Context, in []*tensor.Tensor) (core.Re
 		return &pooledResult{out: out}, nil
 	}
 	return core.NewResult([]*tensor.Tensor{out}), nil
+}
+
+// order is the first value of each run so far: whose run it was.
+func (f *fakeSession) order() []float32 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]float32(nil), f.firsts...)
 }
 
 // runs is the rows of each run so far.

@@ -16,18 +16,21 @@ import (
 // atomic counter to each request.
 //
 // With Bound, at most n runs are under way at once and the others wait
-// their turn in arrival order (a client that gives up while waiting never
-// runs). On a CPU, more runs than fill the cores do no more work: they
+// their turn in arrival order within their priority, the high ones first
+// (core.WithPriority); a client that gives up, or whose own timeout passes,
+// while waiting never runs. On a CPU, more runs than fill the cores do no more work: they
 // take turns on the cores, each holding its memory and caches longer, and
 // the HTTP work waits behind them.
 type Pool struct {
 	sessions []core.Session
 	inflight []atomic.Int64
 	obs      core.RunObserver
-	// slots holds a token per run under way when bounded (nil: unbounded).
-	slots chan struct{}
-	// waiting counts the requests waiting for a slot.
-	waiting atomic.Int64
+	// front is set when the pool is the front runner (SetObserver): it
+	// then reports each request's queue wait to the request's trace too.
+	front bool
+	// slots holds the run slots when bounded (nil: unbounded).
+	slots *slotQueue
+	size  int
 }
 
 var (
@@ -51,23 +54,29 @@ func (p *Pool) SetObserver(obs core.RunObserver) {
 		obs = core.NopObserver{}
 	}
 	p.obs = obs
+	p.front = true
 }
 
 // Bound lets at most n runs be under way at once (n < 1: no bound). Call it
 // before the pool serves.
 func (p *Pool) Bound(n int) {
 	if n < 1 {
-		p.slots = nil
+		p.slots, p.size = nil, 0
 		return
 	}
-	p.slots = make(chan struct{}, n)
+	p.slots, p.size = newSlotQueue(n), n
 }
 
 // Waiting is the number of requests waiting for a slot now.
-func (p *Pool) Waiting() int { return int(p.waiting.Load()) }
+func (p *Pool) Waiting() int {
+	if p.slots == nil {
+		return 0
+	}
+	return p.slots.waiting()
+}
 
 // Slots is the most runs under way at once (0: unbounded).
-func (p *Pool) Slots() int { return cap(p.slots) }
+func (p *Pool) Slots() int { return p.size }
 
 // Info describes the model.
 func (p *Pool) Info() core.ModelInfo { return p.sessions[0].Info() }
@@ -94,26 +103,51 @@ func (p *Pool) Concurrency() int {
 // pool is bounded.
 func (p *Pool) Predict(ctx context.Context, inputs []*tensor.Tensor) (core.Result, error) {
 	if p.slots != nil {
-		select {
-		case p.slots <- struct{}{}:
-			p.obs.Queued(0)
-		default:
-			start := time.Now()
-			p.waiting.Add(1)
-			select {
-			case p.slots <- struct{}{}:
-				p.waiting.Add(-1)
-			case <-ctx.Done():
-				p.waiting.Add(-1)
-				return nil, fmt.Errorf("%w: %w", core.ErrCanceled, context.Cause(ctx))
+		var since time.Time
+		var wait time.Duration
+		if !p.slots.tryAcquire() {
+			since = time.Now()
+			if err := p.slots.acquire(ctx, core.PriorityOf(ctx)); err != nil {
+				return nil, canceled(ctx)
 			}
-			p.obs.Queued(time.Since(start))
+			wait = time.Since(since)
 		}
-		defer func() { <-p.slots }()
+		defer p.slots.release()
+		if ctx.Err() != nil {
+			// It ended as the slot came: it never runs.
+			return nil, canceled(ctx)
+		}
+		p.obs.Queued(wait)
+		if p.front {
+			traceQueue(ctx, since, wait)
+		}
 	} else {
 		p.obs.Queued(0)
+		if p.front {
+			traceQueue(ctx, time.Time{}, 0)
+		}
 	}
 	return p.runLeastBusy(ctx, inputs)
+}
+
+// canceled is the error of a request that ended before it ran: core's
+// ErrCanceled wrapping ctx's cause (a core.TimeoutError when the request's
+// own timeout passed).
+func canceled(ctx context.Context) error {
+	return fmt.Errorf("%w: %w", core.ErrCanceled, context.Cause(ctx))
+}
+
+// traceQueue reports a wait for a session that began at since and took
+// wait to ctx's trace, if any (a zero since: it ran at once, now).
+func traceQueue(ctx context.Context, since time.Time, wait time.Duration) {
+	t := core.RequestTraceOf(ctx)
+	if t == nil {
+		return
+	}
+	if since.IsZero() {
+		since = time.Now()
+	}
+	t.Step(core.StepQueue, since, since.Add(wait), 0)
 }
 
 // runLeastBusy runs on the session with the fewest runs in flight.
@@ -129,7 +163,16 @@ func (p *Pool) runLeastBusy(ctx context.Context, inputs []*tensor.Tensor) (core.
 	}
 	p.inflight[best].Add(1)
 	defer p.inflight[best].Add(-1)
-	return p.sessions[best].Predict(ctx, inputs)
+	t := core.RequestTraceOf(ctx)
+	if t == nil {
+		return p.sessions[best].Predict(ctx, inputs)
+	}
+	start := time.Now()
+	res, err := p.sessions[best].Predict(ctx, inputs)
+	if err == nil {
+		t.Step(core.StepInfer, start, time.Now(), int(max(batchRows(inputs), 1)))
+	}
+	return res, err
 }
 
 // Close closes every session.

@@ -43,7 +43,9 @@ func TestPoolBoundQueuesAndCancels(t *testing.T) {
 
 	// The only slot is taken: a request whose client gives up while
 	// waiting is canceled and never runs.
-	pool.slots <- struct{}{}
+	if !pool.slots.tryAcquire() {
+		t.Fatal("the free slot was not taken")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
@@ -61,13 +63,14 @@ func TestPoolBoundQueuesAndCancels(t *testing.T) {
 	if len(f.runs()) != 1 {
 		t.Fatal("ran while the only slot was taken")
 	}
-	<-pool.slots
+	pool.slots.release()
 	if a := <-done; a.err != nil {
 		t.Fatal(a.err)
 	}
-	if len(pool.slots) != 0 {
-		t.Fatalf("%d slots still held after every run", len(pool.slots))
+	if !pool.slots.tryAcquire() {
+		t.Fatal("the slot is still held after every run")
 	}
+	pool.slots.release()
 	if got := f.runs(); len(got) != 2 {
 		t.Fatalf("%d runs, want 2 (the canceled request never runs)", len(got))
 	}

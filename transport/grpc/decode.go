@@ -39,6 +39,9 @@ func decodeRequest(r *inference.ModelInferRequest, v *view, maxElements int64, m
 		}
 		req.SetRaw(b.BoolParam)
 	}
+	if err := scheduling(r.GetParameters(), &req); err != nil {
+		return none, err
+	}
 	// The typed contents' elements, against limits.max_elements.
 	if maxElements > 0 {
 		var total int64
@@ -239,4 +242,37 @@ func requestedOutputs(r *inference.ModelInferRequest, req *oip.Request) error {
 		}
 	}
 	return nil
+}
+
+// scheduling reads the request's timeout (microseconds) and priority
+// parameters, each an int64_param or a uint64_param.
+func scheduling(params map[string]*inference.InferParameter, req *oip.Request) error {
+	if p, ok := params[oip.ParamTimeout]; ok {
+		n, ok := unsigned(p)
+		if !ok || n > math.MaxInt64 {
+			return invalid("Invalid parameters.%s: expected a non-negative int64_param or uint64_param of microseconds", oip.ParamTimeout)
+		}
+		if err := req.SetTimeoutMicros(int64(n), "parameters."+oip.ParamTimeout); err != nil {
+			return err
+		}
+	}
+	if p, ok := params[oip.ParamPriority]; ok {
+		n, ok := unsigned(p)
+		if !ok {
+			return invalid("Invalid parameters.%s: expected a non-negative int64_param or uint64_param", oip.ParamPriority)
+		}
+		req.SetPriority(n)
+	}
+	return nil
+}
+
+// unsigned is a parameter's non-negative integer.
+func unsigned(p *inference.InferParameter) (uint64, bool) {
+	switch v := p.GetParameterChoice().(type) {
+	case *inference.InferParameter_Uint64Param:
+		return v.Uint64Param, true
+	case *inference.InferParameter_Int64Param:
+		return uint64(v.Int64Param), v.Int64Param >= 0
+	}
+	return 0, false
 }

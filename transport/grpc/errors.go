@@ -52,10 +52,10 @@ func toStatus(err error) (st *status.Status, known bool) {
 		return status.New(codes.DeadlineExceeded, timeout.Error()), true
 	case errors.As(err, &infer):
 		return status.New(codes.Internal, infer.Error()), true
-	case errors.Is(err, core.ErrCanceled), errors.Is(err, context.Canceled):
-		return status.New(codes.Unavailable, "Request canceled before inference finished"), true
 	case errors.Is(err, context.DeadlineExceeded):
 		return status.New(codes.DeadlineExceeded, "The call's deadline passed before inference finished"), true
+	case errors.Is(err, core.ErrCanceled), errors.Is(err, context.Canceled):
+		return status.New(codes.Unavailable, "Request canceled before inference finished"), true
 	}
 	return status.New(codes.Internal, "Inference failed: "+err.Error()), false
 }

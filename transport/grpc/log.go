@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/transport"
 )
 
 // callLog writes one "rpc" log line per call that the access-log policy
@@ -63,8 +64,12 @@ func (c *callLog) done(ctx context.Context, method string, start time.Time, err 
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
 		remote = p.Addr.String()
 	}
-	c.log.Info("rpc", zap.String("grpc_method", method), zap.String("code", code.String()),
-		zap.Duration("duration", time.Since(start)), zap.String("remote", remote))
+	fields := []zap.Field{zap.String("grpc_method", method), zap.String("code", code.String()),
+		zap.Duration("duration", time.Since(start)), zap.String("remote", remote)}
+	if tid := transport.TraceIDOf(ctx); tid != "" {
+		fields = append(fields, zap.String("trace_id", tid))
+	}
+	c.log.Info("rpc", fields...)
 }
 
 func (c *callLog) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {

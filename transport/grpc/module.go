@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
+	"google.golang.org/grpc/stats"
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
@@ -33,6 +34,7 @@ type serviceParams struct {
 	fx.In
 	Model   *core.Model
 	Limits  config.Limits
+	Runtime config.Runtime
 	Log     *zap.Logger
 	Version ServerVersion `optional:"true"`
 	Codec   *codec.Codec  `optional:"true"`
@@ -44,6 +46,7 @@ func newServiceFx(p serviceParams) (*Service, error) {
 		Version:        string(p.Version),
 		MaxElements:    p.Limits.Elements(),
 		MaxStringBytes: int(p.Limits.MaxStringLength),
+		MaxTimeout:     p.Runtime.Timeout.Std(),
 		Codec:          p.Codec,
 		Logger:         p.Log.Named("grpc"),
 	})
@@ -58,6 +61,8 @@ type serverParams struct {
 	Limits    config.Limits
 	Access    config.Access
 	Log       *zap.Logger
+	// Stats is tracing's handler of every call (nil: tracing off).
+	Stats stats.Handler `optional:"true"`
 }
 
 func newServerFx(p serverParams) (*Server, error) {
@@ -81,6 +86,7 @@ func newServerFx(p serverParams) (*Server, error) {
 		Grace:           p.Serve.ShutdownGrace.Std(),
 		Keys:            keys,
 		AccessLog:       policy,
+		Stats:           p.Stats,
 		Logger:          p.Log.Named("grpc"),
 	})
 	p.LC.Append(fx.Hook{

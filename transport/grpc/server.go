@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 
 	"github.com/svc-dev/svc/core/config"
@@ -37,7 +38,9 @@ type ServerOptions struct {
 	// AccessLog says which calls get an "rpc" log line (serve.access_log;
 	// the zero value logs every call).
 	AccessLog config.AccessLog
-	Logger    *zap.Logger
+	// Stats, when set, sees every call (tracing's server spans).
+	Stats  stats.Handler
+	Logger *zap.Logger
 }
 
 // Server runs the gRPC server on a listener: the inference service, the
@@ -131,6 +134,9 @@ func NewServer(ln net.Listener, svc *Service, o ServerOptions) *Server {
 	}
 	if o.MaxMessageBytes > 0 {
 		opts = append(opts, grpc.MaxRecvMsgSize(o.MaxMessageBytes))
+	}
+	if o.Stats != nil {
+		opts = append(opts, grpc.StatsHandler(o.Stats))
 	}
 	// Tensors are large: flow-control windows of HTTP/2's default 64 KiB
 	// make a megabyte request take many round trips.

@@ -34,6 +34,7 @@ import (
 	"context"
 	"errors"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -55,6 +56,9 @@ type Options struct {
 	// none); MaxStringBytes the length of one BYTES element (0 = any).
 	MaxElements    int64
 	MaxStringBytes int
+	// MaxTimeout bounds the requests' timeout parameter (runtime.timeout;
+	// 0: no bound).
+	MaxTimeout time.Duration
 	// Codec is what svc.yml declares for the model's inputs and outputs;
 	// nil declares nothing.
 	Codec  *codec.Codec
@@ -100,6 +104,7 @@ func (s *Service) Prepare(r core.Runner) error {
 		return err
 	}
 	v := &view{View: oip.NewView(r, media)}
+	v.BoundTimeouts(s.opts.MaxTimeout)
 	meta := v.Metadata(s.opts.Model.Name())
 	v.metadata = &inference.ModelMetadataResponse{Name: meta.Name, Versions: meta.Versions, Platform: meta.Platform,
 		Inputs: tensorMetadata(meta.Inputs), Outputs: tensorMetadata(meta.Outputs)}
@@ -212,14 +217,17 @@ func (s *Service) infer(ctx context.Context, r *inference.ModelInferRequest) (*i
 	if err != nil {
 		return nil, err
 	}
+	began := core.TraceStart(ctx)
 	req, err := decodeRequest(r, v, s.opts.MaxElements, s.opts.MaxStringBytes)
 	if err != nil {
 		return nil, err
 	}
+	req.BeginTrace(began)
 	res, err := v.Run(ctx, &req, s.opts.MaxStringBytes)
 	if err != nil {
 		return nil, err
 	}
+	defer core.TraceStep(ctx, core.StepEncode, core.TraceStart(ctx), 0)
 	// The response holds copies of the outputs, so their storage goes
 	// back to the pools.
 	defer res.Release()

@@ -40,6 +40,9 @@ type Options struct {
 	// MaxStringBytes the length of one string element (0 = any).
 	MaxElements    int64
 	MaxStringBytes int
+	// MaxTimeout bounds the requests' timeout parameter (runtime.timeout;
+	// 0: no bound).
+	MaxTimeout time.Duration
 	// Codec is what svc.yml declares for the model's inputs and outputs;
 	// nil declares nothing.
 	Codec  *codec.Codec
@@ -97,6 +100,7 @@ func (h *Handler) Prepare(r core.Runner) error {
 		return err
 	}
 	v := &restView{View: NewView(r, media), maxString: h.opts.MaxStringBytes}
+	v.BoundTimeouts(h.opts.MaxTimeout)
 	if v.HasImages() {
 		// Pictures are long BYTES elements: the other inputs' are checked
 		// once decoded (View.Run).
@@ -323,14 +327,18 @@ func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request) error {
 	if _, over := tensorjson.ValuesOver(header, h.opts.MaxElements); over && h.opts.MaxElements > 0 {
 		return Errorf(KindTooLarge, "Too many elements: the request's JSON holds more than the limit of %d values (send large tensors as binary data)", h.opts.MaxElements)
 	}
+	ctx := r.Context()
+	began := core.TraceStart(ctx)
 	req, err := parseRequest(header, bin, binaryMode, v)
 	if err != nil {
 		return err
 	}
-	res, err := v.Run(r.Context(), &req.Request, h.opts.MaxStringBytes)
+	req.BeginTrace(began)
+	res, err := v.Run(ctx, &req.Request, h.opts.MaxStringBytes)
 	if err != nil {
 		return err
 	}
+	defer core.TraceStep(ctx, core.StepEncode, core.TraceStart(ctx), 0)
 	// The answer (binary outputs included) is written before the outputs
 	// go back to the pools.
 	defer res.Release()

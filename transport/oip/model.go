@@ -1,6 +1,10 @@
 package oip
 
 import (
+	"math"
+	"time"
+
+	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/transport"
 	"github.com/svc-dev/svc/transport/codec"
@@ -18,7 +22,30 @@ const (
 	// ParamRaw asks for the outputs svc.yml gives a meaning (classify,
 	// ctc) as the model's tensors instead.
 	ParamRaw = "raw"
+	// ParamTimeout is the request's own timeout in microseconds, as
+	// Triton reads it (0: none), bounded by runtime.timeout.
+	ParamTimeout = "timeout"
+	// ParamPriority is the request's priority as Triton numbers it: 1 is
+	// high (it overtakes queued work), 0 (the default) and larger numbers
+	// are normal.
+	ParamPriority = "priority"
 )
+
+// maxTimeoutMicros is the largest timeout parameter a time.Duration holds.
+const maxTimeoutMicros = int64(math.MaxInt64 / int64(time.Microsecond))
+
+// SetTimeoutMicros sets the request's parameters.timeout; what names the
+// parameter in the error for one out of range.
+func (r *Request) SetTimeoutMicros(us int64, what string) error {
+	if us < 0 || us > maxTimeoutMicros {
+		return invalid("Invalid %s: expected microseconds from 0 to %d, got %d", what, maxTimeoutMicros, us)
+	}
+	r.timeout = time.Duration(us) * time.Microsecond
+	return nil
+}
+
+// SetPriority sets the request's parameters.priority (see ParamPriority).
+func (r *Request) SetPriority(n uint64) { r.priority = core.PriorityFromTriton(n) }
 
 // Dialect is how a codec's messages name the parts of a request: the JSON
 // codec quotes member names ("name") and says body, the protobuf codec
@@ -128,9 +155,19 @@ type Request struct {
 	binaryOutput bool
 	// raw asks for decoded outputs as the model's tensors (parameters.raw).
 	raw bool
+	// timeout is parameters.timeout (0: none); priority parameters.priority.
+	timeout  time.Duration
+	priority core.Priority
+	// began is when decoding began, for the request's trace (zero: no
+	// trace).
+	began time.Time
 	// text is the batch of a request that sends text (nil: none).
 	text *codec.Batch
 }
+
+// BeginTrace marks the start of decoding for ctx's trace (see
+// core.TraceStart); View.Run reports the decoding step up to the run.
+func (r *Request) BeginTrace(t time.Time) { r.began = t }
 
 // SetRaw sets the request's parameters.raw: decoded outputs answer the
 // model's tensors, not their meaning.

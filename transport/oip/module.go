@@ -26,6 +26,7 @@ type handlerParams struct {
 	fx.In
 	Model   *core.Model
 	Limits  config.Limits
+	Runtime config.Runtime
 	Log     *zap.Logger
 	Version ServerVersion `optional:"true"`
 	Codec   *codec.Codec  `optional:"true"`
@@ -38,6 +39,7 @@ func newHandlerFx(p handlerParams) (*Handler, error) {
 		MaxBodyBytes:   int64(p.Limits.MaxBodyBytes),
 		MaxElements:    p.Limits.Elements(),
 		MaxStringBytes: int(p.Limits.MaxStringLength),
+		MaxTimeout:     p.Runtime.Timeout.Std(),
 		Codec:          p.Codec,
 		Logger:         p.Log,
 	})

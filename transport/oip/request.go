@@ -284,6 +284,16 @@ func (p *parser) requestParameters() error {
 			b, err := p.boolean("parameters." + ParamRaw)
 			p.req.SetRaw(b)
 			return err
+		case ParamTimeout:
+			n, err := p.size("parameters." + ParamTimeout)
+			if err != nil {
+				return err
+			}
+			return p.req.SetTimeoutMicros(n, "parameters."+ParamTimeout)
+		case ParamPriority:
+			n, err := p.size("parameters." + ParamPriority)
+			p.req.SetPriority(uint64(n))
+			return err
 		}
 		return skip(p.d)
 	})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/tensor"
@@ -22,6 +23,9 @@ const ServerName = "svc"
 // messages name, and the model metadata.
 type View struct {
 	runner core.Runner
+	// maxTimeout bounds the requests' timeout parameter (runtime.timeout;
+	// 0: no bound).
+	maxTimeout time.Duration
 	// media holds the image inputs and decoded outputs (nil: none).
 	media   *codec.Set
 	version string
@@ -143,9 +147,14 @@ func (v *View) Metadata(name string) ModelMetadata {
 	return ModelMetadata{Name: name, Versions: []string{v.version}, Platform: Platform, Inputs: v.metaInputs, Outputs: v.metaOutputs}
 }
 
-// Run runs the request's inputs through the model. The inputs go back to
-// the tensor pools as soon as the run is over (no output shares their
-// storage), before the answer is encoded.
+// BoundTimeouts caps the requests' timeout parameter at d
+// (runtime.timeout; 0: no cap). Call it before the view serves.
+func (v *View) BoundTimeouts(d time.Duration) { v.maxTimeout = d }
+
+// Run runs the request's inputs through the model, at the request's
+// priority and within its timeout. The inputs go back to the tensor pools
+// as soon as the run is over (no output shares their storage), before the
+// answer is encoded.
 func (v *View) Run(ctx context.Context, req *Request, maxString int) (core.Result, error) {
 	if err := v.texts(req); err != nil {
 		tensor.RecycleAll(req.inputs)
@@ -154,6 +163,15 @@ func (v *View) Run(ctx context.Context, req *Request, maxString int) (core.Resul
 	if err := v.pictures(req, maxString); err != nil {
 		tensor.RecycleAll(req.inputs)
 		return nil, err
+	}
+	core.TraceStep(ctx, core.StepDecode, req.began, 0)
+	if req.priority != core.PriorityNormal {
+		ctx = core.WithPriority(ctx, req.priority)
+	}
+	if req.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = core.WithRequestTimeout(ctx, req.timeout, v.maxTimeout)
+		defer cancel()
 	}
 	res, err := v.runner.Predict(ctx, req.inputs)
 	tensor.RecycleAll(req.inputs)

@@ -47,6 +47,9 @@ type Options struct {
 	MaxElements int64
 	// MaxStringBytes caps one string element (400 beyond it); 0 = none.
 	MaxStringBytes int
+	// MaxTimeout bounds the X-Request-Timeout header (runtime.timeout; 0:
+	// no bound).
+	MaxTimeout time.Duration
 	// Codec is what svc.yml declares for the model's inputs and outputs
 	// (images in, meaning out); nil declares nothing.
 	Codec  *codec.Codec
@@ -191,6 +194,13 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 		h.writeErr(w, err)
 		return core.OutcomeBadRequest
 	}
+	ctx, cancel, err := scheduling(r, h.opts.MaxTimeout)
+	if err != nil {
+		WriteError(w, http.StatusBadRequest, err.Error())
+		return core.OutcomeBadRequest
+	}
+	defer cancel()
+	began := core.TraceStart(ctx)
 	body, err := transport.ReadBody(r, h.opts.MaxBodyBytes)
 	// The answer is written over the body; the buffer goes back once it
 	// is sent.
@@ -217,7 +227,8 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 		h.writeErr(w, err)
 		return core.OutcomeBadRequest
 	}
-	res, err := v.runner.Predict(r.Context(), inputs)
+	core.TraceStep(ctx, core.StepDecode, began, 0)
+	res, err := v.runner.Predict(ctx, inputs)
 	// The run is over and no output shares the inputs' storage: it goes
 	// back to the tensor pools before the answer is encoded, so a request
 	// holds its input or its answer, never both.
@@ -228,6 +239,7 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 	}
 	// The answer is written before the outputs go back to the pools.
 	defer res.Release()
+	defer core.TraceStep(ctx, core.StepEncode, core.TraceStart(ctx), 0)
 	var out []byte
 	if texts != nil && !raw {
 		out, err = appendEmbedding(body[:0], res, v.media.Text(), texts)

@@ -29,6 +29,7 @@ type handlerParams struct {
 	Model     *core.Model
 	Platform  core.Platform
 	Limits    config.Limits
+	Runtime   config.Runtime
 	Log       *zap.Logger
 	Validator BodyValidator `optional:"true"`
 	Codec     *codec.Codec  `optional:"true"`
@@ -42,6 +43,7 @@ func newHandlerFx(p handlerParams) (*Handler, error) {
 		MaxBodyBytes:   int64(p.Limits.MaxBodyBytes),
 		MaxElements:    p.Limits.Elements(),
 		MaxStringBytes: int(p.Limits.MaxStringLength),
+		MaxTimeout:     p.Runtime.Timeout.Std(),
 		Codec:          p.Codec,
 		Logger:         p.Log,
 	})
