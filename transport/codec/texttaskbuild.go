@@ -12,6 +12,7 @@ import (
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/transport/meaning"
+	"github.com/svc-dev/svc/transport/text/tokenizer"
 )
 
 // The file that names a Hugging Face model's architecture and labels, and
@@ -156,4 +157,38 @@ func (x *Text) bindClassifier(decl *config.Text, hf *hfConfig, hfPath, taskFrom 
 	x.classify, x.Labels = c, labels
 	x.From = fmt.Sprintf("%s; %s; %s from %s", taskFrom, from, activation, actFrom)
 	return nil
+}
+
+// TextFolder is what a model's folder offers text, as svc serves it
+// without svc.yml: the tokenizer.json found beside the model (or in the
+// folder above; "" when none), why svc cannot reproduce it (nil when it
+// can), and the task the folder says, with why; Served reports whether
+// svc serves the model text with no svc.yml.
+type TextFolder struct {
+	Tokenizer    string
+	TokenizerErr error
+	Task         string
+	TaskFrom     string
+	Served       bool
+}
+
+// InspectText looks at the folder of the model at modelFile, whose
+// inputs and outputs info gives, as buildText does for a model with
+// nothing declared.
+func InspectText(modelFile string, info core.ModelInfo) TextFolder {
+	var f TextFolder
+	if !slices.ContainsFunc(info.Inputs, func(in core.InputSpec) bool { return in.Name == inputIDs }) {
+		return f
+	}
+	if f.Tokenizer = findTokenizer(modelFile); f.Tokenizer == "" {
+		return f
+	}
+	_, f.TokenizerErr = tokenizer.Load(f.Tokenizer)
+	hf, hfPath, err := readHFConfig(f.Tokenizer, modelFile)
+	if err != nil {
+		f.TokenizerErr = err
+	}
+	f.Task, f.TaskFrom = inferTask(hf, hfPath, filepath.Dir(f.Tokenizer))
+	f.Served = f.TokenizerErr == nil && (f.Task != config.TaskEmbedding || hiddenAt(info, true) >= 0)
+	return f
 }
