@@ -457,3 +457,102 @@ func TestTextTokenClassification(t *testing.T) {
 	}
 	oipStrings(t, s, port, name, nerTexts, "entities", []int64{int64(len(nerTexts))}, want)
 }
+
+// TestTextTaskBadInput: over /predict and the Open Inference Protocol's
+// REST, a text that is not a string, invalid UTF-8, text_pair without
+// text or with a token classifier, and text beside the id inputs are 400s
+// that name the input (and the item).
+func TestTextTaskBadInput(t *testing.T) {
+	s := startServer(t, taskFolder(t, "tiny_bert_ner", ""), "--name", "ner")
+	oipBody := func(inputs string) string { return `{"inputs": [` + inputs + `]}` }
+	tests := []struct {
+		name, path, body, want string
+	}{
+		{"v1: not a string", "/predict", `{"text": ["a", {}]}`, "'text' at [1]: expected a string, got an object"},
+		{"v1: invalid UTF-8", "/predict", "{\"text\": [\"a\", \"b\xff\"]}", "'text' at [1]: invalid UTF-8"},
+		{"v1: a pair for a token classifier", "/predict", `{"text": "a", "text_pair": "b"}`, "Input 'text_pair': token classification finds the entities of one text"},
+		{"OIP: not a string", "/v2/models/ner/infer", oipBody(`{"name": "text", "datatype": "BYTES", "shape": [2], "data": ["a", 3]}`), "'text' at [1]: expected a string, got a number"},
+		{"OIP: invalid UTF-8", "/v2/models/ner/infer", oipBody("{\"name\": \"text\", \"datatype\": \"BYTES\", \"shape\": [1], \"data\": [\"b\xff\"]}"), "'text' at [0]: invalid UTF-8"},
+		{"OIP: text_pair alone", "/v2/models/ner/infer", oipBody(`{"name": "text_pair", "datatype": "BYTES", "shape": [1], "data": ["b"]}`), "Input 'text_pair' goes with 'text': send both"},
+		{"OIP: a pair for a token classifier", "/v2/models/ner/infer", oipBody(`{"name": "text", "datatype": "BYTES", "shape": [1], "data": ["a"]}, {"name": "text_pair", "datatype": "BYTES", "shape": [1], "data": ["b"]}`), "Input 'text_pair': token classification finds the entities of one text"},
+		{"OIP: text and ids", "/v2/models/ner/infer", oipBody(`{"name": "text", "datatype": "BYTES", "shape": [1], "data": ["a"]}, {"name": "input_ids", "datatype": "INT64", "shape": [1, 1], "data": [440]}`), "send text or the model's inputs, not both"},
+		{"OIP: text of another type", "/v2/models/ner/infer", oipBody(`{"name": "text", "datatype": "INT64", "shape": [1], "data": [1]}`), "Invalid datatype for input 'text': the model takes BYTES, got INT64"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := s.do(http.MethodPost, tt.path, "application/json", strings.NewReader(tt.body))
+			if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), tt.want) {
+				t.Fatalf("%d %s, want a 400 saying %q", r.Status, r.Body, tt.want)
+			}
+		})
+	}
+}
+
+// TestTextTaskDescribed: /info lists text and text_pair and the answer
+// with its labels; /openapi.json's /predict example is a sentence, and its
+// response schema has the answer (labels or entities).
+func TestTextTaskDescribed(t *testing.T) {
+	for _, tt := range []struct {
+		folder, answer string
+		labels         []string
+	}{
+		{"tiny_bert_classifier", "labels", sentiment},
+		{"tiny_bert_ner", "entities", []string{"O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC"}},
+	} {
+		t.Run(tt.answer, func(t *testing.T) {
+			s := startServer(t, taskFolder(t, tt.folder, ""))
+			var info struct {
+				Inputs []struct {
+					Name     string `json:"name"`
+					Type     string `json:"type"`
+					Required bool   `json:"required"`
+				} `json:"inputs"`
+				Outputs []struct {
+					Name   string   `json:"name"`
+					Type   string   `json:"type"`
+					Labels []string `json:"labels"`
+				} `json:"outputs"`
+			}
+			if r := s.get("/info"); r.Status != http.StatusOK || json.Unmarshal(r.Body, &info) != nil {
+				t.Fatalf("/info: %d %s", r.Status, r.Body)
+			}
+			in, out := info.Inputs[len(info.Inputs)-2:], info.Outputs[len(info.Outputs)-1]
+			if in[0].Name != "text" || in[1].Name != "text_pair" || in[0].Type != "string" || in[0].Required || out.Name != tt.answer || out.Type != "string" || !reflect.DeepEqual(out.Labels, tt.labels) {
+				t.Fatalf("/info: %+v", info)
+			}
+			var doc struct {
+				Paths map[string]map[string]json.RawMessage `json:"paths"`
+				Components struct {
+					Schemas map[string]struct {
+						Properties map[string]json.RawMessage `json:"properties"`
+					} `json:"schemas"`
+				} `json:"components"`
+			}
+			if r := s.get("/openapi.json"); r.Status != http.StatusOK || json.Unmarshal(r.Body, &doc) != nil {
+				t.Fatalf("openapi.json: %d", r.Status)
+			}
+			var post struct {
+				RequestBody struct {
+					Content map[string]struct {
+						Example map[string]any `json:"example"`
+					} `json:"content"`
+				} `json:"requestBody"`
+			}
+			if err := json.Unmarshal(doc.Paths["/predict"]["post"], &post); err != nil {
+				t.Fatal(err)
+			}
+			ex := post.RequestBody.Content["application/json"].Example
+			if text, ok := ex["text"].(string); !ok || len(ex) != 1 || !strings.Contains(text, " ") {
+				t.Fatalf("the /predict example is %v, want a sentence", ex)
+			}
+			if doc.Components.Schemas["PredictResponse"].Properties[tt.answer] == nil {
+				t.Fatalf("PredictResponse lacks %s: %v", tt.answer, doc.Components.Schemas["PredictResponse"].Properties)
+			}
+			// The example runs.
+			body, _ := json.Marshal(ex)
+			if r := s.predict(string(body)); r.Status != http.StatusOK || !strings.HasPrefix(string(r.Body), `{"`+tt.answer+`":`) {
+				t.Fatalf("the example: %d %s", r.Status, r.Body)
+			}
+		})
+	}
+}
