@@ -218,6 +218,28 @@ func TestTextClassification(t *testing.T) {
 		var want [][]label
 		python(t, numpyLabels, map[string]any{"logits": logits, "activation": "softmax", "k": 3, "labels": sentiment}, &want)
 		sameLabels(t, "pairs", gotPairs, want)
+		// gRPC takes the pairs as a BYTES input text_pair beside text.
+		resp, err := grpcClient(t, "127.0.0.1:"+port).Infer(context.Background(), &inference.ModelInferRequest{ModelName: filepath.Base(dir), Inputs: []*inference.ModelInferRequest_InferInputTensor{
+			{Name: "text", Datatype: "BYTES", Shape: []int64{2}, Contents: &inference.InferTensorContents{BytesContents: [][]byte{[]byte(texts[0]), []byte(texts[1])}}},
+			{Name: "text_pair", Datatype: "BYTES", Shape: []int64{2}, Contents: &inference.InferTensorContents{BytesContents: [][]byte{[]byte(pairs[0]), []byte(pairs[1])}}},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, b := range resp.GetOutputs()[0].GetContents().GetBytesContents() {
+			got = append(got, string(b))
+		}
+		if len(got) == 0 {
+			got = rawStrings(resp.GetRawOutputContents())
+		}
+		var wantStrings []string
+		for _, item := range gotPairs {
+			for _, c := range item {
+				wantStrings = append(wantStrings, fmt.Sprintf("%f:%d:%s", c.Score, c.Index, c.Label))
+			}
+		}
+		sameStrings(t, "gRPC pairs", got, wantStrings)
 	})
 
 	name := filepath.Base(dir)

@@ -84,7 +84,11 @@ func (b *Batch) Single() bool { return b.single }
 func (x *Text) Describe() string {
 	switch x.Task {
 	case config.TaskClassification:
-		return fmt.Sprintf("text classification: text tokenized by %s (%s), the top %d labels per text with their scores (%s)", x.Tokenizer, x.describeLength(), x.TopK(), x.From)
+		top := "every label"
+		if k := x.TopK(); k > 0 {
+			top = fmt.Sprintf("the top %d labels", k)
+		}
+		return fmt.Sprintf("text classification: text tokenized by %s (%s), %s per text with their scores, best first (%s)", x.Tokenizer, x.describeLength(), top, x.From)
 	case config.TaskTokens:
 		return fmt.Sprintf("token classification: text tokenized by %s (%s), the entities in each text with their character offsets (%s)", x.Tokenizer, x.describeLength(), x.From)
 	}

@@ -34,6 +34,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,17 +61,18 @@ func run(svc, md, out, benchtime string, requests int) error {
 	}
 	var sb strings.Builder
 	commit := gitCommit()
-	fmt.Fprintf(&sb, "## Tokenisation throughput, one core (text)\n\n")
-	fmt.Fprintf(&sb, "Written by `make tokenizer-bench` (part of `make bench`) at `%s` on %s, %s.\n\n", commit, time.Now().UTC().Format("2006-01-02"), cpuModel())
+	before := loadAverage()
 	rows, err := throughput(out, benchtime)
 	if err != nil {
 		return err
 	}
-	sb.WriteString(rows)
 	share, err := cpuShare(svc, out, requests)
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(&sb, "## Tokenisation throughput, one core (text)\n\n")
+	fmt.Fprintf(&sb, "Written by `make tokenizer-bench` (part of `make bench`) at `%s` on %s, %s, %d cores; load average %s before, %s after.\n\n", commit, time.Now().UTC().Format("2006-01-02"), cpuModel(), runtime.NumCPU(), before, loadAverage())
+	sb.WriteString(rows)
 	sb.WriteString(share)
 	return replaceSection(md, sb.String())
 }
@@ -290,6 +292,15 @@ func replaceSection(md, text string) error {
 		return fmt.Errorf("%s: %s and %s are not in order", md, begin, end)
 	}
 	return os.WriteFile(md, []byte(s), 0o644)
+}
+
+// loadAverage is the one-minute load average, "unknown" off Linux.
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(data)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "unknown"
 }
 
 func gitCommit() string {
