@@ -543,7 +543,7 @@ func TestTextTaskDescribed(t *testing.T) {
 				t.Fatalf("/info: %+v", info)
 			}
 			var doc struct {
-				Paths map[string]map[string]json.RawMessage `json:"paths"`
+				Paths      map[string]map[string]json.RawMessage `json:"paths"`
 				Components struct {
 					Schemas map[string]struct {
 						Properties map[string]json.RawMessage `json:"properties"`
