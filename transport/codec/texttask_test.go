@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/core/tensor"
 )
 
 // TestID2Label: config.json's id2label as a list by index; keys that are
@@ -108,5 +110,55 @@ func TestBindClassifier(t *testing.T) {
 				t.Fatalf("%s top %d, want %s top %d", x.Activation(), x.TopK(), tt.activation, tt.topK)
 			}
 		})
+	}
+}
+
+// TestTextEntities: the codec reads each token's row of a padded batch's
+// logits, leaves the special tokens out and answers character offsets
+// into each text; a text_pair is refused.
+func TestTextEntities(t *testing.T) {
+	tok := filepath.Join("..", "text", "tokenizer", "testdata", "fixtures", "bert-uncased.json")
+	specs := []tensor.Spec{{Name: "input_ids", DType: tensor.Int64, Shape: []int64{-1, -1}, Required: true}}
+	info := core.ModelInfo{Outputs: []core.OutputSpec{{Name: "logits", Type: "float32", Shape: []int64{-1, -1, 3}, Kind: core.KindTensor}}}
+	x, err := buildText(&config.Text{Task: config.TaskTokens, Tokenizer: tok, Labels: config.Labels{List: []string{"O", "B-PER", "I-PER"}}}, "", specs, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{"Zoë hello", "a"}
+	b, err := x.Encode(texts, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every token of the first text but the last is PER, B then I; the
+	// special tokens' rows say B-PER too, and must be ignored.
+	logits := make([]float32, b.n*b.seq*3)
+	for i := range b.n {
+		for j := range b.seq {
+			row := logits[(i*b.seq+j)*3:]
+			switch {
+			case b.special[i] != nil && j < len(b.special[i]) && b.special[i][j] == 1:
+				row[1] = 9
+			case i == 0 && j == 1:
+				row[1] = 5
+			case i == 0 && j < len(b.offsets[0])-2:
+				row[2] = 5
+			default:
+				row[0] = 5
+			}
+		}
+	}
+	got, err := x.Entities(b, &tensor.Tensor{DType: tensor.Float32, Shape: []int64{int64(b.n), int64(b.seq), 3}, Data: logits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || len(got[0]) != 1 || len(got[1]) != 0 {
+		t.Fatalf("entities %+v", got)
+	}
+	// [CLS] z ##o ##e hello [SEP]: z B-PER, ##o and ##e I-PER, hello O.
+	if e := got[0][0]; e.Entity != "PER" || e.Start != 0 || e.End != 3 || e.Text != "Zoë" {
+		t.Fatalf("entity %+v, want PER [0, 3) Zoë (tokens at %v)", e, b.offsets[0])
+	}
+	if _, err := x.Encode(texts, texts, false); err == nil || !strings.Contains(err.Error(), "Input 'text_pair': token classification") {
+		t.Fatalf("a pair: %v", err)
 	}
 }
