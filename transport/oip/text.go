@@ -18,15 +18,16 @@ type textView struct {
 	// models is the model's input count; text and pair the indices of
 	// text and text_pair in the view's specs.
 	models, text, pair int
-	// embedding is the index of the text's answer in the view's outputs;
+	// answerAt is the index of the text's answer in the view's outputs;
 	// answer is what a text request answers by default.
-	embedding int
-	answer    []RequestedOutput
+	answerAt int
+	answer   []RequestedOutput
 }
 
-// addText adds the text inputs and the embedding output to the view.
+// addText adds the text inputs to the view (addAnswer the answer, once
+// the model's outputs are in).
 func (v *View) addText(x *codec.Text, outputs int) {
-	t := &textView{x: x, models: len(v.specs), text: len(v.specs), pair: len(v.specs) + 1, embedding: outputs}
+	t := &textView{x: x, models: len(v.specs), text: len(v.specs), pair: len(v.specs) + 1, answerAt: outputs}
 	for k := range v.specs {
 		v.specs[k].Required = false
 	}

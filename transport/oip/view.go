@@ -176,7 +176,7 @@ func (v *View) CheckResult(res core.Result) error {
 // OutputTensor is the model's output i in res, which must be a tensor:
 // decoded into BYTES when the output has a meaning, unless req asks raw.
 func (v *View) OutputTensor(res core.Result, i int, req *Request) (*tensor.Tensor, error) {
-	if v.text != nil && i == v.text.embedding {
+	if v.text != nil && i == v.text.answerAt {
 		return v.answer(res, req)
 	}
 	val, err := res.Value(i)
