@@ -73,6 +73,9 @@ func buildText(decl *config.Text, modelFile string, specs []tensor.Spec, info co
 	if err := x.bindOutput(info, taskFrom); err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
+	if slices.ContainsFunc(info.Outputs, func(o core.OutputSpec) bool { return o.Name == x.Answer() }) {
+		return nil, fmt.Errorf("%s: the model has an output named '%s', the name of svc's answer to text (%s): the protocols could not tell them apart", key, x.Answer(), task)
+	}
 	tok, err := tokenizer.Load(tokPath)
 	if err != nil && auto {
 		// A tokenizer.json svc cannot reproduce leaves the model served

@@ -162,3 +162,18 @@ func TestTextEntities(t *testing.T) {
 		t.Fatalf("a pair: %v", err)
 	}
 }
+
+// TestTextAnswerClash: a model with an output named as svc's answer to
+// text fails at start.
+func TestTextAnswerClash(t *testing.T) {
+	tok := filepath.Join("..", "text", "tokenizer", "testdata", "fixtures", "bert-uncased.json")
+	specs := []tensor.Spec{{Name: "input_ids", DType: tensor.Int64, Shape: []int64{-1, -1}, Required: true}}
+	info := core.ModelInfo{Outputs: []core.OutputSpec{
+		{Name: "logits", Type: "float32", Shape: []int64{-1, 2}, Kind: core.KindTensor},
+		{Name: "labels", Type: "int64", Shape: []int64{-1}, Kind: core.KindTensor},
+	}}
+	_, err := buildText(&config.Text{Task: config.TaskClassification, Tokenizer: tok}, "", specs, info)
+	if err == nil || !strings.Contains(err.Error(), "the model has an output named 'labels'") {
+		t.Fatalf("got %v", err)
+	}
+}
