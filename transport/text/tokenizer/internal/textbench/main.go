@@ -129,7 +129,7 @@ func throughput(out, benchtime string) (string, error) {
 	}
 	sort.Strings(names)
 	var sb strings.Builder
-	sb.WriteString("The corpus `transport/text/tokenizer/testdata/bench.txt` (7.9 KB of lines in several scripts), special tokens added, through each fixture tokenizer.json: svc's tokenizer (`" + strings.Join(goCmd, " ") + "`, one text per call on one thread) and the Hugging Face tokenizers library, Rust, through its Node binding (`node testdata/reference.js bench FILE` with `TOKENIZERS_PARALLELISM=false`: `encodeBatch` of the whole corpus per call, and `encode` of one text per call). Throughput by CPU time (the benchmark thread's for svc, the Node process's for the reference), which holds better than wall-clock time on a shared machine; wall-clock figures in brackets. Goal: svc ≥ 0.5× the reference's better figure, by CPU time.\n\n")
+	sb.WriteString("The corpus `transport/text/tokenizer/testdata/bench.txt` (7.9 KB of lines in several scripts), special tokens added, through each fixture tokenizer.json: svc's tokenizer (`" + strings.Join(goCmd, " ") + "`, one text per call on one thread) and the Hugging Face tokenizers library, Rust, through its Node binding (`node testdata/reference.js bench FILE` with `TOKENIZERS_PARALLELISM=false`: `encodeBatch` of the whole corpus per call, and `encode` of one text per call; its figures include the binding's cost of handing each encoding to JavaScript, so they understate the Rust library alone). Throughput by CPU time (the benchmark thread's for svc, the Node process's for the reference), which holds better than wall-clock time on a shared machine; wall-clock figures in brackets. Goal: svc ≥ 0.5× the reference's better figure, by CPU time.\n\n")
 	sb.WriteString("| tokenizer.json | svc MB/s | reference encodeBatch MB/s | reference encode MB/s | svc ÷ reference (better) | goal ≥ 0.5× |\n|---|---:|---:|---:|---:|---|\n")
 	for _, n := range names {
 		g := goMBs[n]
@@ -282,7 +282,8 @@ func replaceSection(md, text string) error {
 	}
 	s := string(data)
 	section := begin + "\n" + strings.TrimRight(text, "\n") + "\n" + end
-	i, j := strings.Index(s, begin), strings.Index(s, end)
+	// The markers count on lines of their own: prose may name them.
+	i, j := lineIndex(s, begin), lineIndex(s, end)
 	switch {
 	case i >= 0 && j > i:
 		s = s[:i] + section + s[j+len(end):]
@@ -301,6 +302,21 @@ func loadAverage() string {
 		return f[0]
 	}
 	return "unknown"
+}
+
+// lineIndex is the offset of the first line of s that is line, or -1.
+func lineIndex(s, line string) int {
+	for off := 0; off <= len(s); {
+		end := strings.IndexByte(s[off:], '\n')
+		if end < 0 {
+			end = len(s) - off
+		}
+		if s[off:off+end] == line {
+			return off
+		}
+		off += end + 1
+	}
+	return -1
 }
 
 func gitCommit() string {
