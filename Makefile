@@ -137,11 +137,11 @@ bench: build models
 	bash build/bench-deps.sh
 	bash build/bench.sh
 	TRC_WRITE=1 bash build/bench-tracing.sh
+	$(MAKE) tokenizer-bench
 
-## tokenizer-bench: tokenisation throughput of transport/text/tokenizer (Go, one core) beside the reference library's (Node) on the same corpus
-tokenizer-bench: tokref
-	$(GO) test -run '^$$' -bench Tokenize -benchtime 2s -cpu 1 ./transport/text/tokenizer/
-	cd transport/text/tokenizer && for f in testdata/fixtures/*.json; do NODE_PATH=$(CURDIR)/build/tokref/node_modules node testdata/reference.js bench $$f; done
+## tokenizer-bench: tokenisation throughput of transport/text/tokenizer (Go, one core) beside the reference library's (Node) on the same corpus, and tokenisation's share of a text request's CPU → the text section of BENCHMARKS.md
+tokenizer-bench: tokref build
+	$(GO) run ./transport/text/tokenizer/internal/textbench -svc build/bin/svc -md BENCHMARKS.md
 
 clean:
 	rm -rf build/bin build/lib build/models build/vulkan build/cache build/tools build/node build/artifacts build/gpu-kit build/gpu-check build/tokref build/ort-old openapi/assets/dist

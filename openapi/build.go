@@ -266,7 +266,7 @@ func (b builder) predictResponseSchema() *openapi3.Schema {
 			s.Required = append(s.Required, out.Name)
 		}
 	}
-	b.addEmbeddingOutput(s)
+	b.addTextOutput(s)
 	return s
 }
 

@@ -88,4 +88,9 @@ func exampleElement(dtype string, i int) any {
 }
 
 // exampleBody is the model's /predict example, or nil.
-func (b builder) exampleBody() map[string]any { return exampleBody(b.info.Inputs, b.media) }
+func (b builder) exampleBody() map[string]any {
+	if b.media.Text() != nil {
+		return textExample()
+	}
+	return exampleBody(b.info.Inputs, b.media)
+}

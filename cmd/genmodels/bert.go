@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"math"
+	"strings"
 
 	"github.com/svc-dev/svc/core/onnxpb"
 )
@@ -46,7 +48,17 @@ func (r *rng) uniform(n int, center, spread float32) []float32 {
 // (-10000 on masked keys), residual and LayerNorm, a GELU FFN (Erf form),
 // residual and LayerNorm. Its output is last_hidden_state.
 func tinyBERT() *onnxpb.Model {
-	b := newGraph("tiny_bert")
+	b := bertEncoder("tiny_bert")
+	b.output("last_hidden_state", tensorOf(onnxpb.ElemFloat, "batch", "sequence", bertHidden), "the encoder's hidden states")
+	m := b.model()
+	m.DocString = "tiny BERT encoder with random weights (svc tests)"
+	return m
+}
+
+// bertEncoder builds tinyBERT's graph up to last_hidden_state, its
+// output not declared, so that heads can read it.
+func bertEncoder(name string) *graphBuilder {
+	b := newGraph(name)
 	r := rng(bertSeed)
 	ids := tensorOf(onnxpb.ElemInt64, "batch", "sequence")
 	b.input("input_ids", ids, "token ids")
@@ -96,10 +108,72 @@ func tinyBERT() *onnxpb.Model {
 	dense(b, &r, "ffn_out", "ffn_act", bertFFN, h)
 	b.node("Add", in("hidden1", "ffn_out"), out("ffn_res"))
 	layerNorm(b, &r, "out_ln", "ffn_res", "last_hidden_state")
-	b.output("last_hidden_state", tensorOf(onnxpb.ElemFloat, "batch", "sequence", bertHidden), "the encoder's hidden states")
+	return b
+}
+
+// The labels of the classification heads.
+var (
+	sentimentLabels = []string{"negative", "neutral", "positive"}
+	nerLabels       = []string{"O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC"}
+)
+
+// tinyBERTClassifier is tinyBERT with a sequence-classification head: the
+// [CLS] token's hidden state (position 0), a tanh pooler and a dense layer
+// to logits [batch, 3].
+func tinyBERTClassifier() *onnxpb.Model {
+	b := bertEncoder("tiny_bert_classifier")
+	r := rng(bertSeed + 1)
+	h := int64(bertHidden)
+	b.node("Gather", in("last_hidden_state", "zero"), out("cls_state"), attrInt("axis", 1))
+	dense(b, &r, "pooler", "cls_state", h, h)
+	b.node("Tanh", in("pooler"), out("pooled"))
+	dense(b, &r, "classifier", "pooled", h, int64(len(sentimentLabels)))
+	b.node("Mul", in("classifier", "logit_scale"), out("logits"))
+	b.initializer(constant("logit_scale", nil, []float32{4}))
+	b.output("logits", tensorOf(onnxpb.ElemFloat, "batch", len(sentimentLabels)), "one logit per label")
 	m := b.model()
-	m.DocString = "tiny BERT encoder with random weights (svc tests)"
+	m.DocString = "tiny BERT sequence classifier with random weights (svc tests)"
 	return m
+}
+
+// tinyBERTTokens is tinyBERT with a token-classification head: a dense
+// layer from each token's hidden state to logits [batch, sequence, 9].
+func tinyBERTTokens() *onnxpb.Model {
+	b := bertEncoder("tiny_bert_ner")
+	r := rng(bertSeed + 2)
+	dense(b, &r, "classifier", "last_hidden_state", int64(bertHidden), int64(len(nerLabels)))
+	b.node("Mul", in("classifier", "logit_scale"), out("logits"))
+	b.initializer(constant("logit_scale", nil, []float32{4}))
+	b.output("logits", tensorOf(onnxpb.ElemFloat, "batch", "sequence", len(nerLabels)), "one logit per token and label")
+	m := b.model()
+	m.DocString = "tiny BERT token classifier with random weights (svc tests)"
+	return m
+}
+
+// hfConfig is the config.json of a Hub repository with the architecture
+// and labels of a head.
+func hfConfig(architecture, problem string, labels []string) []byte {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "{\n  \"architectures\": [%q],\n  \"model_type\": \"bert\",\n  \"hidden_size\": %d,\n  \"max_position_embeddings\": %d,\n  \"vocab_size\": %d,\n", architecture, bertHidden, bertPositions, bertVocab)
+	if problem != "" {
+		fmt.Fprintf(&sb, "  \"problem_type\": %q,\n", problem)
+	}
+	sb.WriteString("  \"id2label\": {")
+	for i, l := range labels {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "\"%d\": %q", i, l)
+	}
+	sb.WriteString("},\n  \"label2id\": {")
+	for i, l := range labels {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "%q: %d", l, i)
+	}
+	sb.WriteString("}\n}\n")
+	return []byte(sb.String())
 }
 
 // dense adds name = MatMul(x, name_w) + name_b.

@@ -260,13 +260,17 @@ func testModels() ([]file, error) {
 		{"misnamed_dims.onnx", misnamedDims()},
 		{"int_mod.onnx", intMod()},
 		{"tiny_bert.onnx", tinyBERT()},
+		{"tiny_bert_classifier/model.onnx", tinyBERTClassifier()},
+		{"tiny_bert_ner/model.onnx", tinyBERTTokens()},
 	}
 	for _, x := range models {
 		if err := add(x.path, x.m); err != nil {
 			return nil, err
 		}
 	}
-	files = append(files, file{"external_data/model.onnx.data", extData})
+	files = append(files, file{"external_data/model.onnx.data", extData},
+		file{"tiny_bert_classifier/config.json", hfConfig("BertForSequenceClassification", "single_label_classification", sentimentLabels)},
+		file{"tiny_bert_ner/config.json", hfConfig("BertForTokenClassification", "", nerLabels)})
 	return files, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/core/onnxpb"
+	"github.com/svc-dev/svc/transport/codec"
 )
 
 func initCommand(stdout io.Writer) *cli.Command {
@@ -96,7 +97,61 @@ func initEntry(cfgPath, model, name string) (string, error) {
 	} else if err := checkServedName(name); err != nil {
 		return "", usageErr("--name %s", err)
 	}
-	return modelEntry(name, relativeTo(cfgPath, model), info), nil
+	entry := modelEntry(name, relativeTo(cfgPath, model), info)
+	if recognise(info) == nil {
+		entry += textEntry(cfgPath, file, info)
+	}
+	return entry, nil
+}
+
+// textEntry is the text: section of the entry of a model that takes token
+// ids and has a tokenizer.json beside it (or in the folder above, as a
+// Hub repository's onnx/model.onnx has): live when svc reproduces the
+// tokenizer, with the task the folder says (config.json's architectures,
+// sentence-transformers files) and the other keys commented at their
+// defaults; a comment saying why not otherwise; "" for a model without
+// token ids or tokenizer.
+func textEntry(cfgPath, modelFile string, info core.ModelInfo) string {
+	f := codec.InspectText(modelFile, info)
+	if f.Tokenizer == "" {
+		return ""
+	}
+	tok := yamlString(relativeTo(cfgPath, f.Tokenizer))
+	var b strings.Builder
+	if f.TokenizerErr != nil {
+		fmt.Fprintf(&b, "    # %s is beside the model, but svc cannot serve text with it:\n", tok)
+		for line := range strings.SplitSeq(f.TokenizerErr.Error(), "\n") {
+			fmt.Fprintf(&b, "    #   %s\n", line)
+		}
+		b.WriteString("    # /predict takes the model's token ids.\n")
+		return b.String()
+	}
+	answer := map[string]string{
+		config.TaskEmbedding:      "one embedding per text",
+		config.TaskClassification: "labels and scores per text",
+		config.TaskTokens:         "the entities in each text",
+	}[f.Task]
+	b.WriteString("    # svc init found the model's tokenizer: /predict takes {\"text\": ...} (and \"text_pair\")\n")
+	fmt.Fprintf(&b, "    # and answers %s; the token ids still work. Delete text: to take the ids alone.\n", answer)
+	fmt.Fprintf(&b, "    # The task: %s.\n", f.TaskFrom)
+	if !f.Served {
+		b.WriteString("    # Check the task: the model's outputs do not say it (embedding pools its first output).\n")
+	}
+	fmt.Fprintf(&b, "    text:\n      tokenizer: %s\n      task: %s   # embedding, classification or token-classification\n", tok, f.Task)
+	b.WriteString("      # max_length: 128     # tokens per text (default: the tokenizer's truncation, else the model's positions)\n")
+	b.WriteString("      # truncation: false   # refuse a longer text with a 400 instead of cutting it\n")
+	switch f.Task {
+	case config.TaskEmbedding:
+		b.WriteString("      # pooling: mean       # mean, cls or max (default: 1_Pooling/config.json, else mean)\n")
+		b.WriteString("      # normalize: true     # unit-length vectors (default: a Normalize module in modules.json)\n")
+	case config.TaskClassification:
+		b.WriteString("      # top_k: 1            # labels per text, best first (default: every label)\n")
+		b.WriteString("      # activation: sigmoid # softmax, sigmoid or none (default: sigmoid for multi_label_classification or one label, else softmax)\n")
+		b.WriteString("      # labels: [negative, positive]   # default: config.json's id2label\n")
+	case config.TaskTokens:
+		b.WriteString("      # labels: [O, B-PER, I-PER]   # default: config.json's id2label\n")
+	}
+	return b.String()
 }
 
 // onnxInfo reads a model's inputs, outputs and metadata from its file (no

@@ -329,9 +329,35 @@ func TestTextStartFailures(t *testing.T) {
 		args func(t *testing.T) []string
 		want string
 	}{
-		{"another task", func(t *testing.T) []string {
+		{"an unknown task", func(t *testing.T) []string {
+			return []string{"emb", "--config", textConfig(t, "{task: summarization}")}
+		}, "models.emb.text.task 'summarization' is not a text task: want embedding, classification or token-classification"},
+		{"classification of hidden states", func(t *testing.T) []string {
 			return []string{"emb", "--config", textConfig(t, "{task: classification}")}
-		}, "models.emb.text.task 'classification' is not served"},
+		}, "text: output 'last_hidden_state' has shape [?, ?, 32]: classification (task from svc.yml) reads logits [batch, labels]"},
+		{"token classification of a classifier", func(t *testing.T) []string {
+			dir := taskFolder(t, "tiny_bert_classifier", "")
+			writeFile(t, filepath.Join(dir, "config.json"), `{"architectures": ["BertForTokenClassification"]}`)
+			return []string{dir}
+		}, "output 'logits' has shape [?, 3]: token-classification (token classification from "},
+		{"labels that do not fit the logits", func(t *testing.T) []string {
+			return []string{taskFolder(t, "tiny_bert_classifier", `{"architectures": ["BertForSequenceClassification"], "id2label": {"0": "no", "1": "yes"}}`)}
+		}, "text.labels: 2 labels (from "},
+		{"svc.yml labels that do not fit", func(t *testing.T) []string {
+			dir := taskFolder(t, "tiny_bert_ner", "")
+			p := filepath.Join(dir, "svc.yml")
+			writeFile(t, p, fmt.Sprintf("models:\n  ner:\n    path: %s\n    text: {labels: [O, B-PER]}\n", filepath.Join(dir, "model.onnx")))
+			return []string{"ner", "--config", p}
+		}, "text.labels: 2 labels (from svc.yml), but the model's logits have 9 classes"},
+		{"a config.json that is not JSON", func(t *testing.T) []string {
+			return []string{taskFolder(t, "tiny_bert_classifier", `{"architectures": [`)}
+		}, "config.json: unexpected end of JSON input"},
+		{"an activation svc does not know", func(t *testing.T) []string {
+			return []string{"emb", "--config", textConfig(t, "{task: classification, activation: relu}")}
+		}, "models.emb.text.activation 'relu' is not an activation"},
+		{"top_k on embeddings", func(t *testing.T) []string {
+			return []string{"emb", "--config", textConfig(t, "{task: embedding, top_k: 3}")}
+		}, "embedding takes no labels, activation or top_k"},
 		{"unknown pooling", func(t *testing.T) []string {
 			return []string{"emb", "--config", textConfig(t, "{pooling: weighted}")}
 		}, "models.emb.text.pooling 'weighted' is not a pooling"},

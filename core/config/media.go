@@ -104,7 +104,7 @@ func (c *Config) resolveMedia(dir string) {
 		}
 		if m.Text != nil {
 			t := *m.Text
-			t.Tokenizer = absUnder(dir, t.Tokenizer)
+			t.resolve(dir)
 			m.Text = &t
 		}
 		c.Models[name] = m

@@ -25,18 +25,44 @@ type Text struct {
 	// Normalize scales each vector to unit L2 length (nil = the
 	// sentence-transformers files' Normalize module, else false).
 	Normalize *bool `yaml:"normalize"`
-	// Task is what the model answers: embedding, the only one served
-	// ("" = embedding).
+	// Task is what the model answers: embedding (one vector per text),
+	// classification (labels and scores per text) or token-classification
+	// (the entities in each text) ("" = from the folder: config.json's
+	// architectures, else sentence-transformers files or hidden states
+	// mean embedding).
 	Task string `yaml:"task"`
+	// Labels names the classes of classification and token-classification
+	// (a list, or a file of one per line, relative to svc.yml; empty = the
+	// id2label of the config.json beside the tokenizer).
+	Labels Labels `yaml:"labels"`
+	// Activation turns classification's logits into scores: softmax,
+	// sigmoid or none ("" = sigmoid when config.json's problem_type is
+	// multi_label_classification or the model has one label, else
+	// softmax).
+	Activation string `yaml:"activation"`
+	// TopK is how many labels classification answers per text, best first
+	// (0 = every label).
+	TopK int `yaml:"top_k"`
 }
 
 // Pooling modes and tasks of Text.
 const (
-	PoolingMean   = "mean"
-	PoolingCLS    = "cls"
-	PoolingMax    = "max"
-	TaskEmbedding = "embedding"
+	PoolingMean        = "mean"
+	PoolingCLS         = "cls"
+	PoolingMax         = "max"
+	TaskEmbedding      = "embedding"
+	TaskClassification = "classification"
+	TaskTokens         = "token-classification"
+	ActivationSoftmax  = "softmax"
+	ActivationSigmoid  = "sigmoid"
+	ActivationNone     = "none"
 )
+
+// resolve makes the paths of t relative to dir absolute.
+func (t *Text) resolve(dir string) {
+	t.Tokenizer = absUnder(dir, t.Tokenizer)
+	t.Labels.File = absUnder(dir, t.Labels.File)
+}
 
 // check returns the first invalid key of t under key, and why.
 func (t *Text) check(key string) (string, string) {
@@ -45,8 +71,16 @@ func (t *Text) check(key string) (string, string) {
 		return key + ".max_length", "cannot be negative"
 	case t.Pooling != "" && t.Pooling != PoolingMean && t.Pooling != PoolingCLS && t.Pooling != PoolingMax:
 		return key + ".pooling", fmt.Sprintf("'%s' is not a pooling: want mean, cls or max", t.Pooling)
-	case t.Task != "" && t.Task != TaskEmbedding:
-		return key + ".task", fmt.Sprintf("'%s' is not served: the text task svc serves is embedding (sentence embeddings); classification and token classification are not implemented", t.Task)
+	case t.Task != "" && t.Task != TaskEmbedding && t.Task != TaskClassification && t.Task != TaskTokens:
+		return key + ".task", fmt.Sprintf("'%s' is not a text task: want embedding, classification or token-classification", t.Task)
+	case t.Activation != "" && t.Activation != ActivationSoftmax && t.Activation != ActivationSigmoid && t.Activation != ActivationNone:
+		return key + ".activation", fmt.Sprintf("'%s' is not an activation: want softmax, sigmoid or none", t.Activation)
+	case t.TopK < 0:
+		return key + ".top_k", "cannot be negative"
+	case t.Task == TaskEmbedding && (!t.Labels.Empty() || t.Activation != "" || t.TopK != 0):
+		return key + ".task", "embedding takes no labels, activation or top_k: they are classification's"
+	case t.Task == TaskTokens && t.TopK != 0:
+		return key + ".top_k", "token-classification answers each entity's best label: top_k is classification's"
 	}
 	return "", ""
 }

@@ -7,23 +7,31 @@ import (
 	"unicode/utf8"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/core/tensor"
+	"github.com/svc-dev/svc/transport/meaning"
 	"github.com/svc-dev/svc/transport/text/tokenizer"
 )
 
-// The names of the text inputs and of the embedding output, in every
-// protocol.
+// The names of the text inputs and of the answers to text (the
+// embeddings, the labels of classification, the entities of token
+// classification), in every protocol.
 const (
 	InputText       = "text"
 	InputTextPair   = "text_pair"
 	OutputEmbedding = "embedding"
+	OutputLabels    = "labels"
+	OutputEntities  = "entities"
 )
 
 // Text is a model that takes token ids served from text: the tokenizer
-// fills its id inputs, and its hidden states are pooled into one
-// embedding per text (the one task served).
+// fills its id inputs, and the task says what its output means: hidden
+// states pooled into one embedding per text, a classifier's logits read
+// as labels and scores, or a token classifier's as entities.
 type Text struct {
-	tok *tokenizer.Tokenizer
+	// Task is config.TaskEmbedding, TaskClassification or TaskTokens.
+	Task string
+	tok  *tokenizer.Tokenizer
 	// ids, mask and types are the indices of input_ids, attention_mask
 	// and token_type_ids among the model's inputs (-1: absent).
 	ids, mask, types int
@@ -36,14 +44,19 @@ type Text struct {
 	// Pooling is mean, cls or max; Normalize scales to unit length.
 	Pooling   string
 	Normalize bool
-	// Output is the index of the hidden-state output, [N, S, H]; Hidden
-	// is H (-1: unknown until a run).
+	// Output is the index of the output the task reads: hidden states
+	// [N, S, H] (Hidden is H), logits [N, C] or [N, S, C] (Hidden is C);
+	// -1 when unknown until a run.
 	Output int
 	Hidden int64
 	// Tokenizer is the tokenizer.json's path; From says where the pooling
-	// settings came from.
+	// settings came from (the labels and activation for the other tasks).
 	Tokenizer string
 	From      string
+	// classify reads the logits of classification and token
+	// classification; Labels are its labels.
+	classify *meaning.Classifier
+	Labels   []string
 }
 
 // Batch is a batch of texts made into the model's inputs, padded to the
@@ -55,6 +68,12 @@ type Batch struct {
 	mask   []int64
 	n, seq int
 	single bool
+	// texts, offsets and special are what token classification needs
+	// after the run: each text, its tokens' character offsets and which
+	// tokens are special.
+	texts   []string
+	offsets [][][2]int
+	special [][]int64
 }
 
 // Single reports whether the client sent one text, not a list.
@@ -63,6 +82,25 @@ func (b *Batch) Single() bool { return b.single }
 // Describe says in one line what the text inputs do, for /info and
 // OpenAPI.
 func (x *Text) Describe() string {
+	switch x.Task {
+	case config.TaskClassification:
+		top := "every label"
+		if k := x.TopK(); k > 0 {
+			top = fmt.Sprintf("the top %d labels", k)
+		}
+		return fmt.Sprintf("text classification: text tokenized by %s (%s), %s per text with their scores, best first (%s)", x.Tokenizer, x.describeLength(), top, x.From)
+	case config.TaskTokens:
+		return fmt.Sprintf("token classification: text tokenized by %s (%s), the entities in each text with their character offsets (%s)", x.Tokenizer, x.describeLength(), x.From)
+	}
+	norm := ""
+	if x.Normalize {
+		norm = ", L2-normalised"
+	}
+	return fmt.Sprintf("sentence embeddings: text tokenized by %s (%s), %s pooling of the hidden states%s (%s)", x.Tokenizer, x.describeLength(), x.Pooling, norm, x.From)
+}
+
+// describeLength says how long a text may be.
+func (x *Text) describeLength() string {
 	trunc := "longer texts are refused"
 	if x.Truncate {
 		trunc = "longer texts are truncated"
@@ -72,11 +110,7 @@ func (x *Text) Describe() string {
 	} else {
 		trunc = fmt.Sprintf("at most %d tokens, %s", x.MaxLength, trunc)
 	}
-	norm := ""
-	if x.Normalize {
-		norm = ", L2-normalised"
-	}
-	return fmt.Sprintf("sentence embeddings: text tokenized by %s (%s), %s pooling of the hidden states%s (%s)", x.Tokenizer, trunc, x.Pooling, norm, x.From)
+	return trunc
 }
 
 // Encode tokenizes texts (and pairs, nil or one per text) into the model's
@@ -86,6 +120,9 @@ func (x *Text) Describe() string {
 func (x *Text) Encode(texts, pairs []string, single bool) (*Batch, error) {
 	if len(texts) == 0 {
 		return nil, &core.InputError{Input: InputText, Message: fmt.Sprintf("Input '%s': send a text or a list of texts", InputText)}
+	}
+	if pairs != nil && x.Task == config.TaskTokens {
+		return nil, &core.InputError{Input: InputTextPair, Message: fmt.Sprintf("Input '%s': token classification finds the entities of one text; send '%s' alone", InputTextPair, InputText)}
 	}
 	if pairs != nil && len(pairs) != len(texts) {
 		return nil, &core.InputError{Input: InputTextPair, Message: fmt.Sprintf("Input '%s' has %d texts, '%s' %d: send one pair text per text", InputTextPair, len(pairs), InputText, len(texts))}
@@ -98,7 +135,15 @@ func (x *Text) Encode(texts, pairs []string, single bool) (*Batch, error) {
 		}
 		encs[i] = e
 	}
-	return x.batch(encs, single), nil
+	b := x.batch(encs, single)
+	if x.Task == config.TaskTokens {
+		b.texts = texts
+		b.offsets, b.special = make([][][2]int, len(encs)), make([][]int64, len(encs))
+		for i, e := range encs {
+			b.offsets[i], b.special[i] = e.Offsets, e.SpecialTokensMask
+		}
+	}
+	return b, nil
 }
 
 func (x *Text) encodeOne(t string, pairs []string, i int, single bool) (tokenizer.Encoding, error) {

@@ -41,7 +41,7 @@ func buildText(decl *config.Text, modelFile string, specs []tensor.Spec, info co
 		tokPath = findTokenizer(modelFile)
 	}
 	auto := decl == nil
-	if auto && (ids < 0 || tokPath == "" || hiddenAt(info, true) < 0) {
+	if auto && (ids < 0 || tokPath == "") {
 		return nil, nil
 	}
 	if auto {
@@ -53,16 +53,28 @@ func buildText(decl *config.Text, modelFile string, specs []tensor.Spec, info co
 	if tokPath == "" {
 		return nil, fmt.Errorf("%s.tokenizer: no %s beside the model %s: name one in svc.yml", key, tokenizerFile, modelFile)
 	}
-	x := &Text{ids: ids, mask: -1, types: -1, nInputs: len(specs), Tokenizer: tokPath, Truncate: decl.Truncation == nil || *decl.Truncation}
+	hf, hfPath, err := readHFConfig(tokPath, modelFile)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	task, taskFrom := decl.Task, "task from svc.yml"
+	if task == "" {
+		task, taskFrom = inferTask(hf, hfPath, filepath.Dir(tokPath))
+	}
+	if auto && task == config.TaskEmbedding && hiddenAt(info, true) < 0 {
+		// Without a word from the folder, only hidden states by name say
+		// the model is an encoder to pool.
+		return nil, nil
+	}
+	x := &Text{Task: task, ids: ids, mask: -1, types: -1, nInputs: len(specs), Tokenizer: tokPath, Truncate: decl.Truncation == nil || *decl.Truncation}
 	if err := x.bindInputs(specs); err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
-	if x.Output = hiddenAt(info, false); x.Output < 0 {
-		return nil, fmt.Errorf("%s: the model's outputs (%s) hold no hidden states: embedding takes a float32 output [batch, sequence, hidden] (%s, or the first)", key, outputNames(info), hiddenOutput)
+	if err := x.bindOutput(info, taskFrom); err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
 	}
-	x.Hidden = -1
-	if s := info.Outputs[x.Output].Shape; len(s) == 3 {
-		x.Hidden = s[2]
+	if slices.ContainsFunc(info.Outputs, func(o core.OutputSpec) bool { return o.Name == x.Answer() }) {
+		return nil, fmt.Errorf("%s: the model has an output named '%s', the name of svc's answer to text (%s): the protocols could not tell them apart", key, x.Answer(), task)
 	}
 	tok, err := tokenizer.Load(tokPath)
 	if err != nil && auto {
@@ -84,6 +96,12 @@ func buildText(decl *config.Text, modelFile string, specs []tensor.Spec, info co
 		x.tok = tok.WithTruncation(x.MaxLength)
 	} else {
 		x.tok = tok.WithTruncation(0)
+	}
+	if task != config.TaskEmbedding {
+		if err := x.bindClassifier(decl, hf, hfPath, taskFrom); err != nil {
+			return nil, fmt.Errorf("%s.%w", key, err)
+		}
+		return x, nil
 	}
 	x.Pooling, x.Normalize, x.From, err = sentenceTransformers(filepath.Dir(tokPath))
 	if errors.Is(err, errModule) {

@@ -24,6 +24,10 @@ type Classifier struct {
 	// Softmax applies a softmax over the class axis first; leave it off when
 	// the model already outputs probabilities.
 	Softmax bool
+	// Sigmoid applies the logistic function to each score first, for a
+	// multi-label classifier's logits (each class scored on its own).
+	// Setting both Softmax and Sigmoid is an error.
+	Sigmoid bool
 	// TopK is how many classes each item gets: 1 when 0 or less, and at
 	// most the number of classes.
 	TopK int
@@ -42,6 +46,9 @@ const sortAbove = 32
 // a number, data that does not fill the shape, or C = 0 with N > 0 is an
 // error.
 func (c Classifier) Decode(t *tensor.Tensor) ([][]Class, error) {
+	if c.Softmax && c.Sigmoid {
+		return nil, fmt.Errorf("classify: softmax and sigmoid are both set: a classifier applies one")
+	}
 	vals, err := newFloats(t)
 	if err != nil {
 		return nil, fmt.Errorf("classify: %w", err)
@@ -68,6 +75,9 @@ func (c Classifier) Decode(t *tensor.Tensor) ([][]Class, error) {
 		vals.row(row, i*classes)
 		if c.Softmax {
 			softmax(row)
+		}
+		if c.Sigmoid {
+			sigmoid(row)
 		}
 		top := topK(order, row, k)
 		item := all[i*k : (i+1)*k : (i+1)*k]

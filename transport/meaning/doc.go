@@ -1,7 +1,7 @@
 // Package meaning turns a model's output tensor into something a person
 // reads: the top classes of a classifier, with their labels and scores
-// (Classifier), or the text of a CTC recognizer such as PaddleOCR's
-// (CTC). It is shared by the image and text features and by every protocol
+// (Classifier), the entities a token classifier finds in a text
+// (Entities), or the text of a CTC recognizer such as PaddleOCR's (CTC). It is shared by the image and text features and by every protocol
 // (the v1 JSON /predict, the Open Inference Protocol over REST and gRPC),
 // so it knows no wire format beyond the small JSON and Triton helpers
 // below, imports no protocol, and is pure Go: the ONNX Runtime binding and
@@ -16,11 +16,25 @@
 // float64. With Softmax set, each row goes through a numerically stable
 // softmax first (the row's maximum is subtracted; NaN entries stay NaN and
 // take no part; a row whose maximum is ±Inf shares the probability evenly
-// among its entries equal to that maximum). Each item gets its TopK classes
+// among its entries equal to that maximum); with Sigmoid set, each score
+// goes through the logistic function instead, on its own (a multi-label
+// classifier's logits; setting both is an error). Each item gets its TopK classes
 // (TopK ≤ 0 means 1; at most C), in the order: higher score first, NaN
 // after every number, equal scores by lower index. A class without a label
 // (Labels shorter than C) is labelled with its index in decimal. N = 0
 // gives an empty, non-nil list.
+//
+// # Entities
+//
+// Entities groups the tokens of a text, each with its best class (a
+// Classifier's top class of the token's scores) and its span in the text
+// in characters (Unicode code points), into entities, by the simple
+// aggregation of token classification: "B-X" starts an entity of X, "I-X"
+// or a bare "X" continues the entity before it when that is of X, else
+// starts one; entities of "O" are dropped; an entity spans its first
+// piece's start to its last piece's end, carries that text, and scores the
+// mean of its pieces' scores. AppendEntitiesJSON writes
+// {"entity","start","end","text","score"} per entity, one array per text.
 //
 // # CTC text
 //

@@ -181,3 +181,16 @@ func softmax(v []float64) {
 		v[i] /= sum // NaN stays NaN
 	}
 }
+
+// sigmoid applies the logistic function to each value, 1/(1+e^-x),
+// computed so that neither tail overflows; NaN stays NaN.
+func sigmoid(v []float64) {
+	for i, x := range v {
+		if x >= 0 {
+			v[i] = 1 / (1 + math.Exp(-x))
+		} else {
+			e := math.Exp(x)
+			v[i] = e / (1 + e)
+		}
+	}
+}

@@ -10,22 +10,24 @@ import (
 
 // textView is what the view holds of a model with text inputs: the
 // inputs text and text_pair, BYTES [N], after the model's own (whose id
-// inputs become optional: a request sends text or ids), and the output
-// embedding, FP32 [N, hidden], after the model's own.
+// inputs become optional: a request sends text or ids), and the answer
+// to text after the model's outputs: embedding, FP32 [N, hidden]; labels,
+// BYTES [N, k]; entities, BYTES [N].
 type textView struct {
 	x *codec.Text
 	// models is the model's input count; text and pair the indices of
 	// text and text_pair in the view's specs.
 	models, text, pair int
-	// embedding is the index of the embedding output in the view's
-	// outputs; answer is what a text request answers by default.
-	embedding int
-	answer    []RequestedOutput
+	// answerAt is the index of the text's answer in the view's outputs;
+	// answer is what a text request answers by default.
+	answerAt int
+	answer   []RequestedOutput
 }
 
-// addText adds the text inputs and the embedding output to the view.
+// addText adds the text inputs to the view (addAnswer the answer, once
+// the model's outputs are in).
 func (v *View) addText(x *codec.Text, outputs int) {
-	t := &textView{x: x, models: len(v.specs), text: len(v.specs), pair: len(v.specs) + 1, embedding: outputs}
+	t := &textView{x: x, models: len(v.specs), text: len(v.specs), pair: len(v.specs) + 1, answerAt: outputs}
 	for k := range v.specs {
 		v.specs[k].Required = false
 	}
@@ -36,11 +38,13 @@ func (v *View) addText(x *codec.Text, outputs int) {
 	v.text = t
 }
 
-// addEmbedding adds the embedding output to the view's outputs and
-// metadata.
-func (v *View) addEmbedding() {
-	v.outputs = append(v.outputs, outputInfo{name: codec.OutputEmbedding, dtype: tensor.Float32, modelType: tensor.Float32, isTensor: true, kind: core.KindTensor})
-	v.metaOutputs = append(v.metaOutputs, TensorMetadata{Name: codec.OutputEmbedding, Datatype: Datatype(tensor.Float32), Shape: []int64{-1, v.text.x.Hidden}})
+// addAnswer adds the answer to text (embedding, labels or entities) to
+// the view's outputs and metadata.
+func (v *View) addAnswer() {
+	shape, dt := v.text.x.AnswerShape()
+	name := v.text.x.Answer()
+	v.outputs = append(v.outputs, outputInfo{name: name, dtype: dt, modelType: dt, isTensor: true, kind: core.KindTensor})
+	v.metaOutputs = append(v.metaOutputs, TensorMetadata{Name: name, Datatype: Datatype(dt), Shape: shape})
 }
 
 // texts makes a text request's id inputs from its texts, or checks that a
@@ -87,14 +91,11 @@ func (v *View) texts(req *Request) error {
 	return nil
 }
 
-// embedding answers the embedding output of a text request.
-func (v *View) embedding(res core.Result, req *Request) (*tensor.Tensor, error) {
+// answer answers the text output (embedding, labels or entities) of a
+// text request.
+func (v *View) answer(res core.Result, req *Request) (*tensor.Tensor, error) {
 	if req.text == nil {
-		return nil, invalid("Output '%s' answers a request that sends '%s'", codec.OutputEmbedding, codec.InputText)
+		return nil, invalid("Output '%s' answers a request that sends '%s'", v.text.x.Answer(), codec.InputText)
 	}
-	hidden, err := res.Tensor(v.text.x.Output)
-	if err != nil {
-		return nil, err
-	}
-	return v.text.x.Embed(req.text, hidden)
+	return v.text.x.Tensor(res, req.text)
 }

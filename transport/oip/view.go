@@ -92,8 +92,8 @@ func NewView(r core.Runner, media *codec.Set) *View {
 		}
 	}
 	if v.text != nil {
-		v.addEmbedding()
-		names = append(names, codec.OutputEmbedding)
+		v.addAnswer()
+		names = append(names, v.text.x.Answer())
 	}
 	v.outputList = listOrNone(names)
 	return v
@@ -194,8 +194,8 @@ func (v *View) CheckResult(res core.Result) error {
 // OutputTensor is the model's output i in res, which must be a tensor:
 // decoded into BYTES when the output has a meaning, unless req asks raw.
 func (v *View) OutputTensor(res core.Result, i int, req *Request) (*tensor.Tensor, error) {
-	if v.text != nil && i == v.text.embedding {
-		return v.embedding(res, req)
+	if v.text != nil && i == v.text.answerAt {
+		return v.answer(res, req)
 	}
 	val, err := res.Value(i)
 	if err != nil {

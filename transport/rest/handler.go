@@ -242,7 +242,7 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 	defer core.TraceStep(ctx, core.StepEncode, core.TraceStart(ctx), 0)
 	var out []byte
 	if texts != nil && !raw {
-		out, err = appendEmbedding(body[:0], res, v.media.Text(), texts)
+		out, err = v.media.Text().AppendJSON(body[:0], res, texts)
 	} else {
 		out, err = appendOutputs(body[:0], v.keys, res, v.media, raw)
 	}

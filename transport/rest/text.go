@@ -6,7 +6,6 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/tensor"
-	"github.com/svc-dev/svc/core/tensor/tensorjson"
 	"github.com/svc-dev/svc/transport/codec"
 )
 
@@ -77,18 +76,32 @@ func textInputs(body []byte, x *codec.Text, maxString int, values int64) (*codec
 	return x.Encode(append([]string(nil), texts...), append([]string(nil), pairs...), len(text.Shape) == 0)
 }
 
-// appendEmbedding writes the answer to a text request: {"embedding":
-// [[...], ...]}, one vector per text.
-func appendEmbedding(dst []byte, res core.Result, x *codec.Text, b *codec.Batch) ([]byte, error) {
-	hidden, err := res.Tensor(x.Output)
-	if err != nil {
-		return dst, fmt.Errorf("output %d: %w", x.Output, err)
+// addTextInfo says in /info what text does: input_ids may give way to
+// text; the inputs text and text_pair, and the answer to text (embedding,
+// labels or entities) follow the model's own.
+func addTextInfo(out *Info, x *codec.Text) {
+	for k := range out.Inputs {
+		if out.Inputs[k].Name == "input_ids" {
+			out.Inputs[k].Description = joinDescription(out.Inputs[k].Description, "(or send \"text\" in its place: "+x.Describe()+")")
+		}
 	}
-	emb, err := x.Embed(b, hidden)
-	if err != nil {
-		return dst, err
+	batch := []int64{-1}
+	out.Inputs = append(out.Inputs,
+		InputInfo{Name: codec.InputText, Type: "string", Description: "A text, or a list of texts, in place of the id inputs: " + x.Describe() + ".", Shape: &batch},
+		InputInfo{Name: codec.InputTextPair, Type: "string", Description: "The second text of each pair, one per text (optional).", Shape: &batch})
+	o := OutputInfo{Name: x.Answer(), Labels: x.Labels, Description: "The answer to text (" + x.Task + "): " + textAnswerDescription(x) + "."}
+	shape, dt := x.AnswerShape()
+	o.Type, o.Shape = dt.String(), &shape
+	out.Outputs = append(out.Outputs, o)
+}
+
+// textAnswerDescription says what the answer to text holds.
+func textAnswerDescription(x *codec.Text) string {
+	switch x.Answer() {
+	case codec.OutputLabels:
+		return fmt.Sprintf("per text, its labels best first: {\"label\", \"index\", \"score\"} (%s scores)", x.Activation())
+	case codec.OutputEntities:
+		return "per text, its entities: {\"entity\", \"start\", \"end\", \"text\", \"score\"}, start and end in characters (Unicode code points) of the text"
 	}
-	dst = append(dst, `{"`+codec.OutputEmbedding+`":`...)
-	dst = tensorjson.AppendJSON(dst, emb)
-	return append(dst, '}'), nil
+	return "per text, its embedding"
 }

@@ -119,11 +119,7 @@ func NewMediaInfo(m core.ModelInfo, media *codec.Set) Info {
 		out.Outputs[o.Index].Decode = &DecodeInfo{Kind: o.Kind, Description: o.Describe()}
 	}
 	if x := media.Text(); x != nil {
-		for k := range out.Inputs {
-			if out.Inputs[k].Name == "input_ids" {
-				out.Inputs[k].Description = joinDescription(out.Inputs[k].Description, "(or send \"text\" in its place: "+x.Describe()+")")
-			}
-		}
+		addTextInfo(&out, x)
 	}
 	return out
 }

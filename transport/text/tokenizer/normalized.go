@@ -97,20 +97,39 @@ func (p *piece) transform(dest []change, initial int) {
 
 // mapRunes replaces every character by f's (one for one).
 func (p *piece) mapRunes(f func(rune) rune) {
-	dest := make([]change, 0, len(p.norm))
-	same := true
-	for _, r := range p.norm {
+	// Most text maps to itself: nothing is built until a character
+	// changes.
+	var dest []change
+	for i, r := range p.norm {
 		m := f(r)
-		same = same && m == r
-		dest = append(dest, change{m, 0})
+		if dest == nil && m != r {
+			dest = make([]change, 0, len(p.norm))
+			for _, q := range p.norm[:i] {
+				dest = append(dest, change{q, 0})
+			}
+		}
+		if dest != nil {
+			dest = append(dest, change{m, 0})
+		}
 	}
-	if !same {
+	if dest != nil {
 		p.transform(dest, 0)
 	}
 }
 
 // filter keeps the characters for which keep is true.
 func (p *piece) filter(keep func(rune) bool) {
+	// Most text keeps every character: nothing is built unless one goes.
+	all := true
+	for _, r := range p.norm {
+		if !keep(r) {
+			all = false
+			break
+		}
+	}
+	if all {
+		return
+	}
 	removed, removedStart := 0, 0
 	dest := make([]change, 0, len(p.norm))
 	var last rune

@@ -222,8 +222,7 @@ func (t *Tokenizer) encodeSequence(text string, typeID int64) (*Encoding, error)
 	if t.pre != nil {
 		ps = t.pre(ps)
 	}
-	conv := newCharOffsets(text)
-	e := &Encoding{}
+	n := 0
 	for _, p := range ps {
 		if !p.done {
 			toks, err := t.model.tokenize(p.norm)
@@ -232,6 +231,17 @@ func (t *Tokenizer) encodeSequence(text string, typeID int64) (*Encoding, error)
 			}
 			p.toks = toks
 		}
+		n += len(p.toks)
+	}
+	conv := newCharOffsets(text)
+	// The fields are sized once: the special tokens and the pair's
+	// sequence are appended later, so a little room is left.
+	const room = 4
+	e := &Encoding{
+		IDs: make([]int64, 0, n+room), Tokens: make([]string, 0, n+room), Offsets: make([][2]int, 0, n+room),
+		TypeIDs: make([]int64, 0, n+room), AttentionMask: make([]int64, 0, n+room), SpecialTokensMask: make([]int64, 0, n+room),
+	}
+	for _, p := range ps {
 		for _, tok := range p.toks {
 			var o [2]int
 			if tok.s == tok.e {

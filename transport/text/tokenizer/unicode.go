@@ -133,9 +133,14 @@ func decompose(s string, compat bool) []change {
 	if compat {
 		form = norm.NFKD
 	}
-	var buf []decomposed
+	buf := make([]decomposed, 0, len(s))
 	var one [utf8.UTFMax]byte
 	for _, r := range s {
+		if r < utf8.RuneSelf {
+			// ASCII is its own decomposition, a starter.
+			buf = append(buf, decomposed{change{r, 0}, 0})
+			continue
+		}
 		n := utf8.EncodeRune(one[:], r)
 		d := one[:n]
 		if !form.IsNormal(d) {
