@@ -54,7 +54,19 @@ type Loader struct {
 
 func newLoaderFx(p loaderParams) *Loader {
 	p.LC.Append(fx.StopHook(func(ctx context.Context) error { return p.Model.Close(ctx) }))
-	return &Loader{p: p}
+	l := &Loader{p: p}
+	p.Model.OnReload(l.logReload)
+	return l
+}
+
+// logReload says how a reload ended.
+func (l *Loader) logReload(res ReloadResult, err error) {
+	if err != nil {
+		l.p.Log.Error("model reload failed; the previous version keeps serving", zap.String("model", l.p.Model.Name()), zap.Error(err))
+		return
+	}
+	l.p.Log.Info("model reloaded", zap.String("model", l.p.Model.Name()), zap.String("version", res.Version),
+		zap.Uint64("generation", res.Seq), zap.Duration("took", res.Took))
 }
 
 // NewLoader loads m's sessions with open, behind what sched makes of them;
@@ -63,7 +75,9 @@ func NewLoader(m *Model, open Opener, sched Scheduler, o LoadOptions, log *zap.L
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Loader{p: loaderParams{Model: m, Opener: open, Scheduler: sched, Options: o, Log: log}}
+	l := &Loader{p: loaderParams{Model: m, Opener: open, Scheduler: sched, Options: o, Log: log}}
+	m.OnReload(l.logReload)
+	return l
 }
 
 // Start loads the model in the background: sessions and scheduler, the
