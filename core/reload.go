@@ -60,6 +60,10 @@ type ReloadError struct {
 }
 
 func (e *ReloadError) Error() string {
+	if e.Model == "" {
+		// Reported by another process, which named the model.
+		return e.Err.Error()
+	}
 	return fmt.Sprintf("reload of model '%s' failed; the previous version keeps serving: %v", e.Model, e.Err)
 }
 

@@ -37,6 +37,8 @@ type Config struct {
 	Providers Providers `yaml:"providers"`
 	// Access holds API keys and CORS (see transport/access).
 	Access Access `yaml:"access"`
+	// Reload configures hot reloading of the served model (docs/reload.md).
+	Reload Reload `yaml:"reload"`
 
 	// File is the path the configuration was read from ("" = none).
 	File string `yaml:"-"`
@@ -59,6 +61,20 @@ type Model struct {
 	// Text makes a model that takes token ids take text (nil: automatic,
 	// when a tokenizer.json is beside the model).
 	Text *Text `yaml:"text"`
+}
+
+// Reload configures hot reloading: SIGHUP and POST
+// /v2/repository/models/NAME/load always reload; Watch reloads on changes.
+type Reload struct {
+	// Watch reloads the model when its local file or folder changes, or,
+	// for a Hub source, when its revision gets a new commit.
+	Watch bool `yaml:"watch"`
+	// Settle is how long a changed model file must keep its size and
+	// modification time (and parse as ONNX) before it is loaded.
+	Settle Duration `yaml:"settle"`
+	// Interval is how often a Hub source's revision is asked for its
+	// commit while watching.
+	Interval Duration `yaml:"interval"`
 }
 
 // Serve holds HTTP serving settings.
@@ -223,6 +239,7 @@ func Default() Config {
 		},
 		Batching:  Batching{Enabled: true, MaxBatchSize: 32, Adaptive: true},
 		Providers: Providers{Settings: defaultSettings()},
+		Reload:    Reload{Settle: Duration(500 * time.Millisecond), Interval: Duration(time.Minute)},
 	}
 }
 
@@ -353,6 +370,10 @@ func (c *Config) check() (string, string) {
 		return "batching.max_queue_delay", "cannot be negative"
 	case c.Serve.ShutdownGrace < 0:
 		return "serve.shutdown_grace", "cannot be negative"
+	case c.Reload.Settle < 0:
+		return "reload.settle", "cannot be negative"
+	case c.Reload.Interval <= 0:
+		return "reload.interval", "must be positive"
 	case c.Serve.DrainDelay < 0:
 		return "serve.drain_delay", "cannot be negative"
 	}
