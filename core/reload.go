@@ -26,6 +26,8 @@ type ReloadStatus struct {
 	LastError error
 	// Succeeded and Failed count the reloads since start.
 	Succeeded, Failed int64
+	// Waiting counts the callers of Reload waiting for a load to end.
+	Waiting int
 }
 
 // ErrReloadClosed is returned by Reload once the model is closing.
@@ -41,6 +43,7 @@ type reloads struct {
 	next    *reloadRun // the one that starts after running
 	closing bool
 	idle    chan struct{} // closed when running goes nil while closing
+	waiting int
 
 	lastErr           error
 	succeeded, failed atomic.Int64
@@ -81,7 +84,7 @@ func (m *Model) ReloadStatus() ReloadStatus {
 	r := &m.reload
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return ReloadStatus{Loading: r.running != nil, LastError: r.lastErr, Succeeded: r.succeeded.Load(), Failed: r.failed.Load()}
+	return ReloadStatus{Loading: r.running != nil, LastError: r.lastErr, Succeeded: r.succeeded.Load(), Failed: r.failed.Load(), Waiting: r.waiting}
 }
 
 // Reload loads the model again beside the generation that serves: the
@@ -115,7 +118,13 @@ func (m *Model) Reload(ctx context.Context) (ReloadResult, error) {
 	default:
 		run = r.next
 	}
+	r.waiting++
 	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.waiting--
+		r.mu.Unlock()
+	}()
 	select {
 	case <-run.done:
 		return run.res, run.err

@@ -32,9 +32,10 @@ type pass struct {
 }
 
 // Reload reloads the workers one at a time, in order, each confirming on
-// its socket before the next begins: the others serve meanwhile. The
-// first failure ends the pass (the workers not yet reloaded keep the old
-// model).
+// its socket before the next begins: the others serve meanwhile. Every
+// worker is asked, also after one has failed, so that each reports the
+// failure in its own index and metrics (a broken file fails them all, and
+// each keeps its old model).
 func (s *Supervisor) Reload(ctx context.Context) (core.ReloadResult, error) {
 	r := &s.reloads
 	r.mu.Lock()
@@ -85,6 +86,7 @@ func (s *Supervisor) reloadPass() (core.ReloadResult, error) {
 	sort.Ints(ids)
 	var res core.ReloadResult
 	var failed []string
+	modelFailed := false
 	for _, id := range ids {
 		ctx, cancel := context.WithTimeout(context.Background(), s.o.StartTimeout)
 		r, err := askReload(ctx, workerReloadSocket(s.sockets, id))
@@ -93,17 +95,16 @@ func (s *Supervisor) reloadPass() (core.ReloadResult, error) {
 			s.log.Error("worker reload failed; it keeps its model", zap.Int("worker", id), zap.Error(err))
 			failed = append(failed, fmt.Sprintf("worker %d: %v", id, err))
 			var re *core.ReloadError
-			if errors.As(err, &re) {
-				// The model does not load: the workers after this one
-				// keep the old model too.
-				return core.ReloadResult{}, &core.ReloadError{Model: "", Err: errors.New(strings.Join(failed, "; "))}
-			}
+			modelFailed = modelFailed || errors.As(err, &re)
 			continue
 		}
 		s.log.Info("worker reloaded", zap.Int("worker", id), zap.String("version", r.Version))
 		res = r
 	}
-	if len(failed) > 0 {
+	switch {
+	case modelFailed:
+		return res, &core.ReloadError{Model: "", Err: errors.New(strings.Join(failed, "; "))}
+	case len(failed) > 0:
 		return res, errors.New(strings.Join(failed, "; "))
 	}
 	return res, nil
