@@ -211,23 +211,28 @@ func (h *Handler) serveUnload(w http.ResponseWriter, r *http.Request) {
 // maxRequest bounds the small JSON bodies these routes take.
 const maxRequest = 64 << 10
 
-// readJSON decodes an optional JSON object body into v.
-func readJSON(r *http.Request, v any) error {
+// readJSON decodes an optional JSON object body into v; the message of
+// its error is the client's.
+func readJSON(r *http.Request, v any) (msg error) {
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxRequest+1))
-	if err != nil {
-		return fmt.Errorf("Cannot read the request body: %v", err)
-	}
-	if len(b) > maxRequest {
-		return fmt.Errorf("The request body is over %d bytes", maxRequest)
-	}
-	if strings.TrimSpace(string(b)) == "" {
+	switch {
+	case err != nil:
+		return bodyError("Cannot read the request body: " + err.Error())
+	case len(b) > maxRequest:
+		return bodyError(fmt.Sprintf("The request body is over %d bytes", maxRequest))
+	case strings.TrimSpace(string(b)) == "":
 		return nil
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("The request body is not a JSON object: %v", err)
+		return bodyError("The request body is not a JSON object: " + err.Error())
 	}
 	return nil
 }
+
+// bodyError is a refused body, its message as the client reads it.
+type bodyError string
+
+func (e bodyError) Error() string { return string(e) }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
