@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"github.com/gorilla/mux"
@@ -30,6 +31,9 @@ const (
 	PathLoad   = "/v2/repository/models/{name}/load"
 	PathUnload = "/v2/repository/models/{name}/unload"
 )
+
+// plainName is a model name that needs no escaping in a path.
+var plainName = regexp.MustCompile(`^[A-Za-z0-9._~-]+$`)
 
 // The states of an index entry, Triton's names.
 const (
@@ -89,11 +93,19 @@ var Module = fx.Module("repository", fx.Provide(
 // protocol's form.
 func (h *Handler) Routes() []transport.Route {
 	post := []string{http.MethodPost}
+	load := transport.Route{Methods: post, Path: PathLoad, Purpose: "Reload the model (v2)", Order: 121, Handler: http.HandlerFunc(h.serveLoad)}
 	routes := []transport.Route{
 		{Methods: post, Path: PathIndex, Purpose: "Model repository index (v2)", Order: 120, Handler: http.HandlerFunc(h.serveIndex)},
-		{Methods: post, Path: PathLoad, Purpose: "Reload the model (v2)", Order: 121, Handler: http.HandlerFunc(h.serveLoad)},
 		{Methods: post, Path: PathUnload, Handler: http.HandlerFunc(h.serveUnload)},
 	}
+	if name := h.model.Name(); plainName.MatchString(name) {
+		// The banner shows the load path with the model's name in it.
+		named := load
+		named.Path = strings.Replace(PathLoad, "{name}", name, 1)
+		load.Purpose = ""
+		routes = append(routes, named)
+	}
+	routes = append(routes, load)
 	for i := range routes {
 		routes[i].Errors = writeError
 	}
@@ -166,8 +178,17 @@ type LoadResponse struct {
 	State   string `json:"state"`
 }
 
+// pathName is the model named in the path: a route with the model's name
+// in its path has none to read.
+func (h *Handler) pathName(r *http.Request) string {
+	if name, ok := mux.Vars(r)["name"]; ok {
+		return name
+	}
+	return h.model.Name()
+}
+
 func (h *Handler) serveLoad(w http.ResponseWriter, r *http.Request) {
-	name := mux.Vars(r)["name"]
+	name := h.pathName(r)
 	if name != h.model.Name() {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("Unknown model '%s'; this server serves '%s'", transport.Quote(name), h.model.Name()))
 		return
@@ -200,7 +221,7 @@ func (h *Handler) serveLoad(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) serveUnload(w http.ResponseWriter, r *http.Request) {
-	name := mux.Vars(r)["name"]
+	name := h.pathName(r)
 	if name != h.model.Name() {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("Unknown model '%s'; this server serves '%s'", transport.Quote(name), h.model.Name()))
 		return

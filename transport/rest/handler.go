@@ -63,10 +63,9 @@ type Handler struct {
 
 // view is what the handler derives from a generation of the model, once.
 type view struct {
-	runner  core.Runner
-	info    []byte
-	metrics []byte
-	keys    [][]byte
+	runner core.Runner
+	info   []byte
+	keys   [][]byte
 	// media holds the image inputs and decoded outputs (nil: none);
 	// specs are the runner's, with image inputs taking strings.
 	media *codec.Set
@@ -102,12 +101,16 @@ func (h *Handler) Prepare(r core.Runner) (any, error) {
 		return nil, err
 	}
 	v := &view{runner: r, info: mustJSON(NewMediaInfo(info, media)), keys: outputKeys(info.Outputs), media: media, specs: mediaSpecs(r.Specs(), media)}
-	if p := h.opts.Model.Provider(); p != nil {
-		v.metrics = mustJSON(NewMetrics(p.ORTName(), p.Platform(), p.Description(), h.opts.Platform))
-	} else {
-		v.metrics = mustJSON(NewMetrics("", "", "", h.opts.Platform))
-	}
 	return v, nil
+}
+
+// metricsBody is the /metrics JSON record of generation g, whose provider
+// the runner does not know.
+func (h *Handler) metricsBody(g *core.Generation) []byte {
+	if p := g.Provider; p != nil {
+		return mustJSON(NewMetrics(p.ORTName(), p.Platform(), p.Description(), h.opts.Platform))
+	}
+	return mustJSON(NewMetrics("", "", "", h.opts.Platform))
 }
 
 // Routes are the v1 endpoints this package owns, in the specification's
@@ -160,9 +163,9 @@ func (h *Handler) serveInfo(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (h *Handler) serveMetrics(w http.ResponseWriter, _ *http.Request) {
-	if v, g, ok := h.loaded(w); ok {
+	if _, g, ok := h.loaded(w); ok {
 		defer g.Release()
-		writeJSON(w, v.metrics)
+		writeJSON(w, h.metricsBody(g))
 	}
 }
 
