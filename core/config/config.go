@@ -370,8 +370,6 @@ func (c *Config) check() (string, string) {
 		return "batching.max_queue_delay", "cannot be negative"
 	case c.Serve.ShutdownGrace < 0:
 		return "serve.shutdown_grace", "cannot be negative"
-	case c.Reload.Settle < 0:
-		return "reload.settle", "cannot be negative"
 	case c.Reload.Interval <= 0:
 		return "reload.interval", "must be positive"
 	case c.Serve.DrainDelay < 0:
