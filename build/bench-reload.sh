@@ -28,9 +28,11 @@ section = ("<!-- reload:begin -->\n"
            + body + "\n<!-- reload:end -->")
 path = "BENCHMARKS.md"
 text = open(path).read()
-begin, end = "<!-- reload:begin -->", "<!-- reload:end -->"
+# The markers alone on their lines (the introduction names them in prose).
+begin, end = "\n<!-- reload:begin -->\n", "\n<!-- reload:end -->"
 if begin in text:
-    text = text[:text.index(begin)] + section + text[text.index(end) + len(end):]
+    i = text.index(begin) + 1
+    text = text[:i] + section + text[text.index(end, i) + len(end):]
 else:
     text = text.rstrip("\n") + "\n\n" + section + "\n"
 open(path, "w").write(text)
