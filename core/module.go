@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/fx"
@@ -44,12 +45,26 @@ type loaderParams struct {
 	Options   LoadOptions
 	Log       *zap.Logger
 	Prepare   []Preparer `group:"preparers"`
+	// Resolve, when supplied, finds the model again before each reload.
+	Resolve SourceResolver `optional:"true"`
+}
+
+// SourceResolver resolves the served model again, for a reload: a model
+// pulled from the Hub is served from a new snapshot once a new commit has
+// been pulled, and a folder's model file may have changed.
+type SourceResolver func() (Source, error)
+
+// Retargeter is an Opener whose sessions can be opened from another
+// source: the reloads' resolved one.
+type Retargeter interface {
+	Retarget(Source)
 }
 
 // Loader starts the model's loading; it is separate from construction so
 // that the servers are up first.
 type Loader struct {
-	p loaderParams
+	p     loaderParams
+	loads atomic.Int64
 }
 
 func newLoaderFx(p loaderParams) *Loader {
@@ -101,6 +116,16 @@ func (l *Loader) Start() {
 }
 
 func (l *Loader) load() (Loaded, error) {
+	if l.loads.Add(1) > 1 && l.p.Resolve != nil {
+		// A reload: the model may be somewhere else now.
+		src, err := l.p.Resolve()
+		if err != nil {
+			return Loaded{}, err
+		}
+		if rt, ok := l.p.Opener.(Retargeter); ok {
+			rt.Retarget(src)
+		}
+	}
 	s, err := l.p.Scheduler.Schedule(l.p.Opener)
 	if err != nil {
 		return Loaded{}, err

@@ -193,7 +193,10 @@ func serve(ctx context.Context, modelName, servedName string, cfg config.Config,
 		log = log.With(zap.Int("worker", worker.ID))
 		err := srcErr
 		if err == nil {
-			err = runServer(ctx, src, "", cfg, verbose, log, &worker, func(b transport.Banner) error {
+			// The supervisor watches; the worker re-resolves its model
+			// when asked to reload.
+			rl := reloadSetup{resolve: resolver(modelName, src, cfg)}
+			err = runServer(ctx, src, rl, cfg, verbose, log, &worker, func(b transport.Banner) error {
 				info, err := json.Marshal(b)
 				if err != nil {
 					return err
@@ -212,16 +215,20 @@ func serve(ctx context.Context, modelName, servedName string, cfg config.Config,
 	if srcErr != nil {
 		return srcErr
 	}
-	watched := ""
+	rl := reloadSetup{resolve: resolver(modelName, src, cfg)}
 	if cfg.Reload.Watch {
-		if watched = watchPath(modelName, src, cfg); watched == "" {
-			log.Warn("reload.watch watches a model's local file or folder; a model pulled from the Hub is not watched (reload it with SIGHUP or POST /v2/repository/models/NAME/load after svc pull)")
+		if src.Origin == "registry" {
+			if ref, err := registry.ParseRef(modelName); err == nil {
+				rl.follow = &ref
+			}
+		} else {
+			rl.watched = watchPath(modelName, src, cfg)
 		}
 	}
 	if cfg.Serve.Workers > 1 && supervisor.Supported {
-		return superviseWorkers(ctx, cfg, src, watched, log, flushLog, stdout, stderr)
+		return superviseWorkers(ctx, cfg, src, rl, log, flushLog, stdout, stderr)
 	}
-	return runServer(ctx, src, watched, cfg, verbose, log, nil, func(b transport.Banner) error {
+	return runServer(ctx, src, rl, cfg, verbose, log, nil, func(b transport.Banner) error {
 		flushLog()
 		return b.Write(stdout)
 	})
@@ -235,9 +242,12 @@ func serve(ctx context.Context, modelName, servedName string, cfg config.Config,
 //
 // SIGHUP reloads the model (docs/reload.md); with watched set, so does a
 // settled change of the model's file or folder at that path.
-func runServer(ctx context.Context, src core.Source, watched string, cfg config.Config, verbose bool, log *zap.Logger, worker *supervisor.Worker, started func(transport.Banner) error) error {
+func runServer(ctx context.Context, src core.Source, rl reloadSetup, cfg config.Config, verbose bool, log *zap.Logger, worker *supervisor.Worker, started func(transport.Banner) error) error {
 	var sv served
 	options, err := appOptions(src, cfg, verbose, log, worker, &sv)
+	if rl.resolve != nil {
+		options = append(options, fx.Supply(rl.resolve))
+	}
 	if err != nil {
 		return err
 	}
@@ -304,7 +314,7 @@ func runServer(ctx context.Context, src core.Source, watched string, cfg config.
 	if err := started(sv.banner(cfg)); err != nil {
 		log.Warn("report start-up", zap.Error(err))
 	}
-	stopReloads := startReloads(ctx, model, src, watched, cfg, log, worker, hup)
+	stopReloads := startReloads(ctx, model, src, rl, cfg, log, worker, hup)
 	defer stopReloads()
 
 	var got os.Signal
@@ -477,7 +487,7 @@ func schedConfig(cfg *config.Config, worker *supervisor.Worker) sched.Config {
 // startReloads makes the ready model reload on SIGHUP, on a change of the
 // watched path (when set) and, in a worker, when the supervisor asks on the
 // worker's reload socket. The function returned stops them.
-func startReloads(ctx context.Context, model *core.Model, src core.Source, watched string, cfg config.Config, log *zap.Logger, worker *supervisor.Worker, hup <-chan os.Signal) func() {
+func startReloads(ctx context.Context, model *core.Model, src core.Source, rl reloadSetup, cfg config.Config, log *zap.Logger, worker *supervisor.Worker, hup <-chan os.Signal) func() {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	reload := func(ctx context.Context) error { _, err := model.Reload(ctx); return err }
@@ -486,13 +496,7 @@ func startReloads(ctx context.Context, model *core.Model, src core.Source, watch
 		defer wg.Done()
 		onHangup(ctx, hup, log, reload)
 	}()
-	if watched != "" {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			watchModel(ctx, watched, src, cfg, log, reload)
-		}()
-	}
+	rl.start(ctx, &wg, src, cfg, log, reload)
 	var rs *supervisor.ReloadServer
 	if worker != nil {
 		var err error
@@ -551,10 +555,52 @@ func watchPath(modelName string, src core.Source, cfg config.Config) string {
 	}
 }
 
+// reloadSetup is how the served model reloads besides SIGHUP and POST
+// .../load: what resolves it again for each reload, and what watches it.
+type reloadSetup struct {
+	resolve core.SourceResolver
+	// watched is the local path watched for changes ("" = none).
+	watched string
+	// follow is the Hub revision followed (nil = none).
+	follow *registry.Ref
+}
+
+// resolver resolves modelName again for a reload, under the name served.
+func resolver(modelName string, src core.Source, cfg config.Config) core.SourceResolver {
+	return func() (core.Source, error) {
+		s, err := registry.Resolve(modelName, cfg, registry.Open(registry.DefaultRoot()))
+		s.Name = src.Name
+		return s, err
+	}
+}
+
+// start runs the watcher or the Hub follower, if any, until ctx ends.
+func (rl reloadSetup) start(ctx context.Context, wg *sync.WaitGroup, src core.Source, cfg config.Config, log *zap.Logger, reload func(context.Context) error) {
+	switch {
+	case rl.watched != "":
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			watchModel(ctx, rl.watched, src, cfg, log, reload)
+		}()
+	case rl.follow != nil:
+		hub := registry.HubFromEnv(os.Getenv)
+		hub.UserAgent = "svc/" + version
+		o := watch.HubOptions{Ref: *rl.follow, Puller: &registry.Puller{Store: registry.Open(registry.DefaultRoot()), Hub: hub},
+			Interval: cfg.Reload.Interval.Std(), Reload: reload, Log: log}
+		log.Info("following the model's revision on the Hub", zap.String("model", rl.follow.String()), zap.Duration("interval", o.Interval))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			watch.FollowHub(ctx, o)
+		}()
+	}
+}
+
 // superviseWorkers binds the ports once and runs the worker processes.
-// SIGHUP, and a change of the watched path when set, reload the workers
-// one at a time.
-func superviseWorkers(ctx context.Context, cfg config.Config, src core.Source, watched string, log *zap.Logger, flushLog func(), stdout, stderr io.Writer) error {
+// SIGHUP, and a change of the watched path or of the followed Hub
+// revision when set, reload the workers one at a time.
+func superviseWorkers(ctx context.Context, cfg config.Config, src core.Source, rl reloadSetup, log *zap.Logger, flushLog func(), stdout, stderr io.Writer) error {
 	lns, err := transport.BindAll(transport.ServeBindings(cfg.Serve.Host, cfg.Serve.Port, cfg.Serve.GRPCPort))
 	if err != nil {
 		return err
@@ -615,13 +661,7 @@ func superviseWorkers(ctx context.Context, cfg config.Config, src core.Source, w
 			defer reloaders.Done()
 			onHangup(ctx, hup, log, reload)
 		}()
-		if watched != "" {
-			reloaders.Add(1)
-			go func() {
-				defer reloaders.Done()
-				watchModel(ctx, watched, src, cfg, log, reload)
-			}()
-		}
+		rl.start(ctx, &reloaders, src, cfg, log, reload)
 	})
 	if err != nil {
 		return err
