@@ -366,3 +366,36 @@ func TestHotReloadWatch(t *testing.T) {
 	}
 	s.stopNoPanic()
 }
+
+// TestHotReloadFollowsHub: with reload.watch on, a model pulled from the
+// Hub follows its revision: a new commit on main (the fake Hub in the test
+// process, on 127.0.0.1) is pulled and served, and /info says so.
+func TestHotReloadFollowsHub(t *testing.T) {
+	f := newHubFixture(t)
+	f.hub.AddRepo("acme/reload", map[string][]byte{"model.onnx": readTestModel(t, "reload_v1.onnx")})
+	if code, stdout, stderr := runSvc(t, f.env(), "pull", "acme/reload"); code != 0 {
+		t.Fatalf("pull: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	cfg := filepath.Join(t.TempDir(), "svc.yml")
+	if err := os.WriteFile(cfg, []byte("reload:\n  watch: true\n  interval: 50ms\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServerEnv(t, f.env(), "acme/reload", "--config", cfg)
+	s.waitLog("following the model's revision on the Hub", 1, nil)
+	if r := s.predict(`{"x": [[1, 2]]}`); string(r.Body) != `{"y":[[101,102]]}` {
+		t.Fatalf("version 1: %d %s", r.Status, r.Body)
+	}
+	commit := f.hub.Commit("acme/reload", "main", map[string][]byte{"model.onnx": readTestModel(t, "reload_v2.onnx")})
+	s.waitLog("model reloaded", 1, nil)
+	if r := s.predict(`{"x": [[1, 2]]}`); string(r.Body) != `{"y":[[-3,-6]]}` {
+		t.Fatalf("after the new commit: %d %s", r.Status, r.Body)
+	}
+	info := s.get("/info").JSON(t)
+	if info["version"] != "2" || !strings.Contains(fmt.Sprint(info["path"]), commit) {
+		t.Errorf("/info after the new commit: version %v, path %v (commit %s)", info["version"], info["path"], commit)
+	}
+	if recs := s.logRecords("the followed revision has a new commit; pulled, reloading"); len(recs) != 1 || recs[0]["commit"] != commit[:7] {
+		t.Errorf("pull log records: %v", recs)
+	}
+	s.stopNoPanic()
+}
