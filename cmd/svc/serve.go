@@ -530,8 +530,10 @@ func onHangup(ctx context.Context, hup <-chan os.Signal, log *zap.Logger, reload
 // watchModel reloads on settled changes of the model at path until ctx
 // ends.
 func watchModel(ctx context.Context, path string, src core.Source, cfg config.Config, log *zap.Logger, reload func(context.Context) error) {
-	log.Info("watching the model for changes", zap.String("path", path), zap.Duration("settle", cfg.Reload.Settle.Std()))
-	err := watch.Run(ctx, watch.Options{Path: path, File: src.File, Settle: cfg.Reload.Settle.Std(), Reload: reload, Log: log})
+	err := watch.Run(ctx, watch.Options{Path: path, File: src.File, Settle: cfg.Reload.Settle.Std(), Reload: reload, Log: log,
+		Started: func() {
+			log.Info("watching the model for changes", zap.String("path", path), zap.Duration("settle", cfg.Reload.Settle.Std()))
+		}})
 	if err != nil {
 		log.Error("cannot watch the model; reload it with SIGHUP or POST /v2/repository/models/NAME/load", zap.Error(err))
 	}

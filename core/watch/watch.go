@@ -40,6 +40,9 @@ type Options struct {
 	// Skipped, when set, is called with why a settled change was not
 	// reloaded (the file does not parse as ONNX).
 	Skipped func(error)
+	// Started, when set, is called once the watch is in place and what
+	// is served now has been read: a change from then on is seen.
+	Started func()
 	Log     *zap.Logger
 }
 
@@ -64,6 +67,9 @@ func Run(ctx context.Context, o Options) error {
 	// What is served now is the baseline: only a change from it reloads.
 	s.loaded = s.fingerprint()
 	s.seen = s.loaded
+	if o.Started != nil {
+		o.Started()
+	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
