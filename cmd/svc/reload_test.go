@@ -399,3 +399,67 @@ func TestHotReloadFollowsHub(t *testing.T) {
 	}
 	s.stopNoPanic()
 }
+
+// TestHotReloadFollowsInputs: a new model with other inputs and outputs
+// brings its own /info, /openapi.json, /predict validation and v2
+// metadata; the old inputs are refused once it serves.
+func TestHotReloadFollowsInputs(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "m.onnx")
+	copyModel(t, "reload_v1.onnx", file)
+	s := startServer(t, file)
+	copyModel(t, "classifier.onnx", file)
+	if r := s.do(http.MethodPost, "/v2/repository/models/m/load", "", nil); r.Status != http.StatusOK || r.JSON(t)["version"] != "3" {
+		t.Fatalf("load: %d %s", r.Status, r.Body)
+	}
+	info := s.get("/info").JSON(t)
+	if in := info["inputs"].([]any)[0].(map[string]any); in["name"] != "input" || info["version"] != "3" {
+		t.Errorf("/info after the reload: %v", info)
+	}
+	if doc := string(s.get("/openapi.json").Body); !strings.Contains(doc, `"input"`) || strings.Contains(doc, `"x + 100 (version 1)"`) {
+		t.Errorf("/openapi.json after the reload still describes the old model:\n%.600s", doc)
+	}
+	meta := s.get("/v2/models/m").JSON(t)
+	if in := meta["inputs"].([]any)[0].(map[string]any); in["name"] != "input" || meta["versions"].([]any)[0] != "3" {
+		t.Errorf("v2 metadata after the reload: %v", meta)
+	}
+	if r := s.predict(`{"x": [[1, 2]]}`); r.Status != http.StatusBadRequest || !strings.Contains(r.Detail(t), "input") {
+		t.Errorf("the old model's body: %d %s", r.Status, r.Body)
+	}
+	if r := s.predict(`{"input": [[1, 2, 3, 4]]}`); r.Status != http.StatusOK || !strings.Contains(string(r.Body), "probabilities") {
+		t.Errorf("the new model's body: %d %s", r.Status, r.Body)
+	}
+	if r := s.get("/v2/models/m/versions/1"); r.Status != http.StatusNotFound {
+		t.Errorf("the old version's metadata: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestHotReloadConfigRejects: a new model whose outputs do not fit what
+// svc.yml declares (a classify output it lacks) fails the reload; the old
+// one serves on.
+func TestHotReloadConfigRejects(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "iris.onnx")
+	copyModel(t, "classifier.onnx", file)
+	cfg := filepath.Join(dir, "svc.yml")
+	yml := "models:\n  iris:\n    path: iris.onnx\n    labels: {probabilities: [a, b, c]}\n    outputs:\n      probabilities:\n        classify: {top_k: 1}\n"
+	if err := os.WriteFile(cfg, []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, "iris", "--config", cfg)
+	before := s.predict(`{"input": [[1, 2, 3, 4]]}`)
+	if before.Status != http.StatusOK {
+		t.Fatalf("predict: %d %s", before.Status, before.Body)
+	}
+	copyModel(t, "reload_v2.onnx", file)
+	r := s.do(http.MethodPost, "/v2/repository/models/iris/load", "", nil)
+	if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "probabilities") {
+		t.Fatalf("load of a model without the declared output: %d %s", r.Status, r.Body)
+	}
+	if after := s.predict(`{"input": [[1, 2, 3, 4]]}`); after.Status != http.StatusOK || string(after.Body) != string(before.Body) {
+		t.Errorf("after the failed reload: %d %s, want %s", after.Status, after.Body, before.Body)
+	}
+	if ix := reloadIndex(t, s); len(ix) != 2 || ix[1]["state"] != "UNAVAILABLE" || !strings.Contains(ix[1]["reason"], "probabilities") {
+		t.Errorf("index: %v", ix)
+	}
+}
