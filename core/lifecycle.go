@@ -66,7 +66,8 @@ type Loaded struct {
 	Stats func() SchedStats
 }
 
-// LoadFunc loads the model. It runs once, in a goroutine owned by the Model.
+// LoadFunc loads the model: once at start and once per reload, each time
+// in a goroutine owned by the Model, never two at once.
 type LoadFunc func() (Loaded, error)
 
 // Preparer derives what a frontend needs from a loaded model (an OpenAPI
@@ -79,7 +80,9 @@ type Preparer func(Runner) (any, error)
 
 // Model is the served model's lifecycle: it loads in the background after
 // the servers are up, runs the preparers and a warm-up inference, and then
-// takes requests until it drains. It has no notion of any protocol; the
+// takes requests until it drains. What a load produced, with what the
+// preparers derived from it, is a Generation; Reload swaps in a new one
+// (reload.go). It has no notion of any protocol; the
 // frontends ask it for the runner and report its state their own way.
 type Model struct {
 	name string
