@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -407,7 +408,9 @@ func TestHotReloadFollowsInputs(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "m.onnx")
 	copyModel(t, "reload_v1.onnx", file)
-	s := startServer(t, file)
+	port := freePort(t)
+	s := startServer(t, file, "--grpc-port", port)
+	c := grpcClient(t, "127.0.0.1:"+port)
 	copyModel(t, "classifier.onnx", file)
 	if r := s.do(http.MethodPost, "/v2/repository/models/m/load", "", nil); r.Status != http.StatusOK || r.JSON(t)["version"] != "3" {
 		t.Fatalf("load: %d %s", r.Status, r.Body)
@@ -431,6 +434,11 @@ func TestHotReloadFollowsInputs(t *testing.T) {
 	}
 	if r := s.get("/v2/models/m/versions/1"); r.Status != http.StatusNotFound {
 		t.Errorf("the old version's metadata: %d %s", r.Status, r.Body)
+	}
+	// gRPC's metadata follows too.
+	md, err := c.ModelMetadata(context.Background(), "m", "")
+	if err != nil || len(md.GetInputs()) != 1 || md.GetInputs()[0].GetName() != "input" || md.GetVersions()[0] != "3" {
+		t.Errorf("gRPC metadata after the reload: %v, %v", md, err)
 	}
 }
 
