@@ -66,23 +66,39 @@ type Loaded struct {
 	Stats func() SchedStats
 }
 
-// LoadFunc loads the model. It runs once, in a goroutine owned by the Model.
+// LoadFunc loads the model: once at start and once per reload, each time
+// in a goroutine owned by the Model, never two at once.
 type LoadFunc func() (Loaded, error)
 
-// Preparer derives what a frontend needs from the loaded model (an OpenAPI
-// document, pre-encoded descriptions) before the model is declared ready. An
-// error fails start-up like a load error.
-type Preparer func(Runner) error
+// Preparer derives what a frontend needs from a loaded model (an OpenAPI
+// document, pre-encoded descriptions) before the model is declared ready.
+// What it returns (its view; nil: none) is kept in the Generation and found
+// again with ViewOf, by its type: each frontend returns a type of its own.
+// An error fails start-up like a load error, and fails a reload (the old
+// generation keeps serving).
+type Preparer func(Runner) (any, error)
 
 // Model is the served model's lifecycle: it loads in the background after
 // the servers are up, runs the preparers and a warm-up inference, and then
-// takes requests until it drains. It has no notion of any protocol; the
+// takes requests until it drains. What a load produced, with what the
+// preparers derived from it, is a Generation; Reload swaps in a new one
+// (reload.go). It has no notion of any protocol; the
 // frontends ask it for the runner and report its state their own way.
 type Model struct {
 	name string
 
-	state  atomic.Int32
-	loaded atomic.Pointer[Loaded]
+	state atomic.Int32
+	// gen is the generation that new requests get (nil until loaded).
+	gen atomic.Pointer[Generation]
+	// seq numbers the generations.
+	seq atomic.Uint64
+	// load, prepare and warmUp are Start's, kept for reloads.
+	loadFn  LoadFunc
+	prepare []Preparer
+	warmUp  func(Runner) error
+	reload  reloads
+	hooksMu sync.Mutex
+	hooks   []func(*Generation)
 
 	done    chan struct{} // closed when loading has ended, well or not
 	err     error         // why loading failed; set before done closes
@@ -125,7 +141,7 @@ func (m *Model) Ready() bool { return m.State() == StateReady }
 func (m *Model) Runner() (Runner, error) {
 	switch s := m.State(); s {
 	case StateReady, StateDraining:
-		return m.loaded.Load().Runner, nil
+		return m.gen.Load().Runner, nil
 	default:
 		return nil, &NotReadyError{Model: m.name, State: s}
 	}
@@ -134,7 +150,7 @@ func (m *Model) Runner() (Runner, error) {
 // Provider is the execution provider the sessions run on (nil until
 // loaded).
 func (m *Model) Provider() Provider {
-	if l := m.loaded.Load(); l != nil {
+	if l := m.gen.Load(); l != nil {
 		return l.Provider
 	}
 	return nil
@@ -143,7 +159,7 @@ func (m *Model) Provider() Provider {
 // Stats reads the scheduler's state; ok is false until the model has
 // loaded (or when it has no scheduler).
 func (m *Model) Stats() (s SchedStats, ok bool) {
-	if l := m.loaded.Load(); l != nil && l.Stats != nil {
+	if l := m.gen.Load(); l != nil && l.Stats != nil {
 		return l.Stats(), true
 	}
 	return SchedStats{}, false
@@ -152,7 +168,7 @@ func (m *Model) Stats() (s SchedStats, ok bool) {
 // Placement is where ONNX Runtime put the model's nodes, by provider (nil
 // until loaded, or when unknown).
 func (m *Model) Placement() Placement {
-	if l := m.loaded.Load(); l != nil {
+	if l := m.gen.Load(); l != nil {
 		return l.Placement
 	}
 	return nil
@@ -190,6 +206,7 @@ func (m *Model) LoadTime() time.Duration {
 func (m *Model) Start(load LoadFunc, prepare []Preparer, warmUp func(Runner) error, warmFailed func(error)) {
 	m.started.Do(func() {
 		m.since = time.Now()
+		m.loadFn, m.prepare, m.warmUp = load, prepare, warmUp
 		go m.load(load, prepare, warmUp, warmFailed)
 	})
 }
@@ -203,13 +220,15 @@ func (m *Model) load(load LoadFunc, prepare []Preparer, warmUp func(Runner) erro
 		m.fail(err)
 		return
 	}
-	m.loaded.Store(&l)
-	for _, p := range prepare {
-		if err := safely(func() error { return p(l.Runner) }); err != nil {
-			m.fail(err)
-			return
+	g, err := m.newGeneration(l, prepare)
+	if err != nil {
+		if l.Close != nil {
+			_ = l.Close()
 		}
+		m.fail(err)
+		return
 	}
+	m.publish(g)
 	if warmUp != nil {
 		m.state.CompareAndSwap(int32(StateLoading), int32(StateWarmingUp))
 		if err := safely(func() error { return warmUp(l.Runner) }); err != nil && warmFailed != nil {
@@ -252,7 +271,9 @@ func (m *Model) Drain() {
 	}
 }
 
-// Close waits for loading to end (or ctx), then releases the sessions.
+// Close waits for loading and any reload to end (or ctx), then releases
+// the sessions of the generation that serves; a reload asked for after
+// Close fails.
 func (m *Model) Close(ctx context.Context) error {
 	if !m.isStarted() {
 		return nil
@@ -262,8 +283,11 @@ func (m *Model) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("model %q still loading at shutdown: %w", m.name, ctx.Err())
 	}
-	if l := m.loaded.Load(); l != nil && l.Close != nil {
-		return l.Close()
+	if err := m.stopReloads(ctx); err != nil {
+		return err
+	}
+	if g := m.gen.Load(); g != nil {
+		return g.retire()
 	}
 	return nil
 }

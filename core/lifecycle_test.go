@@ -24,7 +24,7 @@ func TestModelPanics(t *testing.T) {
 		warmError bool
 	}{
 		{"load", func() (core.Loaded, error) { boom(); return core.Loaded{}, nil }, nil, nil, core.StateFailed, false},
-		{"prepare", ok, []core.Preparer{func(core.Runner) error { boom(); return nil }}, nil, core.StateFailed, false},
+		{"prepare", ok, []core.Preparer{func(core.Runner) (any, error) { boom(); return nil, nil }}, nil, core.StateFailed, false},
 		{"warm-up", ok, nil, func(core.Runner) error { boom(); return nil }, core.StateReady, true},
 		{"no panic", ok, nil, func(core.Runner) error { return nil }, core.StateReady, false},
 	}
@@ -63,7 +63,7 @@ func TestModelLifecycleFailures(t *testing.T) {
 		wantErr string
 	}{
 		{"load fails", func() (core.Loaded, error) { return core.Loaded{}, errors.New("no such file") }, nil, "no such file"},
-		{"preparer fails", fakeLoad, []core.Preparer{func(core.Runner) error { return errors.New("bad document") }}, "bad document"},
+		{"preparer fails", fakeLoad, []core.Preparer{func(core.Runner) (any, error) { return nil, errors.New("bad document") }}, "bad document"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/fx"
@@ -44,17 +45,43 @@ type loaderParams struct {
 	Options   LoadOptions
 	Log       *zap.Logger
 	Prepare   []Preparer `group:"preparers"`
+	// Resolve, when supplied, finds the model again before each reload.
+	Resolve SourceResolver `optional:"true"`
+}
+
+// SourceResolver resolves the served model again, for a reload: a model
+// pulled from the Hub is served from a new snapshot once a new commit has
+// been pulled, and a folder's model file may have changed.
+type SourceResolver func() (Source, error)
+
+// Retargeter is an Opener whose sessions can be opened from another
+// source: the reloads' resolved one.
+type Retargeter interface {
+	Retarget(Source)
 }
 
 // Loader starts the model's loading; it is separate from construction so
 // that the servers are up first.
 type Loader struct {
-	p loaderParams
+	p     loaderParams
+	loads atomic.Int64
 }
 
 func newLoaderFx(p loaderParams) *Loader {
 	p.LC.Append(fx.StopHook(func(ctx context.Context) error { return p.Model.Close(ctx) }))
-	return &Loader{p: p}
+	l := &Loader{p: p}
+	p.Model.OnReload(l.logReload)
+	return l
+}
+
+// logReload says how a reload ended.
+func (l *Loader) logReload(res ReloadResult, err error) {
+	if err != nil {
+		l.p.Log.Error("model reload failed; the previous version keeps serving", zap.String("model", l.p.Model.Name()), zap.Error(err))
+		return
+	}
+	l.p.Log.Info("model reloaded", zap.String("model", l.p.Model.Name()), zap.String("version", res.Version),
+		zap.Uint64("generation", res.Seq), zap.Duration("took", res.Took))
 }
 
 // NewLoader loads m's sessions with open, behind what sched makes of them;
@@ -63,7 +90,9 @@ func NewLoader(m *Model, open Opener, sched Scheduler, o LoadOptions, log *zap.L
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Loader{p: loaderParams{Model: m, Opener: open, Scheduler: sched, Options: o, Log: log}}
+	l := &Loader{p: loaderParams{Model: m, Opener: open, Scheduler: sched, Options: o, Log: log}}
+	m.OnReload(l.logReload)
+	return l
 }
 
 // Start loads the model in the background: sessions and scheduler, the
@@ -87,6 +116,16 @@ func (l *Loader) Start() {
 }
 
 func (l *Loader) load() (Loaded, error) {
+	if l.loads.Add(1) > 1 && l.p.Resolve != nil {
+		// A reload: the model may be somewhere else now.
+		src, err := l.p.Resolve()
+		if err != nil {
+			return Loaded{}, err
+		}
+		if rt, ok := l.p.Opener.(Retargeter); ok {
+			rt.Retarget(src)
+		}
+	}
 	s, err := l.p.Scheduler.Schedule(l.p.Opener)
 	if err != nil {
 		return Loaded{}, err

@@ -339,11 +339,14 @@ func TestMediaValidateBody(t *testing.T) {
 // with the codec's declarations.
 func TestSiteTakesCodec(t *testing.T) {
 	c := mediaCases()[0]
-	site := openapi.NewSite(openapi.SiteParams{Codec: codec.New(c.decl, config.DefaultMaxImagePixels)})
-	if err := site.Prepare(c.runner); err != nil {
+	m := core.NewModel("m")
+	site := openapi.NewSite(openapi.SiteParams{Codec: codec.New(c.decl, config.DefaultMaxImagePixels), Model: m})
+	m.Start(func() (core.Loaded, error) { return core.Loaded{Runner: c.runner}, nil }, []core.Preparer{site.Prepare}, nil, nil)
+	<-m.Done()
+	if err := m.Err(); err != nil {
 		t.Fatal(err)
 	}
-	err := site.ValidateBody(context.Background(), []byte(`{"x": 1}`))
+	err := site.ValidateBody(context.Background(), m.Current(), []byte(`{"x": 1}`))
 	if err == nil || !strings.Contains(err.Error(), "expected an image") {
 		t.Fatalf("got %v, want the image input's message", err)
 	}

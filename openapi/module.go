@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sync/atomic"
 
 	"go.uber.org/fx"
 
@@ -26,11 +25,11 @@ var Module = fx.Module("openapi",
 )
 
 // Site is the document, its validator and its pages for a model that may
-// still be loading: Prepare builds them once it has loaded; until then the
-// pages answer 503.
+// still be loading: Prepare builds them for each generation of the model
+// (the first load and each reload); until the first, the pages answer 503.
 type Site struct {
 	codec *codec.Codec
-	state atomic.Pointer[siteState]
+	model *core.Model
 }
 
 type siteState struct {
@@ -44,38 +43,41 @@ type SiteParams struct {
 	// Codec gives the loaded model's image inputs and decoded outputs;
 	// without it the document describes plain tensors.
 	Codec *codec.Codec `optional:"true"`
+	// Model is the served model, whose current generation the pages
+	// describe.
+	Model *core.Model
 }
 
 // NewSite returns an empty site.
-func NewSite(p SiteParams) *Site { return &Site{codec: p.Codec} }
+func NewSite(p SiteParams) *Site { return &Site{codec: p.Codec, model: p.Model} }
 
-// Prepare derives the document from the loaded model. It is a
-// core.Preparer: an error fails start-up.
-func (s *Site) Prepare(r core.Runner) error {
+// Prepare derives the document from a loaded generation of the model. It
+// is a core.Preparer: an error fails start-up, or the reload.
+func (s *Site) Prepare(r core.Runner) (any, error) {
 	media, err := s.codec.For(r)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	doc, err := BuildWith(r.Info(), media)
 	if err != nil {
-		return fmt.Errorf("derive the OpenAPI document: %w", err)
+		return nil, fmt.Errorf("derive the OpenAPI document: %w", err)
 	}
 	v, err := NewValidator(doc)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	docs, err := NewDocs(doc)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	s.state.Store(&siteState{routes: docs.Routes(), validator: v})
-	return nil
+	return &siteState{routes: docs.Routes(), validator: v}, nil
 }
 
-// ValidateBody checks a /predict body against the document (a no-op until
-// the model has loaded, when /predict answers 503 anyway).
-func (s *Site) ValidateBody(ctx context.Context, body []byte) error {
-	if st := s.state.Load(); st != nil {
+// ValidateBody checks a /predict body against the document of generation
+// g, the one the request runs on (a no-op without one, when /predict
+// answers 503 anyway).
+func (s *Site) ValidateBody(ctx context.Context, g *core.Generation, body []byte) error {
+	if st, ok := core.ViewOf[*siteState](g); ok {
 		return st.validator.ValidateBody(ctx, body)
 	}
 	return nil
@@ -87,8 +89,14 @@ func (s *Site) Routes() []transport.Route {
 	routes := (&Docs{}).Routes()
 	for i := range routes {
 		routes[i].Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			st := s.state.Load()
-			if st == nil {
+			g, err := s.model.Acquire()
+			if err != nil {
+				writeDetail(w, http.StatusServiceUnavailable, MsgModelLoading)
+				return
+			}
+			defer g.Release()
+			st, ok := core.ViewOf[*siteState](g)
+			if !ok {
 				writeDetail(w, http.StatusServiceUnavailable, MsgModelLoading)
 				return
 			}

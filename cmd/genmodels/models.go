@@ -146,6 +146,26 @@ func intMod() *onnxpb.Model {
 	return b.model()
 }
 
+// reloadVersion builds version v of the hot-reload test model: the same
+// input and output, answers that tell the versions apart (version 1 adds
+// 100, version 2 multiplies by -3), model_version v.
+func reloadVersion(v int64) *onnxpb.Model {
+	b := newGraph("reload")
+	b.input("x", tensorOf(onnxpb.ElemFloat, "batch", 2), "")
+	if v == 1 {
+		b.initializer(constant("k", nil, []float32{100}))
+		b.node("Add", in("x", "k"), out("y"))
+		b.output("y", tensorOf(onnxpb.ElemFloat, "batch", 2), "x + 100 (version 1)")
+	} else {
+		b.initializer(constant("k", nil, []float32{-3}))
+		b.node("Mul", in("x", "k"), out("y"))
+		b.output("y", tensorOf(onnxpb.ElemFloat, "batch", 2), "x * -3 (version 2)")
+	}
+	m := b.model()
+	m.ModelVersion = v
+	return m
+}
+
 func failing() *onnxpb.Model {
 	b := newGraph("failing")
 	b.input("x", tensorOf(onnxpb.ElemFloat, "n"), "must have exactly 6 elements")
@@ -262,6 +282,8 @@ func testModels() ([]file, error) {
 		{"tiny_bert.onnx", tinyBERT()},
 		{"tiny_bert_classifier/model.onnx", tinyBERTClassifier()},
 		{"tiny_bert_ner/model.onnx", tinyBERTTokens()},
+		{"reload_v1.onnx", reloadVersion(1)},
+		{"reload_v2.onnx", reloadVersion(2)},
 	}
 	for _, x := range models {
 		if err := add(x.path, x.m); err != nil {

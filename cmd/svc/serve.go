@@ -15,6 +15,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -30,6 +31,7 @@ import (
 	"github.com/svc-dev/svc/core/registry"
 	"github.com/svc-dev/svc/core/sched"
 	"github.com/svc-dev/svc/core/session"
+	"github.com/svc-dev/svc/core/watch"
 	"github.com/svc-dev/svc/openapi"
 	"github.com/svc-dev/svc/providers"
 	_ "github.com/svc-dev/svc/providers/all"
@@ -39,6 +41,7 @@ import (
 	grpcapi "github.com/svc-dev/svc/transport/grpc"
 	"github.com/svc-dev/svc/transport/metrics"
 	"github.com/svc-dev/svc/transport/oip"
+	"github.com/svc-dev/svc/transport/repository"
 	"github.com/svc-dev/svc/transport/rest"
 	"github.com/svc-dev/svc/transport/supervisor"
 	"github.com/svc-dev/svc/transport/tracing"
@@ -191,7 +194,10 @@ func serve(ctx context.Context, modelName, servedName string, cfg config.Config,
 		log = log.With(zap.Int("worker", worker.ID))
 		err := srcErr
 		if err == nil {
-			err = runServer(ctx, src, cfg, verbose, log, &worker, func(b transport.Banner) error {
+			// The supervisor watches; the worker re-resolves its model
+			// when asked to reload.
+			rl := reloadSetup{resolve: resolver(modelName, src, cfg)}
+			err = runServer(ctx, src, rl, cfg, verbose, log, &worker, func(b transport.Banner) error {
 				info, err := json.Marshal(b)
 				if err != nil {
 					return err
@@ -210,10 +216,20 @@ func serve(ctx context.Context, modelName, servedName string, cfg config.Config,
 	if srcErr != nil {
 		return srcErr
 	}
-	if cfg.Serve.Workers > 1 && supervisor.Supported {
-		return superviseWorkers(ctx, cfg, log, flushLog, stdout, stderr)
+	rl := reloadSetup{resolve: resolver(modelName, src, cfg)}
+	if cfg.Reload.Watch {
+		if src.Origin == "registry" {
+			if ref, err := registry.ParseRef(modelName); err == nil {
+				rl.follow = &ref
+			}
+		} else {
+			rl.watched = watchPath(modelName, src, cfg)
+		}
 	}
-	return runServer(ctx, src, cfg, verbose, log, nil, func(b transport.Banner) error {
+	if cfg.Serve.Workers > 1 && supervisor.Supported {
+		return superviseWorkers(ctx, cfg, src, rl, log, flushLog, stdout, stderr)
+	}
+	return runServer(ctx, src, rl, cfg, verbose, log, nil, func(b transport.Banner) error {
 		flushLog()
 		return b.Write(stdout)
 	})
@@ -224,9 +240,15 @@ func serve(ctx context.Context, modelName, servedName string, cfg config.Config,
 // loads in the background. Once it is ready, started gets the banner; then
 // it runs until a signal, drains and stops. A model that fails to load
 // stops everything and fails start-up.
-func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose bool, log *zap.Logger, worker *supervisor.Worker, started func(transport.Banner) error) error {
+//
+// SIGHUP reloads the model (docs/reload.md); with watched set, so does a
+// settled change of the model's file or folder at that path.
+func runServer(ctx context.Context, src core.Source, rl reloadSetup, cfg config.Config, verbose bool, log *zap.Logger, worker *supervisor.Worker, started func(transport.Banner) error) error {
 	var sv served
 	options, err := appOptions(src, cfg, verbose, log, worker, &sv)
+	if rl.resolve != nil {
+		options = append(options, fx.Supply(rl.resolve))
+	}
 	if err != nil {
 		return err
 	}
@@ -241,6 +263,10 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 		signal.Notify(sig, supervisor.ShutdownSignal)
 	}
 	defer signal.Stop(sig)
+	// Registered now: SIGHUP's default would end the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 
 	stop := func() error {
 		stopCtx, cancel := context.WithTimeout(context.Background(), cfg.Serve.ShutdownGrace.Std()+5*time.Second)
@@ -289,6 +315,8 @@ func runServer(ctx context.Context, src core.Source, cfg config.Config, verbose 
 	if err := started(sv.banner(cfg)); err != nil {
 		log.Warn("report start-up", zap.Error(err))
 	}
+	stopReloads := startReloads(ctx, model, src, rl, cfg, log, worker, hup)
+	defer stopReloads()
 
 	var got os.Signal
 	select {
@@ -367,7 +395,9 @@ func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logge
 			fx.Supply(metrics.Worker(worker.ID)),
 		)
 		if worker.Sockets != "" {
-			options = append(options, fx.Supply(&metrics.Peers{Dir: worker.Sockets, Self: worker.ID, Count: worker.Count}))
+			options = append(options, fx.Supply(&metrics.Peers{Dir: worker.Sockets, Self: worker.ID, Count: worker.Count}),
+				// POST .../load reloads every worker, through the supervisor.
+				fx.Supply(fx.Annotate(worker.Reloader(), fx.As(new(repository.Reloader)))))
 		}
 	}
 
@@ -386,6 +416,7 @@ func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logge
 		oip.Module,
 		grpcapi.Module,
 		openapi.Module,
+		repository.Module,
 		onnxrt.Module,
 		providers.Module(),
 		core.Module,
@@ -455,8 +486,125 @@ func schedConfig(cfg *config.Config, worker *supervisor.Worker) sched.Config {
 	}
 }
 
+// startReloads makes the ready model reload on SIGHUP, on a change of the
+// watched path (when set) and, in a worker, when the supervisor asks on the
+// worker's reload socket. The function returned stops them.
+func startReloads(ctx context.Context, model *core.Model, src core.Source, rl reloadSetup, cfg config.Config, log *zap.Logger, worker *supervisor.Worker, hup <-chan os.Signal) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	reload := func(ctx context.Context) error { _, err := model.Reload(ctx); return err }
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		onHangup(ctx, hup, log, reload)
+	}()
+	rl.start(ctx, &wg, src, cfg, log, reload)
+	var rs *supervisor.ReloadServer
+	if worker != nil {
+		var err error
+		if rs, err = worker.ServeReload(model.Reload); err != nil {
+			log.Warn("no reload socket: the supervisor cannot reload this worker", zap.Error(err))
+		}
+	}
+	return func() {
+		if rs != nil {
+			_ = rs.Close()
+		}
+		cancel()
+		wg.Wait()
+	}
+}
+
+// onHangup reloads on each SIGHUP until ctx ends; the reload logs its
+// outcome.
+func onHangup(ctx context.Context, hup <-chan os.Signal, log *zap.Logger, reload func(context.Context) error) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			log.Info("SIGHUP: reloading the model")
+			_ = reload(ctx)
+		}
+	}
+}
+
+// watchModel reloads on settled changes of the model at path until ctx
+// ends.
+func watchModel(ctx context.Context, path string, src core.Source, cfg config.Config, log *zap.Logger, reload func(context.Context) error) {
+	err := watch.Run(ctx, watch.Options{Path: path, File: src.File, Settle: cfg.Reload.Settle.Std(), Reload: reload, Log: log,
+		Started: func() {
+			log.Info("watching the model for changes", zap.String("path", path), zap.Duration("settle", cfg.Reload.Settle.Std()))
+		}})
+	if err != nil {
+		log.Error("cannot watch the model; reload it with SIGHUP or POST /v2/repository/models/NAME/load", zap.Error(err))
+	}
+}
+
+// watchPath is the local path whose changes reload the model: the file or
+// folder named on the command line or in svc.yml ("" for a model pulled
+// from the Hub into the registry).
+func watchPath(modelName string, src core.Source, cfg config.Config) string {
+	switch src.Origin {
+	case "path":
+		return modelName
+	case "config":
+		p := cfg.Models[modelName].Path
+		if !filepath.IsAbs(p) && cfg.File != "" {
+			p = filepath.Join(filepath.Dir(cfg.File), p)
+		}
+		return p
+	default:
+		return ""
+	}
+}
+
+// reloadSetup is how the served model reloads besides SIGHUP and POST
+// .../load: what resolves it again for each reload, and what watches it.
+type reloadSetup struct {
+	resolve core.SourceResolver
+	// watched is the local path watched for changes ("" = none).
+	watched string
+	// follow is the Hub revision followed (nil = none).
+	follow *registry.Ref
+}
+
+// resolver resolves modelName again for a reload, under the name served.
+func resolver(modelName string, src core.Source, cfg config.Config) core.SourceResolver {
+	return func() (core.Source, error) {
+		s, err := registry.Resolve(modelName, cfg, registry.Open(registry.DefaultRoot()))
+		s.Name = src.Name
+		return s, err
+	}
+}
+
+// start runs the watcher or the Hub follower, if any, until ctx ends.
+func (rl reloadSetup) start(ctx context.Context, wg *sync.WaitGroup, src core.Source, cfg config.Config, log *zap.Logger, reload func(context.Context) error) {
+	switch {
+	case rl.watched != "":
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			watchModel(ctx, rl.watched, src, cfg, log, reload)
+		}()
+	case rl.follow != nil:
+		hub := registry.HubFromEnv(os.Getenv)
+		hub.UserAgent = "svc/" + version
+		o := watch.HubOptions{Ref: *rl.follow, Puller: &registry.Puller{Store: registry.Open(registry.DefaultRoot()), Hub: hub},
+			Interval: cfg.Reload.Interval.Std(), Reload: reload, Log: log}
+		log.Info("following the model's revision on the Hub", zap.String("model", rl.follow.String()), zap.Duration("interval", o.Interval))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			watch.FollowHub(ctx, o)
+		}()
+	}
+}
+
 // superviseWorkers binds the ports once and runs the worker processes.
-func superviseWorkers(ctx context.Context, cfg config.Config, log *zap.Logger, flushLog func(), stdout, stderr io.Writer) error {
+// SIGHUP, and a change of the watched path or of the followed Hub
+// revision when set, reload the workers one at a time.
+func superviseWorkers(ctx context.Context, cfg config.Config, src core.Source, rl reloadSetup, log *zap.Logger, flushLog func(), stdout, stderr io.Writer) error {
 	lns, err := transport.BindAll(transport.ServeBindings(cfg.Serve.Host, cfg.Serve.Port, cfg.Serve.GRPCPort))
 	if err != nil {
 		return err
@@ -481,6 +629,11 @@ func superviseWorkers(ctx context.Context, cfg config.Config, log *zap.Logger, f
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	var reloaders sync.WaitGroup
+	defer reloaders.Wait()
 	sup := supervisor.New(supervisor.Options{
 		Workers:    cfg.Serve.Workers,
 		Listeners:  named,
@@ -506,6 +659,13 @@ func superviseWorkers(ctx context.Context, cfg config.Config, log *zap.Logger, f
 		if err := b.Write(stdout); err != nil {
 			log.Warn("write banner", zap.Error(err))
 		}
+		reload := func(ctx context.Context) error { _, err := sup.Reload(ctx); return err }
+		reloaders.Add(1)
+		go func() {
+			defer reloaders.Done()
+			onHangup(ctx, hup, log, reload)
+		}()
+		rl.start(ctx, &reloaders, src, cfg, log, reload)
 	})
 	if err != nil {
 		return err

@@ -238,7 +238,9 @@ func TestPrometheusWithWorkers(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if !slices.Equal(names, []string{"worker-1.sock", "worker-2.sock"}) {
+	// Each worker's metrics and reload sockets, the supervisor's reload
+	// socket: the replacement's in place of the killed worker's.
+	if !slices.Equal(names, []string{"reload-1.sock", "reload-2.sock", "supervisor.sock", "worker-1.sock", "worker-2.sock"}) {
 		t.Errorf("socket directory after the restart: %v", names)
 	}
 

@@ -39,6 +39,8 @@ type Config struct {
 	Access Access `yaml:"access"`
 	// Tracing configures OpenTelemetry tracing (off by default).
 	Tracing Tracing `yaml:"tracing"`
+	// Reload configures hot reloading of the served model (docs/reload.md).
+	Reload Reload `yaml:"reload"`
 
 	// File is the path the configuration was read from ("" = none).
 	File string `yaml:"-"`
@@ -61,6 +63,20 @@ type Model struct {
 	// Text makes a model that takes token ids take text (nil: automatic,
 	// when a tokenizer.json is beside the model).
 	Text *Text `yaml:"text"`
+}
+
+// Reload configures hot reloading: SIGHUP and POST
+// /v2/repository/models/NAME/load always reload; Watch reloads on changes.
+type Reload struct {
+	// Watch reloads the model when its local file or folder changes, or,
+	// for a Hub source, when its revision gets a new commit.
+	Watch bool `yaml:"watch"`
+	// Settle is how long a changed model file must keep its size and
+	// modification time (and parse as ONNX) before it is loaded.
+	Settle Duration `yaml:"settle"`
+	// Interval is how often a Hub source's revision is asked for its
+	// commit while watching.
+	Interval Duration `yaml:"interval"`
 }
 
 // Serve holds HTTP serving settings.
@@ -225,6 +241,7 @@ func Default() Config {
 		},
 		Batching:  Batching{Enabled: true, MaxBatchSize: 32, Adaptive: true},
 		Providers: Providers{Settings: defaultSettings()},
+		Reload:    Reload{Settle: Duration(500 * time.Millisecond), Interval: Duration(time.Minute)},
 	}
 }
 
@@ -356,6 +373,8 @@ func (c *Config) check() (string, string) {
 		return "batching.max_queue_delay", "cannot be negative"
 	case c.Serve.ShutdownGrace < 0:
 		return "serve.shutdown_grace", "cannot be negative"
+	case c.Reload.Interval <= 0:
+		return "reload.interval", "must be positive"
 	case c.Serve.DrainDelay < 0:
 		return "serve.drain_delay", "cannot be negative"
 	}

@@ -68,6 +68,10 @@ providers:
   device_id: 1
   tensorrt: {fp16: true, int8: true, engine_cache: /tmp/trt}
   openvino: {device_type: GPU}
+reload:
+  watch: true
+  settle: 250ms
+  interval: 30s
 `)
 	c, err := Load(p, true)
 	if err != nil {
@@ -82,6 +86,7 @@ providers:
 		Limits:    Limits{MaxBodyBytes: 32 << 20, MaxElements: 1000000, MaxStringLength: 64 << 10, ReadTimeout: Duration(15 * time.Second)},
 		Batching:  Batching{Enabled: false, MaxBatchSize: 8, MaxQueueDelay: Duration(2 * time.Millisecond)},
 		Providers: Providers{DeviceID: 1},
+		Reload:    Reload{Watch: true, Settle: Duration(250 * time.Millisecond), Interval: Duration(30 * time.Second)},
 		File:      p,
 	}
 	wantSections := map[string]map[string]any{
@@ -150,6 +155,7 @@ func TestLoadErrors(t *testing.T) {
 		{"optimization", "runtime:\n  graph_optimization: max\n", []string{"line 2: runtime.graph_optimization", `"max"`}},
 		{"negative threads", "runtime:\n  intra_op_threads: -1\n", []string{"line 2: runtime.intra_op_threads cannot be negative"}},
 		{"negative Go processors", "runtime:\n  go_procs: -2\n", []string{"line 2: runtime.go_procs cannot be negative"}},
+		{"zero reload interval", "reload:\n  interval: 0s\n", []string{"line 2: reload.interval must be positive"}},
 		{"negative release", "runtime:\n  release_memory_after: -1s\n", []string{"line 2: invalid duration", `"-1s"`}},
 		{"batch size", "batching:\n  max_batch_size: 0\n", []string{"line 2: batching.max_batch_size must be at least 1"}},
 		{"zero body", "limits:\n  max_body_size: 0\n", []string{"line 2: limits.max_body_size must be positive"}},

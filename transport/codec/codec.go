@@ -63,7 +63,13 @@ func (c *Codec) For(r core.Runner) (*Set, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.runner != r {
-		c.set, c.err = build(c.decl, c.maxPixels, c.modelFile, r.Info(), r.Specs())
+		file := c.modelFile
+		if p := r.Info().Path; p != "" {
+			// A reload may load the model from another file (a new
+			// snapshot): its tokenizer is beside that one.
+			file = p
+		}
+		c.set, c.err = build(c.decl, c.maxPixels, file, r.Info(), r.Specs())
 		c.runner = r
 	}
 	return c.set, c.err

@@ -219,11 +219,16 @@ func (r seqRunner) Info() core.ModelInfo {
 func TestCodecsRefuseAlike(t *testing.T) {
 	r := seqRunner{&echoRunner{}}
 	f := start(t, r, Options{}, ServerOptions{})
-	h, err := oip.NewHandler(oip.Options{Model: f.model})
+	// The REST handler serves the same runner from a model of its own,
+	// whose generation carries its view.
+	hm := core.NewModel("echo")
+	h, err := oip.NewHandler(oip.Options{Model: hm})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Prepare(r); err != nil {
+	hm.Start(func() (core.Loaded, error) { return core.Loaded{Runner: r}, nil }, []core.Preparer{h.Prepare}, nil, nil)
+	<-hm.Done()
+	if err := hm.Err(); err != nil {
 		t.Fatal(err)
 	}
 	withFP32 := func(ins ...wireInput) wireRequest {

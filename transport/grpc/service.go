@@ -33,7 +33,6 @@ package grpcapi
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -71,7 +70,6 @@ type Service struct {
 	inference.UnimplementedGRPCInferenceServiceServer
 	opts Options
 	log  *zap.Logger
-	view atomic.Pointer[view]
 }
 
 // view is the protocol's view of the loaded model with its metadata as
@@ -96,20 +94,19 @@ func NewService(o Options) (*Service, error) {
 	return &Service{opts: o, log: o.Logger}, nil
 }
 
-// Prepare derives the model metadata from the loaded model. It is a
-// core.Preparer.
-func (s *Service) Prepare(r core.Runner) error {
+// Prepare derives the model metadata from a loaded generation of the
+// model. It is a core.Preparer.
+func (s *Service) Prepare(r core.Runner) (any, error) {
 	media, err := s.opts.Codec.For(r)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	v := &view{View: oip.NewView(r, media)}
 	v.BoundTimeouts(s.opts.MaxTimeout)
 	meta := v.Metadata(s.opts.Model.Name())
 	v.metadata = &inference.ModelMetadataResponse{Name: meta.Name, Versions: meta.Versions, Platform: meta.Platform,
 		Inputs: tensorMetadata(meta.Inputs), Outputs: tensorMetadata(meta.Outputs)}
-	s.view.Store(v)
-	return nil
+	return v, nil
 }
 
 // tensorMetadata converts the protocol's tensor metadata to protobuf.
@@ -123,31 +120,36 @@ func tensorMetadata(in []oip.TensorMetadata) []*inference.ModelMetadataResponse_
 
 // ready reports whether the model takes new traffic.
 func (s *Service) ready() bool {
-	return s.opts.Model.Ready() && s.view.Load() != nil
+	_, prepared := core.ViewOf[*view](s.opts.Model.Current())
+	return s.opts.Model.Ready() && prepared
 }
 
-// model checks a request's model name and version and returns the view:
-// NotFound for another name or version, Unavailable while the model
+// model checks a request's model name and version and returns the view
+// of the generation the request runs on, held until the caller releases
+// it: NotFound for another name or version, Unavailable while the model
 // cannot serve.
-func (s *Service) model(name, version string) (*view, error) {
+func (s *Service) model(name, version string) (*view, *core.Generation, error) {
 	want := s.opts.Model.Name()
 	if name == "" {
-		return nil, invalid("model_name is missing; this server serves '%s'", want)
+		return nil, nil, invalid("model_name is missing; this server serves '%s'", want)
 	}
 	if name != want {
-		return nil, oip.UnknownModel(name, want)
+		return nil, nil, oip.UnknownModel(name, want)
 	}
-	if _, err := s.opts.Model.Runner(); err != nil {
-		return nil, err
+	g, err := s.opts.Model.Acquire()
+	if err != nil {
+		return nil, nil, err
 	}
-	v := s.view.Load()
-	if v == nil {
-		return nil, &core.NotReadyError{Model: want, State: core.StateLoading}
+	v, ok := core.ViewOf[*view](g)
+	if !ok {
+		g.Release()
+		return nil, nil, &core.NotReadyError{Model: want, State: core.StateLoading}
 	}
 	if version != "" && version != v.Version() {
-		return nil, oip.UnknownVersion(version, want, v.Version())
+		g.Release()
+		return nil, nil, oip.UnknownVersion(version, want, v.Version())
 	}
-	return v, nil
+	return v, g, nil
 }
 
 // fail turns err into the call's status, logging unexpected errors.
@@ -179,7 +181,7 @@ func (s *Service) ModelReady(_ context.Context, r *inference.ModelReadyRequest) 
 	if r.GetName() != want {
 		return nil, s.fail("ModelReady", oip.UnknownModel(r.GetName(), want))
 	}
-	if v := s.view.Load(); v != nil && r.GetVersion() != "" && r.GetVersion() != v.Version() {
+	if v, ok := core.ViewOf[*view](s.opts.Model.Current()); ok && r.GetVersion() != "" && r.GetVersion() != v.Version() {
 		return nil, s.fail("ModelReady", oip.UnknownVersion(r.GetVersion(), want, v.Version()))
 	}
 	return &inference.ModelReadyResponse{Ready: s.ready()}, nil
@@ -192,10 +194,11 @@ func (s *Service) ServerMetadata(context.Context, *inference.ServerMetadataReque
 
 // ModelMetadata describes the model's tensor inputs and outputs.
 func (s *Service) ModelMetadata(_ context.Context, r *inference.ModelMetadataRequest) (*inference.ModelMetadataResponse, error) {
-	v, err := s.model(r.GetName(), r.GetVersion())
+	v, g, err := s.model(r.GetName(), r.GetVersion())
 	if err != nil {
 		return nil, s.fail("ModelMetadata", err)
 	}
+	g.Release()
 	return v.metadata, nil
 }
 
@@ -213,11 +216,14 @@ func (s *Service) ModelInfer(ctx context.Context, r *inference.ModelInferRequest
 }
 
 func (s *Service) infer(ctx context.Context, r *inference.ModelInferRequest) (*inference.ModelInferResponse, error) {
-	v, err := s.model(r.GetModelName(), r.GetModelVersion())
+	v, g, err := s.model(r.GetModelName(), r.GetModelVersion())
 	if err != nil {
 		return nil, err
 	}
 	began := core.TraceStart(ctx)
+	// The response holds copies of the outputs: the generation may close
+	// once it is encoded.
+	defer g.Release()
 	req, err := decodeRequest(r, v, s.opts.MaxElements, s.opts.MaxStringBytes)
 	if err != nil {
 		return nil, err

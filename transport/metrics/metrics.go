@@ -22,6 +22,7 @@
 //	svc_tuning_go_procs                         gauge: Go processors (GOMAXPROCS) now
 //	svc_tuning_memory_released                  gauge: 1 while the reclaimer has given memory back and no request ended since
 //	svc_model_load_seconds                      gauge: time loading, preparing and warming up the model took
+//	svc_model_reloads_total{result}             counter: reloads of the model by result (success, failure); labelled model only
 //
 // The svc_batch_size_limit and svc_tuning_* gauges show the scheduler's
 // self-tuning controllers' decisions as in force, also where svc.yml fixes
@@ -138,6 +139,9 @@ var labels = []string{"model", "version"}
 // inference metrics of o.Model.
 func New(o Options) (*Metrics, error) {
 	m := &Metrics{model: o.Model, reg: prometheus.NewRegistry(), worker: o.Worker}
+	if o.Model != nil {
+		o.Model.OnSwap(m.follow)
+	}
 	var reg prometheus.Registerer = m.reg
 	if o.Worker > 0 {
 		reg = prometheus.WrapRegistererWith(prometheus.Labels{"worker": strconv.Itoa(o.Worker)}, reg)
@@ -215,11 +219,18 @@ func (m *Metrics) Gatherer() prometheus.Gatherer {
 	})
 }
 
-// Prepare binds the series to the loaded model's version. It is a
-// core.Preparer.
-func (m *Metrics) Prepare(r core.Runner) error {
-	m.bound.Store(m.bind(r.Info().Version))
-	return nil
+// Prepare makes the series of a loaded generation's version; they are
+// bound when the generation becomes current (a reload may change the
+// version). It is a core.Preparer.
+func (m *Metrics) Prepare(r core.Runner) (any, error) {
+	return m.bind(r.Info().Version), nil
+}
+
+// follow binds the series of each generation as it becomes current.
+func (m *Metrics) follow(g *core.Generation) {
+	if s, ok := core.ViewOf[*series](g); ok {
+		m.bound.Store(s)
+	}
 }
 
 // bind looks up (and so creates, at zero) every series of version.
@@ -311,6 +322,8 @@ var (
 		"1 while the idle reclaimer has given memory back and no request has ended since (runtime.release_memory_after), else 0.", labels, nil)
 	loadDesc = prometheus.NewDesc("svc_model_load_seconds",
 		"Time loading, preparing and warming up the model took (absent until it has loaded).", labels, nil)
+	reloadsDesc = prometheus.NewDesc("svc_model_reloads_total",
+		"Reloads of the model, by result: success (the new version serves) or failure (the previous one keeps serving).", []string{"model", "result"}, nil)
 )
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -321,6 +334,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- procsDesc
 	ch <- releasedDesc
 	ch <- loadDesc
+	ch <- reloadsDesc
 }
 
 // readyStats is the scheduler's state once the model takes inferences.
@@ -359,4 +373,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	if t := model.LoadTime(); t > 0 && model.Err() == nil {
 		ch <- prometheus.MustNewConstMetric(loadDesc, prometheus.GaugeValue, t.Seconds(), name, version)
 	}
+	rs := model.ReloadStatus()
+	ch <- prometheus.MustNewConstMetric(reloadsDesc, prometheus.CounterValue, float64(rs.Succeeded), name, "success")
+	ch <- prometheus.MustNewConstMetric(reloadsDesc, prometheus.CounterValue, float64(rs.Failed), name, "failure")
 }

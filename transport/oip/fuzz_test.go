@@ -4,14 +4,15 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/tensor/tensorjson"
 )
 
 // FuzzParseRequest: any header and binary part give a request or a
 // client error (never a panic, never another kind of error).
 func FuzzParseRequest(f *testing.F) {
-	h, _ := newTestHandler(f, &echoRunner{}, Options{})
-	v := h.view.Load()
+	_, m := newTestHandler(f, &echoRunner{}, Options{})
+	v, _ := core.ViewOf[*restView](m.Current())
 	f.Add([]byte(`{"inputs":[`+fp32Input+`]}`), []byte{}, false)
 	f.Add([]byte(`{"id":"x","parameters":{"binary_data_output":true},"inputs":[{"name":"fp32","shape":[1,2],"datatype":"FP32","parameters":{"binary_data_size":8}}],"outputs":[{"name":"fp32_out","parameters":{"binary_data":true}}]}`),
 		[]byte{0, 0, 128, 63, 0, 0, 0, 64}, true)

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -53,7 +52,6 @@ type Options struct {
 type Handler struct {
 	opts     Options
 	server   []byte
-	view     atomic.Pointer[restView]
 	log      *zap.Logger
 	nameJSON []byte
 }
@@ -91,13 +89,13 @@ func NewHandler(o Options) (*Handler, error) {
 	return h, nil
 }
 
-// Prepare derives the model metadata and the output descriptions from the
-// loaded model. It is a core.Preparer.
-func (h *Handler) Prepare(r core.Runner) error {
+// Prepare derives the model metadata and the output descriptions from a
+// loaded generation of the model. It is a core.Preparer.
+func (h *Handler) Prepare(r core.Runner) (any, error) {
 	name := h.opts.Model.Name()
 	media, err := h.opts.Codec.For(r)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	v := &restView{View: NewView(r, media), maxString: h.opts.MaxStringBytes}
 	v.BoundTimeouts(h.opts.MaxTimeout)
@@ -114,8 +112,7 @@ func (h *Handler) Prepare(r core.Runner) error {
 	top := append([]byte(`{"model_name":`), h.nameJSON...)
 	top = append(top, `,"model_version":`...)
 	v.responseTop = append(jsonString(top, v.Version()), ',')
-	h.view.Store(v)
-	return nil
+	return v, nil
 }
 
 // The v2 paths (gorilla/mux templates).
@@ -204,7 +201,7 @@ func (h *Handler) notReady() error {
 	m := h.opts.Model
 	switch s := m.State(); s {
 	case core.StateReady:
-		if h.view.Load() == nil {
+		if _, ok := core.ViewOf[*restView](m.Current()); !ok {
 			return notReadyYet()
 		}
 		return nil
@@ -219,10 +216,11 @@ func (h *Handler) notReady() error {
 // prepared for the protocol.
 func notReadyYet() error { return Errorf(KindUnavailable, "Model is not ready") }
 
-// model checks the path's model name and version and returns the view, or
-// an error: 404 for another name or version, 503 while the model cannot
+// model checks the path's model name and version and returns the view of
+// the generation the request runs on, held until the caller releases it,
+// or an error: 404 for another name or version, 503 while the model cannot
 // serve.
-func (h *Handler) model(r *http.Request) (*restView, error) {
+func (h *Handler) model(r *http.Request) (*restView, *core.Generation, error) {
 	vars := mux.Vars(r)
 	name := vars["name"]
 	if name == "" {
@@ -230,33 +228,38 @@ func (h *Handler) model(r *http.Request) (*restView, error) {
 		name = h.opts.Model.Name()
 	}
 	if name != h.opts.Model.Name() {
-		return nil, UnknownModel(name, h.opts.Model.Name())
+		return nil, nil, UnknownModel(name, h.opts.Model.Name())
 	}
-	if _, err := h.opts.Model.Runner(); err != nil {
-		return nil, err
+	g, err := h.opts.Model.Acquire()
+	if err != nil {
+		return nil, nil, err
 	}
-	v := h.view.Load()
-	if v == nil {
-		return nil, notReadyYet()
+	v, ok := core.ViewOf[*restView](g)
+	if !ok {
+		g.Release()
+		return nil, nil, notReadyYet()
 	}
 	if ver, ok := vars["version"]; ok && ver != v.Version() {
-		return nil, UnknownVersion(ver, h.opts.Model.Name(), v.Version())
+		g.Release()
+		return nil, nil, UnknownVersion(ver, h.opts.Model.Name(), v.Version())
 	}
-	return v, nil
+	return v, g, nil
 }
 
 func (h *Handler) serveModel(w http.ResponseWriter, r *http.Request) {
-	v, err := h.model(r)
+	v, g, err := h.model(r)
 	if err != nil {
 		h.fail(w, err)
 		return
 	}
+	defer g.Release()
 	writeJSON(w, v.metadata)
 }
 
 func (h *Handler) serveModelReady(w http.ResponseWriter, r *http.Request) {
-	v, err := h.model(r)
+	v, g, err := h.model(r)
 	if err == nil {
+		defer g.Release()
 		err = h.notReady()
 	}
 	if err != nil {
@@ -297,10 +300,12 @@ func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request) error {
 		return &httpError{status: http.StatusUnsupportedMediaType, message: fmt.Sprintf(
 			"Unsupported Content-Type '%s': send application/json, or application/octet-stream with the %s header", transport.Quote(ct), HeaderInferenceHeaderLength)}
 	}
-	v, err := h.model(r)
+	v, g, err := h.model(r)
 	if err != nil {
 		return err
 	}
+	// The generation's sessions stay open until the answer is written.
+	defer g.Release()
 	body, err := transport.ReadBody(r, h.opts.MaxBodyBytes)
 	// The answer is written over the body; the buffer goes back once it
 	// is sent.

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -32,7 +31,9 @@ const (
 // BodyValidator checks a /predict body before it is decoded; its error text
 // is the client-facing message of a 400. The OpenAPI validator is one.
 type BodyValidator interface {
-	ValidateBody(ctx context.Context, body []byte) error
+	// ValidateBody checks body against what the validator derived from
+	// g, the generation of the model the request runs on.
+	ValidateBody(ctx context.Context, g *core.Generation, body []byte) error
 }
 
 // Options configure a Handler.
@@ -60,16 +61,14 @@ type Options struct {
 type Handler struct {
 	opts   Options
 	health []byte
-	view   atomic.Pointer[view]
 	log    *zap.Logger
 }
 
-// view is what the handler derives from the loaded model, once.
+// view is what the handler derives from a generation of the model, once.
 type view struct {
-	runner  core.Runner
-	info    []byte
-	metrics []byte
-	keys    [][]byte
+	runner core.Runner
+	info   []byte
+	keys   [][]byte
 	// media holds the image inputs and decoded outputs (nil: none);
 	// specs are the runner's, with image inputs taking strings.
 	media *codec.Set
@@ -97,21 +96,24 @@ func NewHandler(o Options) (*Handler, error) {
 }
 
 // Prepare derives the /info and /metrics bodies and the output keys from
-// the loaded model. It is a core.Preparer.
-func (h *Handler) Prepare(r core.Runner) error {
+// a loaded generation of the model. It is a core.Preparer.
+func (h *Handler) Prepare(r core.Runner) (any, error) {
 	info := r.Info()
 	media, err := h.opts.Codec.For(r)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	v := &view{runner: r, info: mustJSON(NewMediaInfo(info, media)), keys: outputKeys(info.Outputs), media: media, specs: mediaSpecs(r.Specs(), media)}
-	if p := h.opts.Model.Provider(); p != nil {
-		v.metrics = mustJSON(NewMetrics(p.ORTName(), p.Platform(), p.Description(), h.opts.Platform))
-	} else {
-		v.metrics = mustJSON(NewMetrics("", "", "", h.opts.Platform))
+	return v, nil
+}
+
+// metricsBody is the /metrics JSON record of generation g, whose provider
+// the runner does not know.
+func (h *Handler) metricsBody(g *core.Generation) []byte {
+	if p := g.Provider; p != nil {
+		return mustJSON(NewMetrics(p.ORTName(), p.Platform(), p.Description(), h.opts.Platform))
 	}
-	h.view.Store(v)
-	return nil
+	return mustJSON(NewMetrics("", "", "", h.opts.Platform))
 }
 
 // Routes are the v1 endpoints this package owns, in the specification's
@@ -135,32 +137,38 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	transport.NewRouter(routes, WriteError).ServeHTTP(w, r)
 }
 
-// loaded returns the view, or writes a 503 while the model is not ready.
-func (h *Handler) loaded(w http.ResponseWriter) (*view, bool) {
-	if _, err := h.opts.Model.Runner(); err != nil {
+// loaded returns the generation the request runs on, held until the
+// caller releases it, and the handler's view of it; or it writes a 503
+// while the model is not ready.
+func (h *Handler) loaded(w http.ResponseWriter) (*view, *core.Generation, bool) {
+	g, err := h.opts.Model.Acquire()
+	if err != nil {
 		h.writeErr(w, err)
-		return nil, false
+		return nil, nil, false
 	}
-	v := h.view.Load()
-	if v == nil {
+	v, ok := core.ViewOf[*view](g)
+	if !ok {
 		// Ready without Prepare: a wiring mistake.
+		g.Release()
 		WriteError(w, http.StatusServiceUnavailable, "Model is not ready")
-		return nil, false
+		return nil, nil, false
 	}
-	return v, true
+	return v, g, true
 }
 
 func (h *Handler) serveHealth(w http.ResponseWriter, _ *http.Request) { writeJSON(w, h.health) }
 
 func (h *Handler) serveInfo(w http.ResponseWriter, _ *http.Request) {
-	if v, ok := h.loaded(w); ok {
+	if v, g, ok := h.loaded(w); ok {
+		defer g.Release()
 		writeJSON(w, v.info)
 	}
 }
 
 func (h *Handler) serveMetrics(w http.ResponseWriter, _ *http.Request) {
-	if v, ok := h.loaded(w); ok {
-		writeJSON(w, v.metrics)
+	if _, g, ok := h.loaded(w); ok {
+		defer g.Release()
+		writeJSON(w, h.metricsBody(g))
 	}
 }
 
@@ -181,10 +189,12 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 		WriteError(w, http.StatusUnsupportedMediaType, unsupportedType(ct, h.hasImages()))
 		return core.OutcomeBadRequest
 	}
-	v, ok := h.loaded(w)
+	v, g, ok := h.loaded(w)
 	if !ok {
 		return core.OutcomeNotReady
 	}
+	// The generation's sessions stay open until the answer is written.
+	defer g.Release()
 	if kind != bodyJSON && len(v.media.Images()) == 0 {
 		WriteError(w, http.StatusUnsupportedMediaType, unsupportedType(ct, false))
 		return core.OutcomeBadRequest
@@ -217,7 +227,7 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 	var texts *codec.Batch
 	switch kind {
 	case bodyJSON:
-		inputs, texts, err = h.jsonInputs(r, v, transport.TrimBOM(body))
+		inputs, texts, err = h.jsonInputs(r, v, g, transport.TrimBOM(body))
 	case bodyMultipart:
 		inputs, err = multipartBody(body, params["boundary"], v.runner.Specs(), v.media, h.opts.MaxStringBytes)
 	default:
@@ -257,14 +267,14 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 
 // hasImages reports whether the loaded model has image inputs.
 func (h *Handler) hasImages() bool {
-	v := h.view.Load()
-	return v != nil && len(v.media.Images()) > 0
+	v, ok := core.ViewOf[*view](h.opts.Model.Current())
+	return ok && len(v.media.Images()) > 0
 }
 
 // jsonInputs decodes a JSON body: counted, validated, then decoded into
 // the model's inputs, image inputs from the pictures their strings carry,
 // id inputs from the texts of a text body (its batch returned).
-func (h *Handler) jsonInputs(r *http.Request, v *view, body []byte) ([]*tensor.Tensor, *codec.Batch, error) {
+func (h *Handler) jsonInputs(r *http.Request, v *view, g *core.Generation, body []byte) ([]*tensor.Tensor, *codec.Batch, error) {
 	commas, input, over := tensorjson.CountValues(body, h.opts.MaxElements)
 	if over {
 		return nil, nil, &tooLarge{fmt.Sprintf("Too many elements: input '%s' takes the request past the limit of %d values", transport.Quote(input), h.opts.MaxElements)}
@@ -275,7 +285,7 @@ func (h *Handler) jsonInputs(r *http.Request, v *view, body []byte) ([]*tensor.T
 		return nil, nil, err
 	}
 	if h.opts.Validator != nil {
-		if err := h.opts.Validator.ValidateBody(r.Context(), body); err != nil {
+		if err := h.opts.Validator.ValidateBody(r.Context(), g, body); err != nil {
 			return nil, nil, &tensorjson.Error{Message: err.Error()}
 		}
 	}

@@ -183,7 +183,7 @@ func TestHandlerErrorKinds(t *testing.T) {
 // rejectAll is a validator that refuses every body.
 type rejectAll struct{}
 
-func (rejectAll) ValidateBody(context.Context, []byte) error {
+func (rejectAll) ValidateBody(context.Context, *core.Generation, []byte) error {
 	return errors.New("Invalid input type for 'x': expected array")
 }
 

@@ -74,6 +74,8 @@ type Supervisor struct {
 	procs   map[int]*proc
 	stopped bool
 	wg      sync.WaitGroup
+
+	reloads reloads
 }
 
 // proc is one running worker process.
@@ -128,6 +130,11 @@ func (s *Supervisor) Run(ctx context.Context, ready func(info json.RawMessage)) 
 		if info == nil {
 			info = st.Info
 		}
+	}
+	if rs, err := s.serveSupervisorSocket(); err != nil {
+		s.log.Warn("no reload socket: POST .../load on a worker cannot reload the workers", zap.Error(err))
+	} else {
+		defer rs.Close()
 	}
 	if ready != nil {
 		ready(info)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/svc-dev/svc/core"
 )
 
 // Supported is false on Windows: a listening socket cannot be handed to
@@ -53,3 +55,8 @@ func (*Supervisor) Run(context.Context, func(json.RawMessage)) error {
 
 // Pids is empty on Windows: there are no worker processes.
 func (*Supervisor) Pids() map[int]int { return nil }
+
+// Reload is never called here: there are no worker processes to reload.
+func (s *Supervisor) Reload(context.Context) (core.ReloadResult, error) {
+	return core.ReloadResult{}, errors.New("no worker processes on Windows")
+}

@@ -1,0 +1,245 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/tensor"
+)
+
+// versionRunner is a runner that only describes itself: the generations
+// tell apart by its version.
+type versionRunner struct{ version string }
+
+func (r versionRunner) Info() core.ModelInfo { return core.ModelInfo{Name: "m", Version: r.version} }
+func (versionRunner) Specs() []tensor.Spec   { return nil }
+func (versionRunner) Predict(context.Context, []*tensor.Tensor) (core.Result, error) {
+	return nil, errors.New("not for running")
+}
+
+// loads is a LoadFunc that counts its loads; load n gets version n and a
+// Close that counts too. gate, when set, is waited on by every load after
+// the first; fail makes the loads after the first fail.
+type loads struct {
+	n, closed atomic.Int64
+	gate      chan struct{}
+	fail      atomic.Bool
+}
+
+func (l *loads) load() (core.Loaded, error) {
+	n := l.n.Add(1)
+	if n > 1 && l.gate != nil {
+		<-l.gate
+	}
+	if n > 1 && l.fail.Load() {
+		return core.Loaded{}, errors.New("no such file")
+	}
+	return core.Loaded{Runner: versionRunner{string(rune('0' + n))}, Close: func() error { l.closed.Add(1); return nil }}, nil
+}
+
+// view is what a test preparer derives: the version it saw.
+type view struct{ version string }
+
+func prepareView(r core.Runner) (any, error) { return &view{r.Info().Version}, nil }
+
+func started(t *testing.T, l *loads, prepare []core.Preparer, warm func(core.Runner) error) *core.Model {
+	t.Helper()
+	m := core.NewModel("m")
+	m.Start(l.load, prepare, warm, nil)
+	<-m.Done()
+	if err := m.Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	return m
+}
+
+// TestReloadSwapsGenerations: a reload makes a new generation current with
+// its own views; a request holding the old one keeps it, with its views,
+// and the old one closes at its release, not before.
+func TestReloadSwapsGenerations(t *testing.T) {
+	l := &loads{}
+	m := started(t, l, []core.Preparer{prepareView}, nil)
+	old, err := m.Acquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var swapped []uint64
+	m.OnSwap(func(g *core.Generation) { swapped = append(swapped, g.Seq) })
+	res, err := m.Reload(context.Background())
+	if err != nil || res.Version != "2" || res.Seq != 2 {
+		t.Fatalf("Reload = %+v, %v", res, err)
+	}
+	if v, ok := core.ViewOf[*view](old); !ok || v.version != "1" || old.Version != "1" {
+		t.Fatalf("the held generation's view changed: %+v", v)
+	}
+	cur, err := m.Acquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := core.ViewOf[*view](cur); v.version != "2" || cur.Seq != 2 || len(swapped) != 1 || swapped[0] != 2 {
+		t.Fatalf("current view %+v, seq %d, swaps %v", v, cur.Seq, swapped)
+	}
+	select {
+	case <-old.Closed():
+		t.Fatal("the old generation closed while a request held it")
+	default:
+	}
+	if l.closed.Load() != 0 {
+		t.Fatal("sessions closed while held")
+	}
+	old.Release()
+	<-old.Closed()
+	if l.closed.Load() != 1 {
+		t.Fatalf("%d closes after the last release, want 1", l.closed.Load())
+	}
+	cur.Release()
+	if st := m.ReloadStatus(); st.Succeeded != 1 || st.Failed != 0 || st.LastError != nil || st.Loading {
+		t.Fatalf("status %+v", st)
+	}
+	if err := m.Close(context.Background()); err != nil || l.closed.Load() != 2 {
+		t.Fatalf("Close: %v, %d closes", err, l.closed.Load())
+	}
+	if _, err := m.Acquire(); !errors.Is(err, core.ErrNotReady) {
+		t.Fatalf("Acquire after Close: %v", err)
+	}
+}
+
+// TestReloadFailures: a load, preparer or warm-up that fails leaves the
+// old generation serving, closes what the failed load opened, and is
+// reported in the error, the status and the reload hooks.
+func TestReloadFailures(t *testing.T) {
+	tests := []struct {
+		name    string
+		prepare func(core.Runner) (any, error)
+		warm    func(core.Runner) error
+		fail    bool
+		want    string
+	}{
+		{"load", nil, nil, true, "no such file"},
+		{"preparer", func(r core.Runner) (any, error) {
+			if r.Info().Version != "1" {
+				return nil, errors.New("input x: the configuration declares an image")
+			}
+			return nil, nil
+		}, nil, false, "declares an image"},
+		{"warm-up", nil, func(r core.Runner) error {
+			if r.Info().Version != "1" {
+				return errors.New("warm-up: boom")
+			}
+			return nil
+		}, false, "warm-up: boom"},
+		{"panic", func(r core.Runner) (any, error) {
+			if r.Info().Version != "1" {
+				panic("bad model")
+			}
+			return nil, nil
+		}, nil, false, "panic: bad model"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := &loads{}
+			var prepare []core.Preparer
+			if tt.prepare != nil {
+				prepare = append(prepare, tt.prepare)
+			}
+			m := started(t, l, prepare, tt.warm)
+			var hooked error
+			m.OnReload(func(_ core.ReloadResult, err error) { hooked = err })
+			l.fail.Store(tt.fail)
+			_, err := m.Reload(context.Background())
+			var re *core.ReloadError
+			if !errors.As(err, &re) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "keeps serving") {
+				t.Fatalf("Reload error %v, want a *ReloadError with %q", err, tt.want)
+			}
+			if hooked != err {
+				t.Fatalf("hook saw %v", hooked)
+			}
+			if g := m.Current(); g.Version != "1" || g.Seq != 1 || !m.Ready() {
+				t.Fatalf("current generation %d (version %s), state %v", g.Seq, g.Version, m.State())
+			}
+			if st := m.ReloadStatus(); st.Failed != 1 || st.Succeeded != 0 || st.LastError != err {
+				t.Fatalf("status %+v", st)
+			}
+			if want := int64(0); !tt.fail && l.closed.Load() != 1 || tt.fail && l.closed.Load() != want {
+				t.Fatalf("%d closes: the failed load's sessions must close", l.closed.Load())
+			}
+			// A reload that succeeds clears the failure.
+			l.fail.Store(false)
+			if tt.prepare == nil && tt.warm == nil {
+				if _, err := m.Reload(context.Background()); err != nil || m.ReloadStatus().LastError != nil {
+					t.Fatalf("Reload after the failure: %v, status %+v", err, m.ReloadStatus())
+				}
+			}
+		})
+	}
+}
+
+// TestReloadTriggersCoalesce: triggers while a load runs wait for one more
+// load after it, which they share; the one running is not restarted.
+func TestReloadTriggersCoalesce(t *testing.T) {
+	l := &loads{gate: make(chan struct{})}
+	m := started(t, l, nil, nil)
+	first := make(chan core.ReloadResult, 1)
+	go func() {
+		res, _ := m.Reload(context.Background())
+		first <- res
+	}()
+	waitStatus(t, m, func(st core.ReloadStatus) bool { return st.Waiting == 1 && l.n.Load() == 2 })
+	const joiners = 5
+	var wg sync.WaitGroup
+	results := make([]core.ReloadResult, joiners)
+	for i := range joiners {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], _ = m.Reload(context.Background())
+		}()
+	}
+	waitStatus(t, m, func(st core.ReloadStatus) bool { return st.Waiting == 1+joiners })
+	close(l.gate)
+	wg.Wait()
+	if res := <-first; res.Seq != 2 {
+		t.Fatalf("first reload made generation %d", res.Seq)
+	}
+	for i, res := range results {
+		if res.Seq != 3 || res.Version != "3" {
+			t.Fatalf("trigger %d got %+v, want the one load after the first (generation 3)", i, res)
+		}
+	}
+	if n := l.n.Load(); n != 3 {
+		t.Fatalf("%d loads for 1 + %d triggers, want 3 (start, the running reload, one shared after it)", n, 1+joiners)
+	}
+}
+
+// TestReloadRefused: no reload before the model is ready, nor once Close
+// has begun.
+func TestReloadRefused(t *testing.T) {
+	m := core.NewModel("m")
+	if _, err := m.Reload(context.Background()); !errors.Is(err, core.ErrNotReady) {
+		t.Fatalf("Reload before Start: %v", err)
+	}
+	l := &loads{}
+	m = started(t, l, nil, nil)
+	if err := m.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Reload(context.Background()); !errors.Is(err, core.ErrReloadClosed) {
+		t.Fatalf("Reload after Close: %v", err)
+	}
+}
+
+// waitStatus waits until the reload status satisfies ok: the goroutines
+// it waits for are runnable, so yielding lets them get there.
+func waitStatus(t *testing.T, m *core.Model, ok func(core.ReloadStatus) bool) {
+	t.Helper()
+	for !ok(m.ReloadStatus()) {
+		runtime.Gosched()
+	}
+}

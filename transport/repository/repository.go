@@ -1,0 +1,278 @@
+// Package repository is the model-repository extension of the Open
+// Inference Protocol as Triton answers it, over the one model svc serves:
+// POST /v2/repository/index lists it with its state, POST
+// /v2/repository/models/{name}/load reloads it from its source (a hot
+// reload: the old version serves until the new one is ready), and POST
+// /v2/repository/models/{name}/unload is refused (svc serves one model;
+// stopping the server unloads it). Errors are the protocol's {"error"}.
+package repository
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/gorilla/mux"
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/transport"
+)
+
+// The paths (gorilla/mux templates).
+const (
+	PathIndex  = "/v2/repository/index"
+	PathLoad   = "/v2/repository/models/{name}/load"
+	PathUnload = "/v2/repository/models/{name}/unload"
+)
+
+// plainName is a model name that needs no escaping in a path.
+var plainName = regexp.MustCompile(`^[A-Za-z0-9._~-]+$`)
+
+// The states of an index entry, Triton's names.
+const (
+	StateReady       = "READY"
+	StateLoading     = "LOADING"
+	StateUnavailable = "UNAVAILABLE"
+)
+
+// Entry is one row of the repository index.
+type Entry struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	State   string `json:"state"`
+	Reason  string `json:"reason"`
+}
+
+// Reloader reloads the served model: the model itself in a process that
+// serves alone, the supervisor (every worker, one at a time) under
+// --workers.
+type Reloader interface {
+	Reload(ctx context.Context) (core.ReloadResult, error)
+}
+
+// Handler serves the repository routes.
+type Handler struct {
+	model    *core.Model
+	reloader Reloader
+	log      *zap.Logger
+}
+
+// New returns the handler; reloader nil reloads model itself.
+func New(model *core.Model, reloader Reloader, log *zap.Logger) *Handler {
+	if reloader == nil {
+		reloader = model
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Handler{model: model, reloader: reloader, log: log}
+}
+
+// Module adds the repository routes; a Reloader supplied to the graph
+// replaces the model's own reload.
+var Module = fx.Module("repository", fx.Provide(
+	func(p struct {
+		fx.In
+		Model    *core.Model
+		Reloader Reloader `optional:"true"`
+		Log      *zap.Logger
+	}) *Handler {
+		return New(p.Model, p.Reloader, p.Log)
+	},
+	transport.AsRoutes(func(h *Handler) []transport.Route { return h.Routes() }),
+))
+
+// Routes are the repository endpoints; their 404 and 405 answer in the
+// protocol's form.
+func (h *Handler) Routes() []transport.Route {
+	post := []string{http.MethodPost}
+	load := transport.Route{Methods: post, Path: PathLoad, Purpose: "Reload the model (v2)", Order: 121, Handler: http.HandlerFunc(h.serveLoad)}
+	routes := []transport.Route{
+		{Methods: post, Path: PathIndex, Purpose: "Model repository index (v2)", Order: 120, Handler: http.HandlerFunc(h.serveIndex)},
+		{Methods: post, Path: PathUnload, Handler: http.HandlerFunc(h.serveUnload)},
+	}
+	if name := h.model.Name(); plainName.MatchString(name) {
+		// The banner shows the load path with the model's name in it.
+		named := load
+		named.Path = strings.Replace(PathLoad, "{name}", name, 1)
+		load.Purpose = ""
+		routes = append(routes, named)
+	}
+	routes = append(routes, load)
+	for i := range routes {
+		routes[i].Errors = writeError
+	}
+	return routes
+}
+
+// Index lists the served model: the version that serves (READY), or its
+// state while it cannot serve; below it a reload under way (LOADING) or
+// the last reload's failure (UNAVAILABLE, with the reason).
+func (h *Handler) Index() []Entry {
+	name := h.model.Name()
+	out := []Entry{}
+	switch s := h.model.State(); s {
+	case core.StateReady, core.StateDraining:
+		e := Entry{Name: name, State: StateReady}
+		if g := h.model.Current(); g != nil {
+			e.Version = g.Version
+		}
+		if s == core.StateDraining {
+			e.State, e.Reason = StateUnavailable, "draining: the server is shutting down"
+		}
+		out = append(out, e)
+	case core.StateFailed:
+		reason := "failed to load"
+		if err := h.model.Err(); err != nil {
+			reason = err.Error()
+		}
+		return append(out, Entry{Name: name, State: StateUnavailable, Reason: reason})
+	default:
+		return append(out, Entry{Name: name, State: StateLoading, Reason: s.String()})
+	}
+	rs := h.model.ReloadStatus()
+	switch {
+	case rs.Loading:
+		out = append(out, Entry{Name: name, State: StateLoading, Reason: "reloading"})
+	case rs.LastError != nil:
+		out = append(out, Entry{Name: name, State: StateUnavailable, Reason: rs.LastError.Error()})
+	}
+	return out
+}
+
+type indexRequest struct {
+	// Ready, when true, lists only the entries that are READY.
+	Ready bool `json:"ready"`
+}
+
+func (h *Handler) serveIndex(w http.ResponseWriter, r *http.Request) {
+	var req indexRequest
+	if err := readJSON(r, &req); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	entries := h.Index()
+	if req.Ready {
+		kept := entries[:0]
+		for _, e := range entries {
+			if e.State == StateReady {
+				kept = append(kept, e)
+			}
+		}
+		entries = kept
+	}
+	writeJSON(w, http.StatusOK, entries)
+}
+
+// LoadResponse answers a load that succeeded: the version now served.
+type LoadResponse struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	State   string `json:"state"`
+}
+
+// pathName is the model named in the path: a route with the model's name
+// in its path has none to read.
+func (h *Handler) pathName(r *http.Request) string {
+	if name, ok := mux.Vars(r)["name"]; ok {
+		return name
+	}
+	return h.model.Name()
+}
+
+func (h *Handler) serveLoad(w http.ResponseWriter, r *http.Request) {
+	name := h.pathName(r)
+	if name != h.model.Name() {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("Unknown model '%s'; this server serves '%s'", transport.Quote(name), h.model.Name()))
+		return
+	}
+	var req map[string]json.RawMessage
+	if err := readJSON(r, &req); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if _, ok := req["parameters"]; ok {
+		writeError(w, http.StatusBadRequest, "svc reloads the model from its source as configured: a load takes no parameters (no config or file override)")
+		return
+	}
+	res, err := h.reloader.Reload(r.Context())
+	var re *core.ReloadError
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusOK, LoadResponse{Name: h.model.Name(), Version: res.Version, State: StateReady})
+	case errors.As(err, &re):
+		// Triton's answer to a model that fails to load.
+		writeError(w, http.StatusBadRequest, err.Error())
+	case errors.Is(err, core.ErrNotReady), errors.Is(err, core.ErrReloadClosed):
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		writeError(w, http.StatusServiceUnavailable, "The reload goes on; the request ended before it did: "+err.Error())
+	default:
+		h.log.Error("reload", zap.Error(err))
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+	}
+}
+
+func (h *Handler) serveUnload(w http.ResponseWriter, r *http.Request) {
+	name := h.pathName(r)
+	if name != h.model.Name() {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("Unknown model '%s'; this server serves '%s'", transport.Quote(name), h.model.Name()))
+		return
+	}
+	writeError(w, http.StatusBadRequest, fmt.Sprintf("svc serves one model: unloading '%s' is refused; stop the server to unload it, or load to reload it", name))
+}
+
+// maxRequest bounds the small JSON bodies these routes take.
+const maxRequest = 64 << 10
+
+// readJSON decodes an optional JSON object body into v; the message of
+// its error is the client's.
+func readJSON(r *http.Request, v any) (msg error) {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxRequest+1))
+	switch {
+	case err != nil:
+		return bodyError("Cannot read the request body: " + err.Error())
+	case len(b) > maxRequest:
+		return bodyError(fmt.Sprintf("The request body is over %d bytes", maxRequest))
+	case strings.TrimSpace(string(b)) == "":
+		return nil
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return bodyError("The request body is not a JSON object: " + err.Error())
+	}
+	return nil
+}
+
+// bodyError is a refused body, its message as the client reads it.
+type bodyError string
+
+func (e bodyError) Error() string { return string(e) }
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// writeError writes the protocol's {"error"} body.
+func writeError(w http.ResponseWriter, status int, msg string) {
+	b, _ := json.Marshal(struct {
+		Error string `json:"error"`
+	}{msg})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}

@@ -1,0 +1,117 @@
+//go:build !windows
+
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/svc-dev/svc/core"
+)
+
+// reloads is the supervisor's: one pass over the workers at a time; a
+// request during a pass waits for one more pass after it, shared with
+// every other request that came during the same pass.
+type reloads struct {
+	mu      sync.Mutex
+	running *pass
+	next    *pass
+}
+
+type pass struct {
+	done chan struct{}
+	res  core.ReloadResult
+	err  error
+}
+
+// Reload reloads the workers one at a time, in order, each confirming on
+// its socket before the next begins: the others serve meanwhile. Every
+// worker is asked, also after one has failed, so that each reports the
+// failure in its own index and metrics (a broken file fails them all, and
+// each keeps its old model).
+func (s *Supervisor) Reload(ctx context.Context) (core.ReloadResult, error) {
+	r := &s.reloads
+	r.mu.Lock()
+	var p *pass
+	switch {
+	case r.running == nil:
+		p = &pass{done: make(chan struct{})}
+		r.running = p
+		go s.reloadLoop(p)
+	case r.next == nil:
+		r.next = &pass{done: make(chan struct{})}
+		p = r.next
+	default:
+		p = r.next
+	}
+	r.mu.Unlock()
+	select {
+	case <-p.done:
+		return p.res, p.err
+	case <-ctx.Done():
+		return core.ReloadResult{}, ctx.Err()
+	}
+}
+
+func (s *Supervisor) reloadLoop(p *pass) {
+	r := &s.reloads
+	for p != nil {
+		p.res, p.err = s.reloadPass()
+		r.mu.Lock()
+		close(p.done)
+		p, r.next = r.next, nil
+		r.running = p
+		r.mu.Unlock()
+	}
+}
+
+func (s *Supervisor) reloadPass() (core.ReloadResult, error) {
+	s.mu.Lock()
+	ids := make([]int, 0, len(s.procs))
+	for id := range s.procs {
+		ids = append(ids, id)
+	}
+	stopped := s.stopped
+	s.mu.Unlock()
+	if stopped {
+		return core.ReloadResult{}, core.ErrReloadClosed
+	}
+	sort.Ints(ids)
+	var res core.ReloadResult
+	var failed []string
+	modelFailed := false
+	for _, id := range ids {
+		ctx, cancel := context.WithTimeout(context.Background(), s.o.StartTimeout)
+		r, err := askReload(ctx, workerReloadSocket(s.sockets, id))
+		cancel()
+		if err != nil {
+			s.log.Error("worker reload failed; it keeps its model", zap.Int("worker", id), zap.Error(err))
+			failed = append(failed, fmt.Sprintf("worker %d: %v", id, err))
+			var re *core.ReloadError
+			modelFailed = modelFailed || errors.As(err, &re)
+			continue
+		}
+		s.log.Info("worker reloaded", zap.Int("worker", id), zap.String("version", r.Version))
+		res = r
+	}
+	switch {
+	case modelFailed:
+		return res, &core.ReloadError{Model: "", Err: errors.New(strings.Join(failed, "; "))}
+	case len(failed) > 0:
+		return res, errors.New(strings.Join(failed, "; "))
+	}
+	return res, nil
+}
+
+// serveSupervisorSocket serves supervisor.sock, where workers ask for the
+// reload of all.
+func (s *Supervisor) serveSupervisorSocket() (*ReloadServer, error) {
+	return serveReload(filepath.Join(s.sockets, supervisorSocket), s.Reload)
+}
