@@ -147,34 +147,11 @@ func serve(ctx context.Context, modelName, servedName string, cfg config.Config,
 		debug.SetMemoryLimit(limit)
 	}
 
-	if path := profilePath("SVC_CPUPROFILE"); path != "" {
-		// A CPU profile of the whole run, for performance work.
-		f, err := os.Create(path)
-		if err != nil {
-			return fmt.Errorf("SVC_CPUPROFILE: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("SVC_CPUPROFILE: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+	stopProfiles, err := startProfiles(log)
+	if err != nil {
+		return err
 	}
-	if path := profilePath("SVC_MEMPROFILE"); path != "" {
-		// Go's allocation profile of the whole run (every sampled
-		// allocation's site and size, and what is still live), written
-		// when the server stops, for memory work.
-		f, err := os.Create(path)
-		if err != nil {
-			return fmt.Errorf("SVC_MEMPROFILE: %w", err)
-		}
-		defer func() {
-			runtime.GC() // the live figures as of the last collection
-			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
-				log.Warn("SVC_MEMPROFILE", zap.Error(err))
-			}
-			_ = f.Close()
-		}()
-	}
+	defer stopProfiles()
 
 	// Resolve the model once, up front, so a missing model fails before
 	// anything is bound or started.
@@ -233,6 +210,47 @@ func serve(ctx context.Context, modelName, servedName string, cfg config.Config,
 		flushLog()
 		return b.Write(stdout)
 	})
+}
+
+// startProfiles starts the profiles SVC_CPUPROFILE and SVC_MEMPROFILE ask
+// for; stop writes them, the memory profile first, as the server stops.
+func startProfiles(log *zap.Logger) (stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	if path := profilePath("SVC_CPUPROFILE"); path != "" {
+		// A CPU profile of the whole run, for performance work.
+		f, err := os.Create(path)
+		if err != nil {
+			return nil, fmt.Errorf("SVC_CPUPROFILE: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			_ = f.Close()
+			return nil, fmt.Errorf("SVC_CPUPROFILE: %w", err)
+		}
+		stops = append(stops, func() { pprof.StopCPUProfile(); _ = f.Close() })
+	}
+	if path := profilePath("SVC_MEMPROFILE"); path != "" {
+		// Go's allocation profile of the whole run (every sampled
+		// allocation's site and size, and what is still live), written
+		// when the server stops, for memory work.
+		f, err := os.Create(path)
+		if err != nil {
+			stop()
+			return nil, fmt.Errorf("SVC_MEMPROFILE: %w", err)
+		}
+		stops = append(stops, func() {
+			runtime.GC() // the live figures as of the last collection
+			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+				log.Warn("SVC_MEMPROFILE", zap.Error(err))
+			}
+			_ = f.Close()
+		})
+	}
+	return stop, nil
 }
 
 // runServer builds the application and starts it: the listeners bind and
