@@ -129,10 +129,20 @@ func parsePrecompiled(raw json.RawMessage, path string) (normalizer, error) {
 // any other is looked up character by character, each character replaced
 // by its own or kept.
 func (m *charsmap) normalize(p *piece) {
+	// Most text maps to itself: no change is listed until one is made
+	// (dest nil), then the characters before it are.
 	var dest []change
-	modified := false
+	begin := func(at int) {
+		if dest == nil {
+			dest = make([]change, 0, len(p.norm)+8)
+			for _, r := range p.norm[:at] {
+				dest = append(dest, change{r, 0})
+			}
+		}
+	}
 	rest, state := p.norm, -1
 	for len(rest) > 0 {
+		at := len(p.norm) - len(rest)
 		var g string
 		if rest[0] < utf8.RuneSelf && (len(rest) == 1 || rest[1] < utf8.RuneSelf && rest[0] != '\r') {
 			// An ASCII character followed by another is a grapheme of
@@ -143,7 +153,7 @@ func (m *charsmap) normalize(p *piece) {
 		}
 		if len(g) < 6 {
 			if l := m.find(g); l.found {
-				modified = true
+				begin(at)
 				dest = replaceChanges(dest, g, l.repl)
 				continue
 			}
@@ -154,14 +164,14 @@ func (m *charsmap) normalize(p *piece) {
 				_, n = utf8.DecodeRuneInString(g[i:])
 			}
 			if l := m.find(g[i : i+n]); l.found {
-				modified = true
+				begin(at + i)
 				dest = replaceChanges(dest, g[i:i+n], l.repl)
-			} else {
+			} else if dest != nil {
 				dest = append(dest, change{r, 0})
 			}
 		}
 	}
-	if modified {
+	if dest != nil {
 		p.transform(dest, 0)
 	}
 }
