@@ -101,5 +101,7 @@
 // Character classes come from Go's unicode tables (Unicode 15), the
 // reference's from its Rust crates; characters whose classes differ
 // between the two versions (assigned after Unicode 9 in the Rust
-// normalisation tables) may be treated differently.
+// normalisation tables) may be treated differently. Grapheme clusters
+// (Precompiled) come from github.com/rivo/uniseg (Unicode 15), the
+// reference's from the unicode-segmentation crate.
 package tokenizer
