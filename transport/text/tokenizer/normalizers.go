@@ -85,6 +85,8 @@ func parseNormalizer(raw json.RawMessage, path string) (normalizer, error) {
 		return func(p *piece) { p.prepend(s.Prepend) }, nil
 	case "Nmt":
 		return nmt, nil
+	case "Precompiled":
+		return parsePrecompiled(raw, path)
 	case "Sequence":
 		return parseNormalizerSequence(raw, path)
 	}

@@ -69,8 +69,15 @@ func TestReference(t *testing.T) {
 		t.Skip("runs the reference library under Node (make tokref); not in -short")
 	}
 	// The trained fixtures, and the real tokenizer.json files make tokref
-	// fetches (Llama 2's).
-	dirs := []string{"testdata/fixtures", filepath.Join(filepath.Dir(nodeModules(t)), "real")}
+	// fetches (Llama 2's) or builds from published SentencePiece models
+	// (ALBERT's and a second one, with their compiled character maps).
+	real := filepath.Join(filepath.Dir(nodeModules(t)), "real")
+	for _, f := range []string{"llama2.json", "albert.json", "smart-xlmr.json"} {
+		if _, err := os.Stat(filepath.Join(real, f)); err != nil {
+			t.Fatalf("a real tokenizer.json is missing (run make tokref): %v", err)
+		}
+	}
+	dirs := []string{"testdata/fixtures", real}
 	total, bad := 0, 0
 	for _, dir := range dirs {
 		ref := reference(t, dir)

@@ -90,7 +90,7 @@ func Load(path string) (*Tokenizer, error) {
 
 // Parse builds a Tokenizer from the contents of a tokenizer.json. A file
 // with a component that is not reproduced exactly is refused, the error
-// naming it (`normalizer.type "Precompiled" is not supported`).
+// naming it (`model.type "WordLevel" is not supported`).
 func Parse(data []byte) (*Tokenizer, error) {
 	var f struct {
 		Normalizer    json.RawMessage `json:"normalizer"`

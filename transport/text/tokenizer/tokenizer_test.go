@@ -52,8 +52,19 @@ func TestRefused(t *testing.T) {
 	tests := []struct {
 		name, from, to, want string
 	}{
-		{"precompiled", `{"type":"BertNormalizer","clean_text":true,"handle_chinese_chars":true,"strip_accents":null,"lowercase":true}`,
-			`{"type":"Sequence","normalizers":[{"type":"Precompiled","precompiled_charsmap":"AAAA"}]}`, `normalizer.normalizers[0].type "Precompiled" is not supported`},
+		{"unknown normalizer", `{"type":"BertNormalizer","clean_text":true,"handle_chinese_chars":true,"strip_accents":null,"lowercase":true}`,
+			`{"type":"Sequence","normalizers":[{"type":"NFC"},{"type":"ByteLevel"}]}`, `normalizer.normalizers[1].type "ByteLevel" is not supported`},
+		// A Precompiled normalizer whose charsmap cannot be read.
+		{"charsmap not base64", `{"type":"BertNormalizer","clean_text":true,"handle_chinese_chars":true,"strip_accents":null,"lowercase":true}`,
+			`{"type":"Sequence","normalizers":[{"type":"Precompiled","precompiled_charsmap":"%%%"}]}`, `normalizer.normalizers[0].precompiled_charsmap: not base64`},
+		{"charsmap too short", `{"type":"BertNormalizer","clean_text":true,"handle_chinese_chars":true,"strip_accents":null,"lowercase":true}`,
+			`{"type":"Precompiled","precompiled_charsmap":"AAA="}`, `normalizer.precompiled_charsmap: 2 bytes, too short for a trie size`},
+		{"charsmap trie too long", `{"type":"BertNormalizer","clean_text":true,"handle_chinese_chars":true,"strip_accents":null,"lowercase":true}`,
+			`{"type":"Precompiled","precompiled_charsmap":"CAAAAAAAAAA="}`, `normalizer.precompiled_charsmap: trie size 8 does not fit its 4 bytes`},
+		{"charsmap empty trie", `{"type":"BertNormalizer","clean_text":true,"handle_chinese_chars":true,"strip_accents":null,"lowercase":true}`,
+			`{"type":"Precompiled","precompiled_charsmap":"AAAAAA=="}`, `normalizer.precompiled_charsmap: trie size 0 does not fit`},
+		{"no charsmap", `{"type":"BertNormalizer","clean_text":true,"handle_chinese_chars":true,"strip_accents":null,"lowercase":true}`,
+			`{"type":"Precompiled"}`, `normalizer: no precompiled_charsmap`},
 		{"wordlevel", `"type":"WordPiece"`, `"type":"WordLevel"`, `model.type "WordLevel" is not supported`},
 		{"look-ahead", `{"type":"BertPreTokenizer"}`, `{"type":"Split","pattern":{"Regex":"\\s+(?!\\S)"},"behavior":"Isolated","invert":false}`,
 			`pre_tokenizer.pattern.Regex "\\s+(?!\\S)": look-around`},

@@ -2,11 +2,18 @@
 // (its Node binding @anush008/tokenizers 0.6.0, tokenizers 0.22.2), which
 // build/fetch-tokref.sh puts in build/tokref/node_modules.
 //
-//   node reference.js fixtures DIR       trains small tokenizers of each family
-//                                        and writes their tokenizer.json to DIR
+//   node reference.js fixtures DIR [NAME...]
+//                                        trains small tokenizers of each family
+//                                        (or those named) and writes their
+//                                        tokenizer.json to DIR
 //   node reference.js encode DIR OUT     encodes the corpus with every
 //                                        DIR/*.json and writes the results to OUT
 //   node reference.js bench FILE         times the corpus on one tokenizer
+//   node reference.js sentencepiece SRC VAR STYLE OUT
+//                                        writes OUT, the tokenizer.json of a
+//                                        SentencePiece Unigram model that SRC
+//                                        holds as VAR = "<base64>", configured
+//                                        as STYLE (albert or xlmr) configures it
 //
 // NODE_PATH must name build/tokref/node_modules. The fixtures are committed
 // (testdata/fixtures, under 20 KB each): training is not byte-for-byte
@@ -169,6 +176,20 @@ const fixtures = {
     j.padding = { strategy: 'BatchLongest', direction: 'Right', pad_to_multiple_of: null, pad_id: 2, pad_type_id: 0, pad_token: '<pad>' };
     return j;
   },
+  'unigram-precompiled': () => {
+    const j = train(tk.Unigram.empty(), tk.metaspacePreTokenizer('▁', 'always'), tk.nfkcNormalizer());
+    j.model.vocab.unshift(['<unk>', 0], ['<s>', 0], ['</s>', 0]);
+    j.model.unk_id = 0;
+    j.normalizer = { type: 'Sequence', normalizers: [
+      { type: 'Precompiled', precompiled_charsmap: charsmap(precompiledRules()) },
+      { type: 'Replace', pattern: { Regex: ' {2,}' }, content: ' ' },
+    ] };
+    j.pre_tokenizer = { type: 'Metaspace', replacement: '▁', prepend_scheme: 'always', split: true };
+    j.post_processor = template('<s>:0 $A:0 </s>:0', '<s>:0 $A:0 </s>:0 </s>:0 $B:0 </s>:0', [['<s>', 1], ['</s>', 2]]);
+    j.added_tokens = [added('<unk>', 0, true), added('<s>', 1, true), added('</s>', 2, true)];
+    j.truncation = { direction: 'Right', max_length: 64, strategy: 'LongestFirst', stride: 0 };
+    return j;
+  },
   'unigram-bytes': () => {
     const j = train(tk.Unigram.empty(), tk.metaspacePreTokenizer('▁', 'always'));
     const bytes = [];
@@ -182,6 +203,70 @@ const fixtures = {
     return j;
   },
 };
+
+// charsmap compiles rules (key -> replacement) into a SentencePiece
+// precompiled_charsmap, base64: the trie's size in bytes (uint32, little
+// endian), a double-array trie of uint32 units in Darts-clone's layout
+// (label in the low byte, has-leaf bit 8, the offset to the children in
+// bits 10 and up; a leaf unit has bit 31 and the value) mapping each key's
+// bytes to the offset of its replacement, then the replacements, each
+// ended by a NUL byte.
+function charsmap(rules) {
+  const root = { kids: new Map(), value: null };
+  const blob = [];
+  for (const [key, repl] of rules) {
+    let n = root;
+    for (const c of Buffer.from(key, 'utf8')) {
+      if (!n.kids.has(c)) n.kids.set(c, { kids: new Map(), value: null });
+      n = n.kids.get(c);
+    }
+    n.value = blob.length;
+    blob.push(...Buffer.from(repl, 'utf8'), 0);
+  }
+  const units = [0];
+  const used = new Set([0]);
+  const place = (node, index) => {
+    const labels = [...node.kids.keys()].sort((a, b) => a - b);
+    if (node.value !== null) labels.unshift(0);
+    if (labels.length === 0) return;
+    let base = 1;
+    while (labels.some((c) => used.has(base ^ c))) base++;
+    for (const c of labels) used.add(base ^ c);
+    const offset = index ^ base;
+    if (offset >= 1 << 21) throw new Error('charsmap: offset too large');
+    units[index] = (units[index] | (offset << 10) | (node.value !== null ? 1 << 8 : 0)) >>> 0;
+    if (node.value !== null) units[base] = (0x80000000 | node.value) >>> 0;
+    for (const [c, kid] of node.kids) {
+      units[base ^ c] = c;
+      place(kid, base ^ c);
+    }
+  };
+  place(root, 0);
+  // Whole blocks of 256 units, as Darts-clone builds them: a lookup moves
+  // within its block, and the reference does not check bounds.
+  while (units.length % 256 !== 0) units.push(0);
+  const trie = Buffer.alloc(4 + 4 * units.length);
+  trie.writeUInt32LE(4 * units.length, 0);
+  for (let i = 0; i < units.length; i++) trie.writeUInt32LE(units[i] || 0, 4 + 4 * i);
+  return Buffer.concat([trie, Buffer.from(blob)]).toString('base64');
+}
+
+// The rules of the unigram-precompiled fixture: the kinds of rule a real
+// charsmap (nmt_nfkc) holds, few of each: replacements longer, shorter and
+// empty, keys of several characters (some sharing a prefix with a shorter
+// key, which the reference prefers), a key of more than one grapheme that
+// is never looked up whole.
+function precompiledRules() {
+  const rules = [];
+  for (let c = 1; c <= 8; c++) rules.push([String.fromCharCode(c), '']);
+  rules.push(['\t', ' '], ['\n', ' '], ['\r', ' '], ['\u3000', ' '], ['\u00a0', ' ']);
+  for (let c = 0x21; c <= 0x7e; c++) rules.push([String.fromCodePoint(0xff00 + c - 0x20), String.fromCharCode(c)]);
+  rules.push(['\u00ad', ''], ['\u200b', ''], ['\ufeff', ''], ['\ufe0f', '']);
+  rules.push(['ﬁ', 'fi'], ['ﬃ', 'ffi'], ['㍿', '株式会社'], ['①', '1'], ['™', 'TM'], ['½', '1⁄2'], ['ß', 'ss'], ['ǅ', 'Dž'], ['ﷺ', 'صلى الله عليه وسلم']);
+  rules.push(['e\u0301', 'é'], ['o\u0308', 'ö'], ['o\u0308\u0304', 'ȫ'], ['A\u030a', 'Å'], ['\u212b', 'Å'], ['\u1100\u1161', '가']);
+  rules.push(['``', '"'], ['ｶﾞ', 'ガ'], ['ｶ', 'カ'], ['ﾞ', '\u3099']);
+  return rules;
+}
 
 // The corpus: what the Go test compares on.
 function corpus() {
@@ -199,6 +284,14 @@ function corpus() {
     'before <|endoftext|> after', 'machine learning and machinelearning machine learnings', 'hello world  hello worldly',
     '  <mask>  spaced mask', 'x\u0301\u0323 combining order', 'Ελληνικά κείμενα και русский язык',
     'e-mail: someone@example.com, https://example.com/path?q=1&r=2', long.join(' '),
+    // What SentencePiece's compiled character maps (Precompiled) rewrite:
+    // graphemes looked up whole or character by character, replacements
+    // longer, shorter and empty, at the start, the middle and the end.
+    "``quoted'' and ''twice``", 'e\u0301 a\u0300\u0301 o\u0308\u0304 A\u030a\u0323 q\u0307\u0323',
+    '\u1100\u1161\u11a8 \u1112\u1161\u11ab\uae00 한국', 'ｶﾞｷﾞ ﾊﾟﾋﾟ ｱｲｳ ﾞ', '㍿ ㈱ ① ⑳ ™ ℃ ㎏ ﬃ ǅ ﷺ ﻻ ㌀',
+    '\u0001\u0002start removed', 'end removed\u0003\u0004', 'mid\u0005\u0006dle \u00ad soft \u2060 joiner',
+    'crlf\r\n\r\nlines\r\rand\n\ncr', 'x\u0000y\u0000', 'Å Ω K ℌ ℍ ⅷ Ⅻ ¼ ³ µ ſ',
+    'क्षि हिन्दी ไทย กำลัง ພາສາ ລາວ', '\u200b\u200c\u200d\ufeff\u00a0\u2028\u2029 spaces', '🇯🇵🇺🇸 👩🏽‍💻 ✌︎ ☺️',
   ];
   const pairs = [
     ['What is this?', 'This is a test of the tokenizer.'], ['', 'empty first'], ['empty second', ''],
@@ -280,11 +373,113 @@ async function bench(file) {
   console.log(`${path.basename(file)}\treference encode ${single[0].toFixed(2)} MB/s\tencodeBatch ${batch[0].toFixed(2)} MB/s\tencode ${single[1].toFixed(2)} cpu-MB/s\tencodeBatch ${batch[1].toFixed(2)} cpu-MB/s\trefused ${refused}`);
 }
 
+// A SentencePiece .model is a protobuf ModelProto: pieces (1: piece,
+// score, type), trainer_spec (2) and normalizer_spec (3), whose
+// precompiled_charsmap (2) is what a Precompiled normalizer carries.
+function protoFields(buf) {
+  const out = [];
+  let i = 0;
+  const varint = () => {
+    let v = 0;
+    for (let shift = 0; ; shift += 7) {
+      const c = buf[i++];
+      v += (c & 0x7f) * 2 ** shift;
+      if (!(c & 0x80)) return v;
+    }
+  };
+  while (i < buf.length) {
+    const key = varint();
+    const field = Math.floor(key / 8);
+    const wire = key & 7;
+    let value;
+    if (wire === 0) value = varint();
+    else if (wire === 2) { const n = varint(); value = buf.subarray(i, i + n); i += n; }
+    else if (wire === 5) { value = buf.readFloatLE(i); i += 4; }
+    else if (wire === 1) { value = buf.readDoubleLE(i); i += 8; }
+    else throw new Error(`protobuf wire type ${wire} at ${i}`);
+    out.push({ field, wire, value });
+  }
+  return out;
+}
+
+function readSentencePiece(model) {
+  const top = protoFields(model);
+  const pieces = top.filter((f) => f.field === 1).map((f) => {
+    const p = { piece: '', score: 0, type: 1 };
+    for (const g of protoFields(f.value)) {
+      if (g.field === 1) p.piece = g.value.toString('utf8');
+      else if (g.field === 2) p.score = g.value;
+      else if (g.field === 3) p.type = g.value;
+    }
+    return p;
+  });
+  const trainer = { model_type: 1, unk_id: 0 };
+  const ts = top.find((f) => f.field === 2);
+  for (const g of ts ? protoFields(ts.value) : []) {
+    if (g.field === 3) trainer.model_type = g.value;
+    else if (g.field === 40) trainer.unk_id = g.value;
+  }
+  const ns = top.find((f) => f.field === 3);
+  const charsmap = (ns ? protoFields(ns.value) : []).find((g) => g.field === 2);
+  if (trainer.model_type !== 1) throw new Error(`model_type ${trainer.model_type}: not a Unigram model`);
+  if (!charsmap || charsmap.value.length === 0) throw new Error('no precompiled_charsmap');
+  return { pieces, unkId: trainer.unk_id, charsmap: Buffer.from(charsmap.value).toString('base64') };
+}
+
+// sentencePiece builds a tokenizer.json around a published SentencePiece
+// Unigram model, configured as the model's tokenizer is: ALBERT's
+// (quotes, NFKD, no accents, lower case, then the charsmap; [CLS] and
+// [SEP]) or XLM-R's (the charsmap alone; <s> and </s>).
+function sentencePiece(src, name, style) {
+  const text = fs.readFileSync(src, 'utf8');
+  const m = text.match(new RegExp(`\\b${name}\\s*=\\s*"([A-Za-z0-9+/=]+)"`));
+  if (!m) throw new Error(`${src}: no ${name} = "<base64>"`);
+  const spm = readSentencePiece(Buffer.from(m[1], 'base64'));
+  const id = (piece) => {
+    const i = spm.pieces.findIndex((p) => p.piece === piece);
+    if (i < 0) throw new Error(`no piece ${piece}`);
+    return i;
+  };
+  const precompiled = { type: 'Precompiled', precompiled_charsmap: spm.charsmap };
+  const spaces = { type: 'Replace', pattern: { Regex: ' {2,}' }, content: ' ' };
+  const j = {
+    version: '1.0', truncation: null, padding: null, added_tokens: [],
+    normalizer: null,
+    pre_tokenizer: { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'always', split: true },
+    post_processor: null,
+    decoder: { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'always', split: true },
+    model: { type: 'Unigram', unk_id: spm.unkId, vocab: spm.pieces.map((p) => [p.piece, p.score]), byte_fallback: false },
+  };
+  if (style === 'albert') {
+    j.normalizer = { type: 'Sequence', normalizers: [
+      { type: 'Replace', pattern: { String: '``' }, content: '"' },
+      { type: 'Replace', pattern: { String: "''" }, content: '"' },
+      { type: 'NFKD' }, { type: 'StripAccents' }, { type: 'Lowercase' }, precompiled, spaces,
+    ] };
+    const specials = ['<pad>', '<unk>', '[CLS]', '[SEP]', '[MASK]'];
+    j.added_tokens = specials.map((s) => added(s, id(s), true, s === '[MASK]' ? { lstrip: true } : {}));
+    j.post_processor = template('[CLS]:0 $A:0 [SEP]:0', '[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1', [['[CLS]', id('[CLS]')], ['[SEP]', id('[SEP]')]]);
+    j.truncation = { direction: 'Right', max_length: 96, strategy: 'LongestFirst', stride: 0 };
+    j.padding = { strategy: 'BatchLongest', direction: 'Right', pad_to_multiple_of: null, pad_id: id('<pad>'), pad_type_id: 0, pad_token: '<pad>' };
+  } else if (style === 'xlmr') {
+    j.normalizer = { type: 'Sequence', normalizers: [precompiled, spaces] };
+    const specials = ['<unk>', '<s>', '</s>'];
+    j.added_tokens = specials.map((s) => added(s, id(s), true));
+    j.post_processor = template('<s>:0 $A:0 </s>:0', '<s>:0 $A:0 </s>:0 </s>:0 $B:0 </s>:0', [['<s>', id('<s>')], ['</s>', id('</s>')]]);
+    j.truncation = { direction: 'Left', max_length: 128, strategy: 'LongestFirst', stride: 0 };
+  } else {
+    throw new Error(`style ${style}: albert or xlmr`);
+  }
+  return j;
+}
+
 async function main() {
   const [mode, a, b] = process.argv.slice(2);
   if (mode === 'fixtures') {
     fs.mkdirSync(a, { recursive: true });
+    const only = process.argv.slice(4);
     for (const [name, make] of Object.entries(fixtures)) {
+      if (only.length > 0 && !only.includes(name)) continue;
       const j = make();
       const file = path.join(a, name + '.json');
       fs.writeFileSync(file, JSON.stringify(j));
@@ -294,8 +489,12 @@ async function main() {
     await encodeAll(a, b);
   } else if (mode === 'bench') {
     await bench(a);
+  } else if (mode === 'sentencepiece') {
+    const [, , , style, out] = process.argv.slice(2);
+    fs.writeFileSync(out, JSON.stringify(sentencePiece(a, b, style)));
+    tk.Tokenizer.fromFile(out);
   } else {
-    throw new Error('usage: reference.js fixtures DIR | encode DIR OUT | bench FILE');
+    throw new Error('usage: reference.js fixtures DIR | encode DIR OUT | bench FILE | sentencepiece SRC VAR STYLE OUT');
   }
 }
 
