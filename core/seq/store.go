@@ -42,6 +42,12 @@ type Options struct {
 	// Initial gives a state input's first value, every element (default
 	// 0).
 	Initial map[string]float64
+	// Context carries the last N elements along an input's last axis
+	// into the next step, before what the client sends (input name → N;
+	// svc.yml's models.NAME.sequence.context): audio models such as
+	// Silero VAD v5 read each chunk after the end of the one before
+	// (64 samples at 16 kHz). The first step gets zeros.
+	Context map[string]int
 	// Now is the clock (nil: time.Now). Tests inject their own.
 	Now func() time.Time
 	// Ticks wakes the reaper that frees idle sequences (nil: a ticker at a
@@ -96,6 +102,9 @@ type sequence struct {
 	// order they asked for it.
 	turn  chan struct{}
 	state []*tensor.Tensor // by pair; written only by the turn's holder
+	// context is the tail of each context input (by input index), written
+	// only by the turn's holder.
+	context map[int]*tensor.Tensor
 	last  time.Time        // the end of the last step
 	busy  int              // steps waiting or under way
 	ended string           // why it ended while steps waited
@@ -159,6 +168,25 @@ func (s *Store) Prepare(r core.Runner) error {
 			return err
 		}
 	}
+	info := r.Info()
+	for name, n := range s.o.Context {
+		i := -1
+		for k, in := range info.Inputs {
+			if in.Name == name {
+				i = k
+			}
+		}
+		switch {
+		case i < 0:
+			return fmt.Errorf("sequence context %q: the model has no input of that name", name)
+		case l.StateInput(i):
+			return fmt.Errorf("sequence context %q: the input is a state, which svc carries whole", name)
+		case n <= 0:
+			return fmt.Errorf("sequence context %q: %d elements; want at least 1", name, n)
+		case len(specs[i].Shape) == 0 || specs[i].Shape[len(specs[i].Shape)-1] >= 0:
+			return fmt.Errorf("sequence context %q: its last axis is not dynamic, so svc cannot put context before it", name)
+		}
+	}
 	for name := range s.o.Initial {
 		found := false
 		for _, p := range l.Pairs {
@@ -208,6 +236,9 @@ func (s *Store) Stats() Stats {
 		Steps: s.steps.Load(), Runs: s.runs.Load(), Batched: s.batched.Load()}
 }
 
+// Waiting is how many steps wait in the queue for a run.
+func (s *Store) Waiting() int { return len(s.queue) }
+
 // Step is one step of a sequence.
 type Step struct {
 	// ID names the sequence.
@@ -247,6 +278,10 @@ func (s *Store) Step(ctx context.Context, st Step) ([]*tensor.Tensor, error) {
 	}
 	inputs := make([]*tensor.Tensor, len(st.Inputs))
 	copy(inputs, st.Inputs)
+	tails, err := s.withContext(l, seq, inputs)
+	if err != nil {
+		return nil, err
+	}
 	for k, p := range l.Pairs {
 		inputs[p.In] = seq.state[k]
 	}
@@ -261,11 +296,52 @@ func (s *Store) Step(ctx context.Context, st Step) ([]*tensor.Tensor, error) {
 		return nil, p.err
 	}
 	ok = true
+	for i, t := range tails {
+		seq.context[i] = t
+	}
 	s.steps.Add(1)
 	if s.o.OnStep != nil {
 		s.o.OnStep(s.o.Now().Sub(t0), 1)
 	}
 	return p.out, nil
+}
+
+// withContext puts each context input's carried tail before what the
+// client sent, in inputs, and returns the tails to carry after this step.
+func (s *Store) withContext(l *Layout, seq *sequence, inputs []*tensor.Tensor) (map[int]*tensor.Tensor, error) {
+	if len(s.o.Context) == 0 {
+		return nil, nil
+	}
+	tails := map[int]*tensor.Tensor{}
+	for i, in := range l.info.Inputs {
+		n, ok := s.o.Context[in.Name]
+		if !ok {
+			continue
+		}
+		t := inputs[i]
+		if t == nil || len(t.Shape) == 0 {
+			return nil, &StepError{Input: in.Name, Message: fmt.Sprintf("input '%s' is missing or a scalar; it takes the sequence's context", in.Name)}
+		}
+		last := len(t.Shape) - 1
+		prev := seq.context[i]
+		if prev == nil || prev.DType != t.DType || !sameExcept(prev.Shape, t.Shape, last) {
+			if prev != nil {
+				return nil, &StepError{Input: in.Name, Message: fmt.Sprintf("input '%s' changed shape or type within the sequence: %s %v after %s %v", in.Name, t.DType, t.Shape, prev.DType, prev.Shape)}
+			}
+			shape := append([]int64(nil), t.Shape...)
+			shape[last] = int64(n)
+			z, err := initialState(tensor.Spec{Name: in.Name, DType: t.DType, Shape: shape}, -1, 0)
+			if err != nil {
+				return nil, err
+			}
+			prev = z
+		}
+		full := concat([]*tensor.Tensor{prev, t}, last)
+		inputs[i] = full
+		size := int(full.Shape[last])
+		tails[i] = cut(full, last, size-n, size)
+	}
+	return tails, nil
 }
 
 // begin finds or starts the step's sequence and counts the step in.
@@ -306,7 +382,7 @@ func (s *Store) begin(st Step) (*sequence, *Layout, error) {
 		} else if len(s.active) >= s.o.MaxActive {
 			return nil, nil, &LimitError{ID: st.ID, Max: s.o.MaxActive}
 		}
-		seq = &sequence{id: st.ID, turn: make(chan struct{}, 1), state: append([]*tensor.Tensor(nil), s.initial...), last: now}
+		seq = &sequence{id: st.ID, turn: make(chan struct{}, 1), state: append([]*tensor.Tensor(nil), s.initial...), last: now, context: map[int]*tensor.Tensor{}}
 		s.active[st.ID] = seq
 		delete(s.gone, st.ID)
 		s.started.Add(1)

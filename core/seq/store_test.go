@@ -373,3 +373,37 @@ func TestCloseRefusesSteps(t *testing.T) {
 		t.Errorf("after Close: %v", err)
 	}
 }
+
+func TestContextCarried(t *testing.T) {
+	s, _, _ := newStore(t, &vad{}, Options{Context: map[string]int{"input": 1}})
+	ctx := context.Background()
+	want := []float32{(0 + 1 + 2) + 0 + 16000, (2 + 3 + 4) + 3 + 16000}
+	for i, c := range [][]float32{{1, 2}, {3, 4}} {
+		outs, err := s.Step(ctx, Step{ID: "a", Start: i == 0, Inputs: chunk(c...)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := prob(t, outs); got != want[i] {
+			t.Errorf("step %d: %v, want %v", i, got, want[i])
+		}
+	}
+	var bad *StepError
+	if _, err := s.Step(ctx, Step{ID: "a", Inputs: []*tensor.Tensor{{DType: tensor.Float32, Shape: []int64{2, 2}, Data: make([]float32, 4)}, nil, chunk()[2]}}); !errors.As(err, &bad) || !strings.Contains(err.Error(), "changed shape") {
+		t.Errorf("shape changed: %v", err)
+	}
+	for _, tt := range []struct {
+		ctx  map[string]int
+		want string
+	}{
+		{map[string]int{"nope": 1}, "no input of that name"},
+		{map[string]int{"state": 1}, "the input is a state"},
+		{map[string]int{"sr": 1}, "last axis is not dynamic"},
+		{map[string]int{"input": 0}, "want at least 1"},
+	} {
+		st := New(Options{Context: tt.ctx}, nil)
+		if err := st.Prepare(&vad{}); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("context %v: %v, want %q", tt.ctx, err, tt.want)
+		}
+		st.Close(ctx, "test over")
+	}
+}
