@@ -105,9 +105,9 @@ type sequence struct {
 	// context is the tail of each context input (by input index), written
 	// only by the turn's holder.
 	context map[int]*tensor.Tensor
-	last  time.Time        // the end of the last step
-	busy  int              // steps waiting or under way
-	ended string           // why it ended while steps waited
+	last    time.Time // the end of the last step
+	busy    int       // steps waiting or under way
+	ended   string    // why it ended while steps waited
 }
 
 // pending is a step waiting for its run.
