@@ -29,6 +29,7 @@ import (
 	"github.com/svc-dev/svc/core/onnxrt"
 	"github.com/svc-dev/svc/core/registry"
 	"github.com/svc-dev/svc/core/sched"
+	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/core/session"
 	"github.com/svc-dev/svc/openapi"
 	"github.com/svc-dev/svc/providers"
@@ -352,6 +353,7 @@ func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logge
 			oip.ServerVersion(version),
 			grpcapi.ServerVersion(version),
 			codec.New(declared(src, cfg), cfg.Limits.ImagePixels()).ModelFile(src.File),
+			sequenceOptions(src, cfg),
 		),
 		fx.Provide(cfg.Sections),
 	}
@@ -387,6 +389,7 @@ func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logge
 		onnxrt.Module,
 		providers.Module(),
 		core.Module,
+		seq.Module,
 		session.Module,
 		sched.Module,
 		fx.Provide(hostFromEnv),

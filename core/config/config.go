@@ -37,6 +37,8 @@ type Config struct {
 	Providers Providers `yaml:"providers"`
 	// Access holds API keys and CORS (see transport/access).
 	Access Access `yaml:"access"`
+	// Sequence configures sequences with implicit state (sequence.go).
+	Sequence Sequence `yaml:"sequence"`
 
 	// File is the path the configuration was read from ("" = none).
 	File string `yaml:"-"`
@@ -59,6 +61,9 @@ type Model struct {
 	// Text makes a model that takes token ids take text (nil: automatic,
 	// when a tokenizer.json is beside the model).
 	Text *Text `yaml:"text"`
+	// Sequence declares the model's state pairs, first values and context
+	// (nil: found by convention; sequence.go).
+	Sequence *ModelSequence `yaml:"sequence"`
 }
 
 // Serve holds HTTP serving settings.
@@ -223,6 +228,8 @@ func Default() Config {
 		},
 		Batching:  Batching{Enabled: true, MaxBatchSize: 32, Adaptive: true},
 		Providers: Providers{Settings: defaultSettings()},
+		Sequence: Sequence{MaxIdle: Duration(DefaultSequenceMaxIdle), MaxActive: DefaultSequenceMaxActive,
+			MaxBatchSize: DefaultSequenceMaxBatch},
 	}
 }
 
@@ -236,11 +243,12 @@ type Sections struct {
 	Batching  Batching
 	Providers Providers
 	Access    Access
+	Sequence  Sequence
 }
 
 // Sections splits c into its sections.
 func (c Config) Sections() Sections {
-	return Sections{Serve: c.Serve, Runtime: c.Runtime, Limits: c.Limits, Batching: c.Batching, Providers: c.Providers, Access: c.Access}
+	return Sections{Serve: c.Serve, Runtime: c.Runtime, Limits: c.Limits, Batching: c.Batching, Providers: c.Providers, Access: c.Access, Sequence: c.Sequence}
 }
 
 // Load reads path over the defaults. When path is the default file name and
@@ -367,9 +375,17 @@ func (c *Config) check() (string, string) {
 	if key, msg := c.Access.check(); key != "" {
 		return key, msg
 	}
+	if key, msg := c.Sequence.check(); key != "" {
+		return key, msg
+	}
 	for name, m := range c.Models {
 		if m.Path == "" {
 			return "models." + name + ".path", "is required"
+		}
+		if m.Sequence != nil {
+			if key, msg := m.Sequence.check("models." + name + ".sequence"); key != "" {
+				return key, msg
+			}
 		}
 	}
 	return c.checkMedia()

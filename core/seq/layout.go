@@ -263,3 +263,34 @@ func outputNames(info core.ModelInfo) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// Description is what /info says of a stateful model's sequences.
+type Description struct {
+	// States are the state pairs, with their batch axes.
+	States []Pair `json:"states"`
+	// Context is the elements carried along an input's last axis.
+	Context map[string]int `json:"context,omitempty"`
+	// Batching says whether steps of different sequences share runs;
+	// NoBatching says why not.
+	Batching   bool    `json:"batching"`
+	NoBatching string  `json:"no_batching,omitempty"`
+	MaxIdleS   float64 `json:"max_idle_s"`
+	MaxActive  int     `json:"max_active"`
+}
+
+// Describe says how the store runs the sequences of the model r runs (nil
+// for a model without state).
+func (s *Store) Describe(r core.Runner) *Description {
+	l, err := NewLayout(r.Info(), s.o.States)
+	if err != nil || !l.Stateful() {
+		return nil
+	}
+	d := &Description{States: l.Pairs, Context: s.o.Context, Batching: true, MaxIdleS: s.o.MaxIdle.Seconds(), MaxActive: s.o.MaxActive}
+	switch {
+	case s.o.NoBatching:
+		d.Batching, d.NoBatching = false, "sequence.batching is false"
+	case l.NoBatch != "":
+		d.Batching, d.NoBatching = false, l.NoBatch
+	}
+	return d
+}

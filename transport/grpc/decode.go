@@ -39,6 +39,9 @@ func decodeRequest(r *inference.ModelInferRequest, v *view, maxElements int64, m
 		}
 		req.SetRaw(b.BoolParam)
 	}
+	if err := decodeSequence(r.GetParameters(), &req); err != nil {
+		return none, err
+	}
 	// The typed contents' elements, against limits.max_elements.
 	if maxElements > 0 {
 		var total int64

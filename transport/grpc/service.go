@@ -38,6 +38,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/transport/codec"
 	"github.com/svc-dev/svc/transport/grpc/inference"
 	"github.com/svc-dev/svc/transport/oip"
@@ -57,8 +58,10 @@ type Options struct {
 	MaxStringBytes int
 	// Codec is what svc.yml declares for the model's inputs and outputs;
 	// nil declares nothing.
-	Codec  *codec.Codec
-	Logger *zap.Logger
+	Codec *codec.Codec
+	// Sequences keeps the state of sequences (nil: none).
+	Sequences *seq.Store
+	Logger    *zap.Logger
 }
 
 // Service implements inference.GRPCInferenceServiceServer over the served
@@ -100,6 +103,7 @@ func (s *Service) Prepare(r core.Runner) error {
 		return err
 	}
 	v := &view{View: oip.NewView(r, media)}
+	v.SetSequences(s.opts.Sequences)
 	meta := v.Metadata(s.opts.Model.Name())
 	v.metadata = &inference.ModelMetadataResponse{Name: meta.Name, Versions: meta.Versions, Platform: meta.Platform,
 		Inputs: tensorMetadata(meta.Inputs), Outputs: tensorMetadata(meta.Outputs)}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/transport/codec"
 )
@@ -36,6 +37,8 @@ type View struct {
 	metaInputs, metaOutputs []TensorMetadata
 	// text is the text inputs and the embedding output (nil: none).
 	text *textView
+	// seqs keeps the state of sequences (nil: none; sequence.go).
+	seqs *seq.Store
 }
 
 // outputInfo is one model output as the protocol sees it.
@@ -154,6 +157,9 @@ func (v *View) Run(ctx context.Context, req *Request, maxString int) (core.Resul
 	if err := v.pictures(req, maxString); err != nil {
 		tensor.RecycleAll(req.inputs)
 		return nil, err
+	}
+	if req.seq.set {
+		return v.step(ctx, req)
 	}
 	res, err := v.runner.Predict(ctx, req.inputs)
 	tensor.RecycleAll(req.inputs)
