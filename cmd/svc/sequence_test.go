@@ -219,6 +219,40 @@ func TestSequenceVADServer(t *testing.T) {
 			sameBits(t, fmt.Sprint("gRPC sequence ", k), got[k], wants[k])
 		}
 	})
+
+	t.Run("metrics and stats", func(t *testing.T) {
+		// Every sequence above started and ended: 3 over HTTP of every
+		// chunk, one of a single step, 32 over gRPC.
+		const sequences = 3 + 32
+		steps := float64(2*len(chunks) + 1 + 32*len(chunks))
+		sc, _ := scrapeMetrics(t, s, textAccept)
+		for name, want := range map[string]float64{
+			"svc_sequences_active": 0, "svc_sequences_started_total": sequences, "svc_sequences_ended_total": sequences,
+			"svc_sequences_expired_total": 0, "svc_sequence_steps_total": steps, "svc_sequence_step_duration_seconds": steps,
+		} {
+			if got := sc.value(t, name, nil); got != want {
+				t.Errorf("%s = %v, want %v", name, got, want)
+			}
+		}
+		runs, batched := sc.value(t, "svc_sequence_runs_total", nil), sc.value(t, "svc_sequence_batched_runs_total", nil)
+		t.Logf("%v steps in %v runs, %v of them batched across sequences", steps, runs, batched)
+		var stats struct {
+			ModelStats []struct {
+				Seq struct {
+					Active                int
+					Started, Ended, Steps float64
+					Step                  struct{ Count float64 }
+				} `json:"sequence_stats"`
+			} `json:"model_stats"`
+		}
+		if err := json.Unmarshal(s.get("/v2/models/vad/stats").Body, &stats); err != nil {
+			t.Fatal(err)
+		}
+		q := stats.ModelStats[0].Seq
+		if q.Active != 0 || q.Started != sequences || q.Ended != sequences || q.Steps != steps || q.Step.Count != steps {
+			t.Errorf("/v2/models/vad/stats sequence_stats %+v", q)
+		}
+	})
 }
 
 // TestSequenceMisuse sends every misuse of sequences to a real server and

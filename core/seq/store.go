@@ -53,9 +53,6 @@ type Options struct {
 	// Ticks wakes the reaper that frees idle sequences (nil: a ticker at a
 	// quarter of MaxIdle, at most every second). Tests send their own.
 	Ticks <-chan time.Time
-	// OnStep, when set, is told how long each step took, queue included,
-	// and how many steps its run held.
-	OnStep func(d time.Duration, batch int)
 }
 
 // Stats are the store's counters, read when wanted.
@@ -88,6 +85,7 @@ type Store struct {
 
 	started, ended, expired, steps, runs, batched atomic.Uint64
 
+	onStep   atomic.Pointer[func(time.Duration, int)]
 	queue    chan *pending
 	stop     chan struct{}
 	loops    sync.WaitGroup
@@ -116,6 +114,7 @@ type pending struct {
 	seq    *sequence
 	inputs []*tensor.Tensor // every input, state included
 	rows   int              // rows along the batch axes (0: cannot share a run)
+	batch  int              // steps in the run that answered it
 	out    []*tensor.Tensor
 	err    error
 	done   chan struct{}
@@ -204,6 +203,9 @@ func (s *Store) Prepare(r core.Runner) error {
 
 // Layout is the model's layout (nil before Prepare).
 func (s *Store) Layout() *Layout {
+	if s == nil {
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.layout
@@ -235,6 +237,10 @@ func (s *Store) Stats() Stats {
 	return Stats{Active: active, Started: s.started.Load(), Ended: s.ended.Load(), Expired: s.expired.Load(),
 		Steps: s.steps.Load(), Runs: s.runs.Load(), Batched: s.batched.Load()}
 }
+
+// SetOnStep has f told how long each step took, from its arrival to its
+// outputs, and how many steps its run held (the metrics observe it).
+func (s *Store) SetOnStep(f func(d time.Duration, batch int)) { s.onStep.Store(&f) }
 
 // Waiting is how many steps wait in the queue for a run.
 func (s *Store) Waiting() int { return len(s.queue) }
@@ -300,8 +306,8 @@ func (s *Store) Step(ctx context.Context, st Step) ([]*tensor.Tensor, error) {
 		seq.context[i] = t
 	}
 	s.steps.Add(1)
-	if s.o.OnStep != nil {
-		s.o.OnStep(s.o.Now().Sub(t0), 1)
+	if f := s.onStep.Load(); f != nil {
+		(*f)(s.o.Now().Sub(t0), max(p.batch, 1))
 	}
 	return p.out, nil
 }
