@@ -431,6 +431,21 @@ func (s *Store) forget(seq *sequence, reason string) {
 	s.gone[seq.id] = reason
 }
 
+// End ends sequence id if it is active (a stream that carried it closed),
+// saying why to its later steps; steps under way finish. It reports
+// whether the sequence was active.
+func (s *Store) End(id, reason string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seq := s.active[id]
+	if seq == nil {
+		return false
+	}
+	s.forget(seq, reason)
+	s.ended.Add(1)
+	return true
+}
+
 // Reap frees the sequences idle for sequence.max_idle or longer; the
 // reaper calls it on every tick. It returns how many it freed.
 func (s *Store) Reap() int {

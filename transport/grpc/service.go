@@ -71,6 +71,10 @@ type Service struct {
 	opts Options
 	log  *zap.Logger
 	view atomic.Pointer[view]
+	// stopping is closed when the server stops: streams end (stream.go).
+	stopping <-chan struct{}
+	// streams numbers the streams, for their own sequences' ids.
+	streams atomic.Uint64
 }
 
 // view is the protocol's view of the loaded model with its metadata as
