@@ -41,6 +41,7 @@ import (
 	"github.com/svc-dev/svc/transport/metrics"
 	"github.com/svc-dev/svc/transport/oip"
 	"github.com/svc-dev/svc/transport/rest"
+	"github.com/svc-dev/svc/transport/stream"
 	"github.com/svc-dev/svc/transport/supervisor"
 )
 
@@ -385,6 +386,7 @@ func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logge
 		metrics.Module,
 		oip.Module,
 		grpcapi.Module,
+		stream.Module,
 		openapi.Module,
 		onnxrt.Module,
 		providers.Module(),
