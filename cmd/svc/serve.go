@@ -354,9 +354,10 @@ func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logge
 			oip.ServerVersion(version),
 			grpcapi.ServerVersion(version),
 			codec.New(declared(src, cfg), cfg.Limits.ImagePixels()).ModelFile(src.File),
-			sequenceOptions(src, cfg),
+			sequenceOptions(src, cfg, worker),
 		),
 		fx.Provide(cfg.Sections),
+		sequenceWorkers(worker),
 	}
 	if worker != nil {
 		lns, err := worker.Listeners()

@@ -50,6 +50,10 @@ type Options struct {
 	Context map[string]int
 	// Now is the clock (nil: time.Now). Tests inject their own.
 	Now func() time.Time
+	// Unheard is the reason a step for an id this store never saw gets
+	// ("" = none): a worker started in place of one that died says that
+	// the sequence may have lived there.
+	Unheard string
 	// Ticks wakes the reaper that frees idle sequences (nil: a ticker at a
 	// quarter of MaxIdle, at most every second). Tests send their own.
 	Ticks <-chan time.Time
@@ -86,6 +90,7 @@ type Store struct {
 	started, ended, expired, steps, runs, batched atomic.Uint64
 
 	onStep   atomic.Pointer[func(time.Duration, int)]
+	router   atomic.Pointer[Router]
 	queue    chan *pending
 	stop     chan struct{}
 	loops    sync.WaitGroup
@@ -257,11 +262,37 @@ type Step struct {
 	Inputs []*tensor.Tensor
 }
 
-// Step runs one step: the state inputs take the sequence's state, and the
+// Router sends the steps of sequences that another process holds to it
+// (under --workers each sequence lives in one worker).
+type Router interface {
+	// Owner says which process holds sequence id: local is true for
+	// this one.
+	Owner(id string) (peer int, local bool)
+	// Forward runs a step in process peer, which answers as Step would.
+	Forward(ctx context.Context, peer int, st Step) ([]*tensor.Tensor, error)
+	// ForwardEnd ends sequence id in process peer, as End would.
+	ForwardEnd(ctx context.Context, peer int, id, reason string) error
+}
+
+// SetRouter has the steps of sequences held elsewhere sent there.
+func (s *Store) SetRouter(r Router) { s.router.Store(&r) }
+
+// Step runs one step where its sequence lives: here (StepHere) or, under
+// a Router, in the process that holds it.
+func (s *Store) Step(ctx context.Context, st Step) ([]*tensor.Tensor, error) {
+	if r := s.router.Load(); r != nil {
+		if peer, local := (*r).Owner(st.ID); !local {
+			return (*r).Forward(ctx, peer, st)
+		}
+	}
+	return s.StepHere(ctx, st)
+}
+
+// StepHere runs one step in this process: the state inputs take the sequence's state, and the
 // state outputs become its next state. It returns every output, in the
 // model's order (state outputs included). A step waits for the steps of
 // its sequence before it; a failed step leaves the state as it was.
-func (s *Store) Step(ctx context.Context, st Step) ([]*tensor.Tensor, error) {
+func (s *Store) StepHere(ctx context.Context, st Step) ([]*tensor.Tensor, error) {
 	t0 := s.o.Now()
 	seq, l, err := s.begin(st)
 	if err != nil {
@@ -393,7 +424,11 @@ func (s *Store) begin(st Step) (*sequence, *Layout, error) {
 		delete(s.gone, st.ID)
 		s.started.Add(1)
 	case seq == nil:
-		return nil, nil, &UnknownError{ID: st.ID, Reason: s.gone[st.ID]}
+		why, ok := s.gone[st.ID]
+		if !ok {
+			why = s.o.Unheard
+		}
+		return nil, nil, &UnknownError{ID: st.ID, Reason: why}
 	}
 	seq.busy++
 	s.inFlight.Add(1)
@@ -435,6 +470,16 @@ func (s *Store) forget(seq *sequence, reason string) {
 // saying why to its later steps; steps under way finish. It reports
 // whether the sequence was active.
 func (s *Store) End(id, reason string) bool {
+	if r := s.router.Load(); r != nil {
+		if peer, local := (*r).Owner(id); !local {
+			return (*r).ForwardEnd(context.Background(), peer, id, reason) == nil
+		}
+	}
+	return s.EndHere(id, reason)
+}
+
+// EndHere is End in this process.
+func (s *Store) EndHere(id, reason string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	seq := s.active[id]
