@@ -30,16 +30,21 @@ func (s *SequenceStats) add(o *SequenceStats) {
 	s.Step.Ns += o.Step.Ns
 }
 
-// sequenceCollector reads the store's counters at scrape time.
+// sequenceCollector reads the store's counters at scrape time, and
+// collects the steps' histogram, for a stateful model only: a model
+// without state shows none of the sequences' series. It is unchecked
+// (Describe sends nothing), since what it collects depends on the model.
 type sequenceCollector struct {
 	store                                               *seq.Store
+	step                                                prometheus.Histogram
 	active, started, ended, expired, steps, runs, batch *prometheus.Desc
 }
 
-func newSequenceCollector(s *seq.Store) *sequenceCollector {
+func newSequenceCollector(s *seq.Store, step prometheus.Histogram) *sequenceCollector {
 	d := func(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, nil, nil) }
 	return &sequenceCollector{
 		store:   s,
+		step:    step,
 		active:  d("svc_sequences_active", "Sequences whose state svc holds now."),
 		started: d("svc_sequences_started_total", "Sequences started (sequence_start), restarts included."),
 		ended:   d("svc_sequences_ended_total", "Sequences ended: by sequence_end, a restart, a reload or the server stopping."),
@@ -50,13 +55,13 @@ func newSequenceCollector(s *seq.Store) *sequenceCollector {
 	}
 }
 
-func (c *sequenceCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.active, c.started, c.ended, c.expired, c.steps, c.runs, c.batch} {
-		ch <- d
-	}
-}
+func (c *sequenceCollector) Describe(chan<- *prometheus.Desc) {}
 
 func (c *sequenceCollector) Collect(ch chan<- prometheus.Metric) {
+	if !c.store.Layout().Stateful() {
+		return
+	}
+	c.step.Collect(ch)
 	st := c.store.Stats()
 	ch <- prometheus.MustNewConstMetric(c.active, prometheus.GaugeValue, float64(st.Active))
 	for _, v := range []struct {
@@ -80,10 +85,8 @@ func (m *Metrics) ObserveSequences(s *seq.Store) error {
 		Help:    "Time of each step of a sequence, from its arrival at the store (waiting for the steps before it and for its run included) to its outputs.",
 		Buckets: Buckets,
 	})
-	for _, c := range []prometheus.Collector{newSequenceCollector(s), step} {
-		if err := reg.Register(c); err != nil {
-			return err
-		}
+	if err := reg.Register(newSequenceCollector(s, step)); err != nil {
+		return err
 	}
 	m.seqs = s
 	s.SetOnStep(func(d time.Duration, _ int) {
