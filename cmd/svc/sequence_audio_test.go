@@ -29,7 +29,7 @@ type scene struct {
 }
 
 // synth speaks text with espeak-ng and returns it at 16 kHz.
-func synth(t *testing.T, voice, text string) []float32 {
+func synth(t testing.TB, voice, text string) []float32 {
 	t.Helper()
 	if _, err := exec.LookPath("espeak-ng"); err != nil {
 		t.Fatal("espeak-ng is missing: run ci/install-deps.sh (make test does it), or apt-get install espeak-ng")
@@ -49,7 +49,7 @@ func synth(t *testing.T, voice, text string) []float32 {
 
 // parseWAV reads a RIFF WAVE file of 16-bit mono PCM, as espeak-ng writes
 // it, into samples in [-1, 1) and its sample rate.
-func parseWAV(t *testing.T, data []byte) ([]float32, int) {
+func parseWAV(t testing.TB, data []byte) ([]float32, int) {
 	t.Helper()
 	if len(data) < 12 || string(data[:4]) != "RIFF" || string(data[8:12]) != "WAVE" {
 		t.Fatal("espeak-ng wrote no RIFF WAVE file")
@@ -136,7 +136,7 @@ type part struct {
 }
 
 // makeScene lays out parts one after the other; seed makes its noise.
-func makeScene(t *testing.T, voice string, seed uint64, parts ...part) scene {
+func makeScene(t testing.TB, voice string, seed uint64, parts ...part) scene {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 31))
 	var sc scene
@@ -163,7 +163,7 @@ func makeScene(t *testing.T, voice string, seed uint64, parts ...part) scene {
 
 // testScene is the speech the sequence tests detect: three phrases between
 // silence and noise.
-func testScene(t *testing.T, seed uint64) scene {
+func testScene(t testing.TB, seed uint64) scene {
 	return makeScene(t, "en-us", seed,
 		part{seconds: 1.0, noise: 0.001},
 		part{text: "the quick brown fox jumps over the lazy dog"},

@@ -23,14 +23,23 @@ import (
 // vadConfig writes an svc.yml serving Silero VAD v5 as "vad", carrying 64
 // samples of context between steps, with the sequence section given
 // (YAML, "" for none).
-func vadConfig(t *testing.T, section string) string {
+func vadConfig(t testing.TB, section string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "svc.yml")
-	body := fmt.Sprintf("models:\n  vad:\n    path: %s\n    sequence:\n      context: {input: %d}\n%s", thirdParty(t, "silero-vad"), vadContext, section)
+	body := fmt.Sprintf("models:\n  vad:\n    path: %s\n    sequence:\n      context: {input: %d}\n%s", vadModel(t), vadContext, section)
 	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// vadModel is Silero VAD's file; a test (not a benchmark) fails without
+// it, or skips under -short (thirdParty).
+func vadModel(tb testing.TB) string {
+	if t, ok := tb.(*testing.T); ok {
+		return thirdParty(t, "silero-vad")
+	}
+	return filepath.Join(repoRoot, "build", "models", "silero-vad", "model.onnx")
 }
 
 // v2Step is one step over the v2 REST API: the chunk as FP32 JSON, the

@@ -18,9 +18,9 @@ import (
 
 // vadSession opens Silero VAD v5 in this process, as svc serve would with
 // the default runtime settings.
-func vadSession(t *testing.T) *session.Predictor {
+func vadSession(t testing.TB) *session.Predictor {
 	t.Helper()
-	file := thirdParty(t, "silero-vad")
+	file := vadModel(t)
 	onnxrttest.Load(t)
 	p, err := session.New(session.Options{Name: "silero-vad", File: file, Runtime: config.Default().Runtime}, nil)
 	if err != nil {
@@ -48,7 +48,7 @@ const vadContext = 64
 // referenceProbs runs Silero VAD in process chunk by chunk, carrying the
 // state and the 64 samples of context by hand: what every sequence of svc
 // must answer, bit for bit.
-func referenceProbs(t *testing.T, r core.Runner, chunks [][]float32) []float32 {
+func referenceProbs(t testing.TB, r core.Runner, chunks [][]float32) []float32 {
 	t.Helper()
 	state := &tensor.Tensor{DType: tensor.Float32, Shape: []int64{2, 1, 128}, Data: make([]float32, 2*128)}
 	probs := make([]float32, len(chunks))
