@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"go.uber.org/fx"
 
@@ -35,24 +36,42 @@ func sequenceOptions(src core.Source, cfg config.Config, worker *supervisor.Work
 }
 
 // sequenceWorkers, under --workers, runs each sequence's steps in the
-// worker that holds it (transport/seqroute): this worker answers the
-// others' forwarded steps on its private socket from start to stop.
+// worker that holds it (transport/seqroute): for a stateful model, this
+// worker answers the others' forwarded steps on its private socket from
+// the model's load to the application's stop (a model without state
+// opens no socket).
 func sequenceWorkers(worker *supervisor.Worker) fx.Option {
 	if worker == nil || worker.Sockets == "" || worker.Count < 2 {
 		return fx.Options()
 	}
-	return fx.Invoke(func(lc fx.Lifecycle, store *seq.Store) {
-		var srv *seqroute.Server
-		lc.Append(fx.Hook{
-			OnStart: func(context.Context) error {
-				var err error
-				if srv, err = seqroute.Serve(worker.Sockets, worker.ID, store); err != nil {
-					return err
-				}
-				store.SetRouter(seqroute.New(worker.Sockets, worker.ID, worker.Count))
+	return fx.Provide(core.AsPreparer(func(lc fx.Lifecycle, store *seq.Store) core.Preparer {
+		var (
+			mu  sync.Mutex
+			srv *seqroute.Server
+		)
+		lc.Append(fx.StopHook(func(ctx context.Context) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if srv == nil {
 				return nil
-			},
-			OnStop: func(ctx context.Context) error { return srv.Close(ctx) },
-		})
-	})
+			}
+			return srv.Close(ctx)
+		}))
+		return func(r core.Runner) error {
+			if store.Describe(r) == nil {
+				return nil
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if srv != nil {
+				return nil
+			}
+			var err error
+			if srv, err = seqroute.Serve(worker.Sockets, worker.ID, store); err != nil {
+				return err
+			}
+			store.SetRouter(seqroute.New(worker.Sockets, worker.ID, worker.Count))
+			return nil
+		}
+	}))
 }
