@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/fsnotify/fsnotify v1.10.1
+	github.com/coder/websocket v1.8.15
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/gorilla/mux v1.8.1
 	github.com/prometheus/client_golang v1.25.0

@@ -119,8 +119,9 @@ env_line reps "$REPS"
 start_time=$SECONDS
 
 # 1. Go benchmarks: every package with a Benchmark function.
+# (cmd/svc's BenchmarkSequenceStreams runs in its own step, 6c.)
 pkgs=$(grep -rl --include='*_test.go' '^func Benchmark' core openapi transport cmd providers 2>/dev/null |
-	xargs -r -n1 dirname | sort -u | sed 's|^|./|' | tr '\n' ' ')
+	xargs -r -n1 dirname | sort -u | grep -vx cmd/svc | sed 's|^|./|' | tr '\n' ' ')
 show "go test -run '^\$' -bench . -benchmem -benchtime $GO_BENCHTIME ${pkgs% }"
 # shellcheck disable=SC2086 # one word per package
 "$GO" test -run '^$' -bench . -benchmem -benchtime "$GO_BENCHTIME" $pkgs 2>&1 | tee "$OUT/go-bench.txt"
@@ -362,6 +363,12 @@ step profiles $prof_status
 #     defaults and with one setting changed at a time.
 run env GO="$GO" SVC="$SVC" OUT="$OUT" build/bench-tail.sh
 step tail $?
+
+# 6c. Sequences: 64 live audio streams of Silero VAD over gRPC streaming and
+#     WebSocket, batching across sequences on and off; its own table in
+#     BENCHMARKS.md (build/bench-sequences.sh).
+run env GO="$GO" OUT="$OUT" build/bench-sequences.sh
+step sequences $?
 
 env_line load_after "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
 env_line elapsed_s "$((SECONDS - start_time))"

@@ -7,7 +7,9 @@
 # wrk for make bench (build/bench-deps.sh installs it alone); zstd for make
 # gpu-kit (build/gpu-kit.sh installs it alone when missing); OpenCV, NumPy
 # and Pillow for Debian's python3 (the reference image preprocessing and the
-# text-line renderer of the image tests) and the DejaVu fonts they render with.
+# text-line renderer of the image tests) and the DejaVu fonts they render with;
+# espeak-ng, the speech synthesiser whose speech the sequence tests feed to
+# Silero VAD (cmd/svc/sequence_vad_test.go).
 # Runs apt-get only when something is missing (CI runs as root; elsewhere use
 # sudo).
 set -euo pipefail
@@ -16,7 +18,7 @@ need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v node >/dev/null 2>&1 || need+=(nodejs)
 command -v npm >/dev/null 2>&1 || need+=(npm)
-for tool in curl jq podman buildah runc catatonit readelf wrk zstd; do
+for tool in curl jq podman buildah runc catatonit readelf wrk zstd espeak-ng; do
   command -v "$tool" >/dev/null 2>&1 || case $tool in readelf) need+=(binutils) ;; *) need+=("$tool") ;; esac
 done
 [ -f /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates)

@@ -22,6 +22,8 @@ type Generation struct {
 	Version string
 
 	views []any
+	// warmed is true when the warm-up inference ran well on it.
+	warmed atomic.Bool
 	// refs counts the requests holding the generation, plus one while it
 	// is the current one. At 0 it is closed and can no longer be held.
 	refs     atomic.Int64

@@ -96,9 +96,11 @@ type Model struct {
 	loadFn  LoadFunc
 	prepare []Preparer
 	warmUp  func(Runner) error
-	reload  reloads
-	hooksMu sync.Mutex
-	hooks   []func(*Generation)
+	// warmFailed reports a warm-up error that does not fail the load.
+	warmFailed func(error)
+	reload     reloads
+	hooksMu    sync.Mutex
+	hooks      []func(*Generation)
 
 	done    chan struct{} // closed when loading has ended, well or not
 	err     error         // why loading failed; set before done closes
@@ -206,7 +208,7 @@ func (m *Model) LoadTime() time.Duration {
 func (m *Model) Start(load LoadFunc, prepare []Preparer, warmUp func(Runner) error, warmFailed func(error)) {
 	m.started.Do(func() {
 		m.since = time.Now()
-		m.loadFn, m.prepare, m.warmUp = load, prepare, warmUp
+		m.loadFn, m.prepare, m.warmUp, m.warmFailed = load, prepare, warmUp, warmFailed
 		go m.load(load, prepare, warmUp, warmFailed)
 	})
 }
@@ -231,9 +233,11 @@ func (m *Model) load(load LoadFunc, prepare []Preparer, warmUp func(Runner) erro
 	m.publish(g)
 	if warmUp != nil {
 		m.state.CompareAndSwap(int32(StateLoading), int32(StateWarmingUp))
-		if err := safely(func() error { return warmUp(l.Runner) }); err != nil && warmFailed != nil {
+		err := safely(func() error { return warmUp(l.Runner) })
+		if err != nil && warmFailed != nil {
 			warmFailed(err)
 		}
+		g.warmed.Store(err == nil)
 	}
 	// A drain that came while loading wins.
 	m.state.CompareAndSwap(int32(StateLoading), int32(StateReady))

@@ -188,10 +188,18 @@ func (m *Model) reloadOnce() (ReloadResult, error) {
 		return fail(err)
 	}
 	if m.warmUp != nil {
-		if err := safely(func() error { return m.warmUp(l.Runner) }); err != nil {
+		// A warm-up failure fails the reload when the serving generation
+		// warmed up well; a model whose made-up warm-up inputs never run
+		// (an audio model given one sample) would otherwise never reload.
+		err := safely(func() error { return m.warmUp(l.Runner) })
+		switch old := m.gen.Load(); {
+		case err != nil && (old == nil || old.warmed.Load()):
 			closeNew()
 			return fail(err)
+		case err != nil && m.warmFailed != nil:
+			m.warmFailed(err)
 		}
+		g.warmed.Store(err == nil)
 	}
 	if s := m.State(); s != StateReady {
 		closeNew()

@@ -243,3 +243,28 @@ func waitStatus(t *testing.T, m *core.Model, ok func(core.ReloadStatus) bool) {
 		runtime.Gosched()
 	}
 }
+
+// TestReloadWarmUpNeverRan: a model whose warm-up fails at start (its
+// made-up inputs do not run) still reloads when the new one's warm-up
+// fails the same way; the failure is reported, not fatal to the reload.
+func TestReloadWarmUpNeverRan(t *testing.T) {
+	l := &loads{}
+	var warned atomic.Int64
+	m := core.NewModel("m")
+	m.Start(l.load, nil, func(core.Runner) error { return errors.New("warm-up: pad needs 2 samples") }, func(error) { warned.Add(1) })
+	<-m.Done()
+	if err := m.Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	res, err := m.Reload(context.Background())
+	if err != nil {
+		t.Fatalf("Reload: %v", err)
+	}
+	if res.Version != "2" || m.Current().Version != "2" {
+		t.Fatalf("reloaded to %q, serving %q; want 2", res.Version, m.Current().Version)
+	}
+	if n := warned.Load(); n != 2 {
+		t.Fatalf("%d warm-up warnings, want 2 (start and reload)", n)
+	}
+}

@@ -131,7 +131,7 @@ func DefaultConfig() Config {
 		TestHelpers:     []string{"providers/internal/providertest", "core/registry/hubtest"},
 		BenchTooling:    []string{"cmd/internal/bench"},
 		Runtime:         "github.com/yalue/onnxruntime_go",
-		Pure:            []string{"core", "core/sched/...", "core/internal/...", "core/tensor/...", "transport/meaning/...", "transport/image/...", "transport/text/..."},
+		Pure:            []string{"core", "core/sched/...", "core/seq/...", "core/internal/...", "core/tensor/...", "transport/meaning/...", "transport/image/...", "transport/text/..."},
 	}
 }
 

@@ -245,6 +245,20 @@ type file struct {
 }
 
 // testModels returns every file written under -out, in a fixed order.
+// runningSum is a stateful model: it adds each step's x to a running sum
+// that it takes in state and gives back in stateN, the form svc keeps
+// between the steps of a sequence (docs/sequences.md).
+func runningSum() *onnxpb.Model {
+	b := newGraph("running_sum")
+	b.input("x", tensorOf(onnxpb.ElemFloat, "batch", 1), "this step's value")
+	b.input("state", tensorOf(onnxpb.ElemFloat, "batch", 1), "the sum so far")
+	b.node("Add", in("x", "state"), out("sum"))
+	b.node("Identity", in("sum"), out("stateN"))
+	b.output("sum", tensorOf(onnxpb.ElemFloat, "batch", 1), "the sum with this step's x")
+	b.output("stateN", tensorOf(onnxpb.ElemFloat, "batch", 1), "the next step's state")
+	return b.model()
+}
+
 func testModels() ([]file, error) {
 	var files []file
 	add := func(path string, m *onnxpb.Model) error {
@@ -284,6 +298,7 @@ func testModels() ([]file, error) {
 		{"tiny_bert_ner/model.onnx", tinyBERTTokens()},
 		{"reload_v1.onnx", reloadVersion(1)},
 		{"reload_v2.onnx", reloadVersion(2)},
+		{"running_sum.onnx", runningSum()},
 	}
 	for _, x := range models {
 		if err := add(x.path, x.m); err != nil {

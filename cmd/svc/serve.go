@@ -30,6 +30,7 @@ import (
 	"github.com/svc-dev/svc/core/onnxrt"
 	"github.com/svc-dev/svc/core/registry"
 	"github.com/svc-dev/svc/core/sched"
+	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/core/session"
 	"github.com/svc-dev/svc/core/watch"
 	"github.com/svc-dev/svc/openapi"
@@ -43,6 +44,7 @@ import (
 	"github.com/svc-dev/svc/transport/oip"
 	"github.com/svc-dev/svc/transport/repository"
 	"github.com/svc-dev/svc/transport/rest"
+	"github.com/svc-dev/svc/transport/stream"
 	"github.com/svc-dev/svc/transport/supervisor"
 	"github.com/svc-dev/svc/transport/tracing"
 )
@@ -399,8 +401,10 @@ func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logge
 			oip.ServerVersion(version),
 			grpcapi.ServerVersion(version),
 			codec.New(declared(src, cfg), cfg.Limits.ImagePixels()).ModelFile(src.File),
+			sequenceOptions(src, cfg, worker),
 		),
 		fx.Provide(cfg.Sections),
+		sequenceWorkers(worker),
 	}
 	if worker != nil {
 		lns, err := worker.Listeners()
@@ -433,11 +437,13 @@ func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logge
 		metrics.Module,
 		oip.Module,
 		grpcapi.Module,
+		stream.Module,
 		openapi.Module,
 		repository.Module,
 		onnxrt.Module,
 		providers.Module(),
 		core.Module,
+		seq.Module,
 		session.Module,
 		sched.Module,
 		fx.Provide(hostFromEnv),

@@ -41,6 +41,8 @@ type Config struct {
 	Tracing Tracing `yaml:"tracing"`
 	// Reload configures hot reloading of the served model (docs/reload.md).
 	Reload Reload `yaml:"reload"`
+	// Sequence configures sequences with implicit state (sequence.go).
+	Sequence Sequence `yaml:"sequence"`
 
 	// File is the path the configuration was read from ("" = none).
 	File string `yaml:"-"`
@@ -63,6 +65,9 @@ type Model struct {
 	// Text makes a model that takes token ids take text (nil: automatic,
 	// when a tokenizer.json is beside the model).
 	Text *Text `yaml:"text"`
+	// Sequence declares the model's state pairs, first values and context
+	// (nil: found by convention; sequence.go).
+	Sequence *ModelSequence `yaml:"sequence"`
 }
 
 // Reload configures hot reloading: SIGHUP and POST
@@ -242,6 +247,8 @@ func Default() Config {
 		Batching:  Batching{Enabled: true, MaxBatchSize: 32, Adaptive: true},
 		Providers: Providers{Settings: defaultSettings()},
 		Reload:    Reload{Settle: Duration(500 * time.Millisecond), Interval: Duration(time.Minute)},
+		Sequence: Sequence{MaxIdle: Duration(DefaultSequenceMaxIdle), MaxActive: DefaultSequenceMaxActive,
+			MaxBatchSize: DefaultSequenceMaxBatch},
 	}
 }
 
@@ -256,11 +263,12 @@ type Sections struct {
 	Providers Providers
 	Access    Access
 	Tracing   Tracing
+	Sequence  Sequence
 }
 
 // Sections splits c into its sections.
 func (c Config) Sections() Sections {
-	return Sections{Serve: c.Serve, Runtime: c.Runtime, Limits: c.Limits, Batching: c.Batching, Providers: c.Providers, Access: c.Access, Tracing: c.Tracing}
+	return Sections{Serve: c.Serve, Runtime: c.Runtime, Limits: c.Limits, Batching: c.Batching, Providers: c.Providers, Access: c.Access, Tracing: c.Tracing, Sequence: c.Sequence}
 }
 
 // Load reads path over the defaults. When path is the default file name and
@@ -392,9 +400,17 @@ func (c *Config) check() (string, string) {
 	if key, msg := c.Tracing.check(); key != "" {
 		return key, msg
 	}
+	if key, msg := c.Sequence.check(); key != "" {
+		return key, msg
+	}
 	for name, m := range c.Models {
 		if m.Path == "" {
 			return "models." + name + ".path", "is required"
+		}
+		if m.Sequence != nil {
+			if key, msg := m.Sequence.check("models." + name + ".sequence"); key != "" {
+				return key, msg
+			}
 		}
 	}
 	return c.checkMedia()

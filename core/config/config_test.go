@@ -34,6 +34,10 @@ models:
     metadata: {team: ml}
     labels:
       probabilities: [a, b, c]
+    sequence:
+      states: {state: stateN}
+      initial: {state: 0.5}
+      context: {input: 64}
 serve:
   host: 127.0.0.1
   port: 9000
@@ -72,6 +76,11 @@ reload:
   watch: true
   settle: 250ms
   interval: 30s
+sequence:
+  max_idle: 30s
+  max_active: 5
+  batching: false
+  max_batch_size: 16
 `)
 	c, err := Load(p, true)
 	if err != nil {
@@ -80,13 +89,15 @@ reload:
 	want := Config{
 		Name: "vision",
 		Models: map[string]Model{"iris": {Path: "models/iris", Version: "2.1", Description: "Iris classifier",
-			Metadata: map[string]string{"team": "ml"}, Labels: map[string][]string{"probabilities": {"a", "b", "c"}}}},
+			Metadata: map[string]string{"team": "ml"}, Labels: map[string][]string{"probabilities": {"a", "b", "c"}},
+			Sequence: &ModelSequence{States: map[string]string{"state": "stateN"}, Initial: map[string]float64{"state": 0.5}, Context: map[string]int{"input": 64}}}},
 		Serve:     Serve{Host: "127.0.0.1", Port: 9000, Workers: 3, Provider: "cuda", ShutdownGrace: Duration(5 * time.Second), DrainDelay: Duration(2 * time.Second), AccessLog: "sampled:5%"},
 		Runtime:   Runtime{Library: "/opt/ort/libonnxruntime.so", Timeout: Duration(1500 * time.Millisecond), MemoryLimit: 2 << 30, IntraOpThreads: 4, InterOpThreads: 2, Spinning: true, GraphOptimization: "basic", OptimizedModelPath: "/tmp/opt.onnx"},
 		Limits:    Limits{MaxBodyBytes: 32 << 20, MaxElements: 1000000, MaxStringLength: 64 << 10, ReadTimeout: Duration(15 * time.Second)},
 		Batching:  Batching{Enabled: false, MaxBatchSize: 8, MaxQueueDelay: Duration(2 * time.Millisecond)},
 		Providers: Providers{DeviceID: 1},
 		Reload:    Reload{Watch: true, Settle: Duration(250 * time.Millisecond), Interval: Duration(30 * time.Second)},
+		Sequence:  Sequence{MaxIdle: Duration(30 * time.Second), MaxActive: 5, Batching: new(false), MaxBatchSize: 16},
 		File:      p,
 	}
 	wantSections := map[string]map[string]any{

@@ -42,6 +42,9 @@ func decodeRequest(r *inference.ModelInferRequest, v *view, maxElements int64, m
 	if err := scheduling(r.GetParameters(), &req); err != nil {
 		return none, err
 	}
+	if err := decodeSequence(r.GetParameters(), &req); err != nil {
+		return none, err
+	}
 	// The typed contents' elements, against limits.max_elements.
 	if maxElements > 0 {
 		var total int64

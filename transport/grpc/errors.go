@@ -25,7 +25,7 @@ func kindCode(k oip.Kind) codes.Code {
 		return codes.InvalidArgument
 	case oip.KindNotFound:
 		return codes.NotFound
-	case oip.KindTooLarge:
+	case oip.KindTooLarge, oip.KindExhausted:
 		return codes.ResourceExhausted
 	case oip.KindUnavailable:
 		return codes.Unavailable

@@ -10,6 +10,7 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/transport"
 	"github.com/svc-dev/svc/transport/access"
 	"github.com/svc-dev/svc/transport/codec"
@@ -38,6 +39,8 @@ type serviceParams struct {
 	Log     *zap.Logger
 	Version ServerVersion `optional:"true"`
 	Codec   *codec.Codec  `optional:"true"`
+	// Sequences keeps the state of sequences (core/seq's module).
+	Sequences *seq.Store `optional:"true"`
 }
 
 func newServiceFx(p serviceParams) (*Service, error) {
@@ -48,6 +51,7 @@ func newServiceFx(p serviceParams) (*Service, error) {
 		MaxStringBytes: int(p.Limits.MaxStringLength),
 		MaxTimeout:     p.Runtime.Timeout.Std(),
 		Codec:          p.Codec,
+		Sequences:      p.Sequences,
 		Logger:         p.Log.Named("grpc"),
 	})
 }

@@ -113,6 +113,7 @@ func NewServer(ln net.Listener, svc *Service, o ServerOptions) *Server {
 		log = zap.NewNop()
 	}
 	s := &Server{ln: ln, log: log, grace: o.Grace, done: make(chan error, 1), stopping: make(chan struct{}), drain: true}
+	svc.stopping = s.stopping
 	if tcp, ok := ln.(*net.TCPListener); ok {
 		s.dl = transport.NewDrainListener(tcp, log)
 		s.ln = s.dl

@@ -33,11 +33,13 @@ package grpcapi
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/transport/codec"
 	"github.com/svc-dev/svc/transport/grpc/inference"
 	"github.com/svc-dev/svc/transport/oip"
@@ -60,8 +62,10 @@ type Options struct {
 	MaxTimeout time.Duration
 	// Codec is what svc.yml declares for the model's inputs and outputs;
 	// nil declares nothing.
-	Codec  *codec.Codec
-	Logger *zap.Logger
+	Codec *codec.Codec
+	// Sequences keeps the state of sequences (nil: none).
+	Sequences *seq.Store
+	Logger    *zap.Logger
 }
 
 // Service implements inference.GRPCInferenceServiceServer over the served
@@ -70,6 +74,10 @@ type Service struct {
 	inference.UnimplementedGRPCInferenceServiceServer
 	opts Options
 	log  *zap.Logger
+	// stopping is closed when the server stops: streams end (stream.go).
+	stopping <-chan struct{}
+	// streams numbers the streams, for their own sequences' ids.
+	streams atomic.Uint64
 }
 
 // view is the protocol's view of the loaded model with its metadata as
@@ -103,6 +111,7 @@ func (s *Service) Prepare(r core.Runner) (any, error) {
 	}
 	v := &view{View: oip.NewView(r, media)}
 	v.BoundTimeouts(s.opts.MaxTimeout)
+	v.SetSequences(s.opts.Sequences)
 	meta := v.Metadata(s.opts.Model.Name())
 	v.metadata = &inference.ModelMetadataResponse{Name: meta.Name, Versions: meta.Versions, Platform: meta.Platform,
 		Inputs: tensorMetadata(meta.Inputs), Outputs: tensorMetadata(meta.Outputs)}

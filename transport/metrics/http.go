@@ -134,6 +134,9 @@ type ModelStats struct {
 	// decided, one entry per process that answered (one per worker under
 	// --workers), in worker order; absent until the model is ready.
 	Tuning []Tuning `json:"tuning,omitempty"`
+	// Sequences are the figures of sequences with implicit state, for a
+	// stateful model (sequence.go).
+	Sequences *SequenceStats `json:"sequence_stats,omitempty"`
 }
 
 // Tuning is one process's controller decisions, as in force now: the
@@ -189,6 +192,7 @@ func (m *Metrics) Snapshot() ModelStats {
 	if b := m.bound.Load(); b != nil {
 		ms.Version = b.version
 	}
+	ms.Sequences = m.sequenceSnapshot()
 	if st, ok := readyStats(m.model); ok {
 		ms.Tuning = []Tuning{{Worker: m.worker, BatchSizeLimit: st.BatchLimit, Sessions: st.Sessions, GoProcs: st.GoProcs, MemoryReleased: st.MemoryReleased}}
 	}

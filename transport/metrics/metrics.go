@@ -63,6 +63,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/seq"
 )
 
 // Buckets are the duration histograms' upper bounds, in seconds: from
@@ -106,6 +107,8 @@ type Metrics struct {
 	early     *series
 	earlyOnce sync.Once
 	stats     stats
+	// seqs is the store of sequences (nil: none; sequence.go).
+	seqs *seq.Store
 }
 
 // series are the children of the vectors for one model version, looked
@@ -129,6 +132,7 @@ type stats struct {
 	computeCount, computeNs atomic.Uint64
 	inferences, executions  atomic.Uint64
 	lastInferenceMs         atomic.Int64
+	stepCount, stepNs       atomic.Uint64
 }
 
 var _ core.RunObserver = (*Metrics)(nil)

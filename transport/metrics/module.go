@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/transport"
 )
 
@@ -22,7 +23,23 @@ var Module = fx.Module("metrics",
 	),
 	fx.Invoke(func(model *core.Model, m *Metrics) { model.SetObserver(m) }),
 	fx.Invoke(servePeers),
+	fx.Invoke(observeSequences),
 )
+
+type sequencesParams struct {
+	fx.In
+	Metrics *Metrics
+	Store   *seq.Store `optional:"true"`
+}
+
+// observeSequences registers the sequences' metrics when the application
+// keeps sequences (core/seq's module).
+func observeSequences(p sequencesParams) error {
+	if p.Store == nil {
+		return nil
+	}
+	return p.Metrics.ObserveSequences(p.Store)
+}
 
 // Worker is the id of this worker process under --workers; supplied only
 // in workers, it labels every series. Workers also supply *Peers, so that

@@ -232,6 +232,12 @@ func (s *ModelStats) add(o ModelStats) {
 		d.to.Count += d.from.Count
 		d.to.Ns += d.from.Ns
 	}
+	if o.Sequences != nil {
+		if s.Sequences == nil {
+			s.Sequences = &SequenceStats{}
+		}
+		s.Sequences.add(o.Sequences)
+	}
 	s.Tuning = append(s.Tuning, o.Tuning...)
 	slices.SortFunc(s.Tuning, func(a, b Tuning) int { return a.Worker - b.Worker })
 }

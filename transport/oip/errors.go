@@ -24,6 +24,9 @@ const (
 	KindTooLarge
 	// KindUnavailable: the model cannot serve now (503, Unavailable).
 	KindUnavailable
+	// KindExhausted: a bound on what the server holds is reached, such as
+	// sequence.max_active (429, ResourceExhausted).
+	KindExhausted
 )
 
 // Error is a request the protocol refuses: what kind of refusal, and the

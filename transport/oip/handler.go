@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/core/tensor/tensorjson"
 	"github.com/svc-dev/svc/transport"
@@ -44,8 +45,10 @@ type Options struct {
 	MaxTimeout time.Duration
 	// Codec is what svc.yml declares for the model's inputs and outputs;
 	// nil declares nothing.
-	Codec  *codec.Codec
-	Logger *zap.Logger
+	Codec *codec.Codec
+	// Sequences keeps the state of sequences (nil: none).
+	Sequences *seq.Store
+	Logger    *zap.Logger
 }
 
 // Handler serves the v2 endpoints.
@@ -99,6 +102,7 @@ func (h *Handler) Prepare(r core.Runner) (any, error) {
 	}
 	v := &restView{View: NewView(r, media), maxString: h.opts.MaxStringBytes}
 	v.BoundTimeouts(h.opts.MaxTimeout)
+	v.SetSequences(h.opts.Sequences)
 	if v.HasImages() {
 		// Pictures are long BYTES elements: the other inputs' are checked
 		// once decoded (View.Run).

@@ -163,6 +163,8 @@ type Request struct {
 	began time.Time
 	// text is the batch of a request that sends text (nil: none).
 	text *codec.Batch
+	// seq is what the request says of its sequence (sequence.go).
+	seq Sequence
 }
 
 // BeginTrace marks the start of decoding for ctx's trace (see
@@ -271,8 +273,13 @@ func (r *Request) Inputs() []*tensor.Tensor { return r.inputs }
 // CheckRequired refuses a request without one of the model's required
 // inputs.
 func (r *Request) CheckRequired() error {
+	if r.seq.set {
+		if err := r.checkSequence(); err != nil {
+			return err
+		}
+	}
 	for i := range r.view.specs {
-		if r.view.specs[i].Required && r.inputs[i] == nil {
+		if r.view.specs[i].Required && r.inputs[i] == nil && !(r.seq.set && r.view.stateInput(i)) {
 			return invalid("Missing required input: '%s'", r.view.specs[i].Name)
 		}
 	}
@@ -324,6 +331,9 @@ func (r *Request) BinaryOutput() bool { return r.binaryOutput }
 func (r *Request) ResponseOutputs() []RequestedOutput {
 	if r.outputs == nil && r.text != nil {
 		return r.view.text.answer
+	}
+	if r.outputs == nil && r.seq.set && !r.seq.State {
+		return r.view.stepOutputs()
 	}
 	if r.outputs == nil {
 		return r.view.tensors

@@ -6,6 +6,7 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/transport"
 	"github.com/svc-dev/svc/transport/codec"
 )
@@ -30,6 +31,8 @@ type handlerParams struct {
 	Log     *zap.Logger
 	Version ServerVersion `optional:"true"`
 	Codec   *codec.Codec  `optional:"true"`
+	// Sequences keeps the state of sequences (core/seq's module).
+	Sequences *seq.Store `optional:"true"`
 }
 
 func newHandlerFx(p handlerParams) (*Handler, error) {
@@ -41,6 +44,7 @@ func newHandlerFx(p handlerParams) (*Handler, error) {
 		MaxStringBytes: int(p.Limits.MaxStringLength),
 		MaxTimeout:     p.Runtime.Timeout.Std(),
 		Codec:          p.Codec,
+		Sequences:      p.Sequences,
 		Logger:         p.Log,
 	})
 }

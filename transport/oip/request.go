@@ -294,6 +294,18 @@ func (p *parser) requestParameters() error {
 			n, err := p.size("parameters." + ParamPriority)
 			p.req.SetPriority(uint64(n))
 			return err
+		case ParamSequenceID:
+			raw, err := p.raw()
+			if err != nil {
+				return err
+			}
+			id, err := SequenceIDJSON(raw)
+			p.req.SetSequenceID(id)
+			return err
+		case ParamSequenceStart, ParamSequenceEnd, ParamSequenceState:
+			b, err := p.boolean("parameters." + string(key))
+			p.req.SetSequenceFlag(string(key), b)
+			return err
 		}
 		return skip(p.d)
 	})

@@ -28,6 +28,8 @@ func kindStatus(k Kind) int {
 		return http.StatusBadRequest
 	case KindNotFound:
 		return http.StatusNotFound
+	case KindExhausted:
+		return http.StatusTooManyRequests
 	case KindTooLarge:
 		return http.StatusRequestEntityTooLarge
 	case KindUnavailable:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/transport/codec"
 )
@@ -40,6 +41,8 @@ type View struct {
 	metaInputs, metaOutputs []TensorMetadata
 	// text is the text inputs and the embedding output (nil: none).
 	text *textView
+	// seqs keeps the state of sequences (nil: none; sequence.go).
+	seqs *seq.Store
 }
 
 // outputInfo is one model output as the protocol sees it.
@@ -172,6 +175,9 @@ func (v *View) Run(ctx context.Context, req *Request, maxString int) (core.Resul
 		var cancel context.CancelFunc
 		ctx, cancel = core.WithRequestTimeout(ctx, req.timeout, v.maxTimeout)
 		defer cancel()
+	}
+	if req.seq.set {
+		return v.step(ctx, req)
 	}
 	res, err := v.runner.Predict(ctx, req.inputs)
 	tensor.RecycleAll(req.inputs)

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/core/tensor/tensorjson"
 	"github.com/svc-dev/svc/transport"
@@ -53,8 +54,10 @@ type Options struct {
 	MaxTimeout time.Duration
 	// Codec is what svc.yml declares for the model's inputs and outputs
 	// (images in, meaning out); nil declares nothing.
-	Codec  *codec.Codec
-	Logger *zap.Logger
+	Codec *codec.Codec
+	// Sequences keeps the state of sequences (nil: none; sequence.go).
+	Sequences *seq.Store
+	Logger    *zap.Logger
 }
 
 // Handler serves the v1 endpoints.
@@ -103,7 +106,11 @@ func (h *Handler) Prepare(r core.Runner) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &view{runner: r, info: mustJSON(NewMediaInfo(info, media)), keys: outputKeys(info.Outputs), media: media, specs: mediaSpecs(r.Specs(), media)}
+	infoBody := NewMediaInfo(info, media)
+	if h.opts.Sequences != nil {
+		infoBody.Sequence = h.opts.Sequences.Describe(r)
+	}
+	v := &view{runner: r, info: mustJSON(infoBody), keys: outputKeys(info.Outputs), media: media, specs: mediaSpecs(r.Specs(), media)}
 	return v, nil
 }
 
@@ -223,6 +230,13 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 	// The body is in: lift the server's read timeout, which would
 	// otherwise cancel the request's context during a long inference.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	if st, isStep, err := sequenceHeaders(r); err != nil || isStep {
+		if err != nil {
+			h.writeErr(w, err)
+			return core.OutcomeBadRequest
+		}
+		return h.serveStep(w, r, v, st, body)
+	}
 	var inputs []*tensor.Tensor
 	var texts *codec.Batch
 	switch kind {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/transport/codec"
 	"github.com/svc-dev/svc/transport/image"
 )
@@ -65,6 +66,9 @@ type Info struct {
 	Inputs   []InputInfo       `json:"inputs"`
 	Outputs  []OutputInfo      `json:"outputs"`
 	Metadata map[string]string `json:"metadata"`
+	// Sequence is present for a model with state that svc keeps between
+	// the steps of a sequence (docs/sequences.md).
+	Sequence *seq.Description `json:"sequence,omitempty"`
 }
 
 // ProviderInfo describes the execution provider in use (GET /metrics).

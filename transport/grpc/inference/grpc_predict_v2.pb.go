@@ -26,6 +26,60 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ModelStreamInferResponse is one answer on ModelStreamInfer: the
+// response, or why its request failed (the stream goes on).
+type ModelStreamInferResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ErrorMessage  string                 `protobuf:"bytes,1,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	InferResponse *ModelInferResponse    `protobuf:"bytes,2,opt,name=infer_response,json=inferResponse,proto3" json:"infer_response,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelStreamInferResponse) Reset() {
+	*x = ModelStreamInferResponse{}
+	mi := &file_grpc_predict_v2_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelStreamInferResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelStreamInferResponse) ProtoMessage() {}
+
+func (x *ModelStreamInferResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_predict_v2_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelStreamInferResponse.ProtoReflect.Descriptor instead.
+func (*ModelStreamInferResponse) Descriptor() ([]byte, []int) {
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *ModelStreamInferResponse) GetErrorMessage() string {
+	if x != nil {
+		return x.ErrorMessage
+	}
+	return ""
+}
+
+func (x *ModelStreamInferResponse) GetInferResponse() *ModelInferResponse {
+	if x != nil {
+		return x.InferResponse
+	}
+	return nil
+}
+
 type ServerLiveRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -34,7 +88,7 @@ type ServerLiveRequest struct {
 
 func (x *ServerLiveRequest) Reset() {
 	*x = ServerLiveRequest{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[0]
+	mi := &file_grpc_predict_v2_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -46,7 +100,7 @@ func (x *ServerLiveRequest) String() string {
 func (*ServerLiveRequest) ProtoMessage() {}
 
 func (x *ServerLiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[0]
+	mi := &file_grpc_predict_v2_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -59,7 +113,7 @@ func (x *ServerLiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerLiveRequest.ProtoReflect.Descriptor instead.
 func (*ServerLiveRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{0}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{1}
 }
 
 type ServerLiveResponse struct {
@@ -71,7 +125,7 @@ type ServerLiveResponse struct {
 
 func (x *ServerLiveResponse) Reset() {
 	*x = ServerLiveResponse{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[1]
+	mi := &file_grpc_predict_v2_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -83,7 +137,7 @@ func (x *ServerLiveResponse) String() string {
 func (*ServerLiveResponse) ProtoMessage() {}
 
 func (x *ServerLiveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[1]
+	mi := &file_grpc_predict_v2_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -96,7 +150,7 @@ func (x *ServerLiveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerLiveResponse.ProtoReflect.Descriptor instead.
 func (*ServerLiveResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{1}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ServerLiveResponse) GetLive() bool {
@@ -114,7 +168,7 @@ type ServerReadyRequest struct {
 
 func (x *ServerReadyRequest) Reset() {
 	*x = ServerReadyRequest{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[2]
+	mi := &file_grpc_predict_v2_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -126,7 +180,7 @@ func (x *ServerReadyRequest) String() string {
 func (*ServerReadyRequest) ProtoMessage() {}
 
 func (x *ServerReadyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[2]
+	mi := &file_grpc_predict_v2_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -139,7 +193,7 @@ func (x *ServerReadyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerReadyRequest.ProtoReflect.Descriptor instead.
 func (*ServerReadyRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{2}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{3}
 }
 
 type ServerReadyResponse struct {
@@ -151,7 +205,7 @@ type ServerReadyResponse struct {
 
 func (x *ServerReadyResponse) Reset() {
 	*x = ServerReadyResponse{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[3]
+	mi := &file_grpc_predict_v2_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -163,7 +217,7 @@ func (x *ServerReadyResponse) String() string {
 func (*ServerReadyResponse) ProtoMessage() {}
 
 func (x *ServerReadyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[3]
+	mi := &file_grpc_predict_v2_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -176,7 +230,7 @@ func (x *ServerReadyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerReadyResponse.ProtoReflect.Descriptor instead.
 func (*ServerReadyResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{3}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ServerReadyResponse) GetReady() bool {
@@ -196,7 +250,7 @@ type ModelReadyRequest struct {
 
 func (x *ModelReadyRequest) Reset() {
 	*x = ModelReadyRequest{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[4]
+	mi := &file_grpc_predict_v2_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -208,7 +262,7 @@ func (x *ModelReadyRequest) String() string {
 func (*ModelReadyRequest) ProtoMessage() {}
 
 func (x *ModelReadyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[4]
+	mi := &file_grpc_predict_v2_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -221,7 +275,7 @@ func (x *ModelReadyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelReadyRequest.ProtoReflect.Descriptor instead.
 func (*ModelReadyRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{4}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ModelReadyRequest) GetName() string {
@@ -247,7 +301,7 @@ type ModelReadyResponse struct {
 
 func (x *ModelReadyResponse) Reset() {
 	*x = ModelReadyResponse{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[5]
+	mi := &file_grpc_predict_v2_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -259,7 +313,7 @@ func (x *ModelReadyResponse) String() string {
 func (*ModelReadyResponse) ProtoMessage() {}
 
 func (x *ModelReadyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[5]
+	mi := &file_grpc_predict_v2_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -272,7 +326,7 @@ func (x *ModelReadyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelReadyResponse.ProtoReflect.Descriptor instead.
 func (*ModelReadyResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{5}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ModelReadyResponse) GetReady() bool {
@@ -290,7 +344,7 @@ type ServerMetadataRequest struct {
 
 func (x *ServerMetadataRequest) Reset() {
 	*x = ServerMetadataRequest{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[6]
+	mi := &file_grpc_predict_v2_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -302,7 +356,7 @@ func (x *ServerMetadataRequest) String() string {
 func (*ServerMetadataRequest) ProtoMessage() {}
 
 func (x *ServerMetadataRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[6]
+	mi := &file_grpc_predict_v2_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -315,7 +369,7 @@ func (x *ServerMetadataRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerMetadataRequest.ProtoReflect.Descriptor instead.
 func (*ServerMetadataRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{6}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{7}
 }
 
 type ServerMetadataResponse struct {
@@ -329,7 +383,7 @@ type ServerMetadataResponse struct {
 
 func (x *ServerMetadataResponse) Reset() {
 	*x = ServerMetadataResponse{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[7]
+	mi := &file_grpc_predict_v2_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -341,7 +395,7 @@ func (x *ServerMetadataResponse) String() string {
 func (*ServerMetadataResponse) ProtoMessage() {}
 
 func (x *ServerMetadataResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[7]
+	mi := &file_grpc_predict_v2_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -354,7 +408,7 @@ func (x *ServerMetadataResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerMetadataResponse.ProtoReflect.Descriptor instead.
 func (*ServerMetadataResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{7}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ServerMetadataResponse) GetName() string {
@@ -388,7 +442,7 @@ type ModelMetadataRequest struct {
 
 func (x *ModelMetadataRequest) Reset() {
 	*x = ModelMetadataRequest{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[8]
+	mi := &file_grpc_predict_v2_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -400,7 +454,7 @@ func (x *ModelMetadataRequest) String() string {
 func (*ModelMetadataRequest) ProtoMessage() {}
 
 func (x *ModelMetadataRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[8]
+	mi := &file_grpc_predict_v2_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -413,7 +467,7 @@ func (x *ModelMetadataRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelMetadataRequest.ProtoReflect.Descriptor instead.
 func (*ModelMetadataRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{8}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ModelMetadataRequest) GetName() string {
@@ -443,7 +497,7 @@ type ModelMetadataResponse struct {
 
 func (x *ModelMetadataResponse) Reset() {
 	*x = ModelMetadataResponse{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[9]
+	mi := &file_grpc_predict_v2_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -455,7 +509,7 @@ func (x *ModelMetadataResponse) String() string {
 func (*ModelMetadataResponse) ProtoMessage() {}
 
 func (x *ModelMetadataResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[9]
+	mi := &file_grpc_predict_v2_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -468,7 +522,7 @@ func (x *ModelMetadataResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelMetadataResponse.ProtoReflect.Descriptor instead.
 func (*ModelMetadataResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{9}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ModelMetadataResponse) GetName() string {
@@ -524,7 +578,7 @@ type ModelInferRequest struct {
 
 func (x *ModelInferRequest) Reset() {
 	*x = ModelInferRequest{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[10]
+	mi := &file_grpc_predict_v2_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -536,7 +590,7 @@ func (x *ModelInferRequest) String() string {
 func (*ModelInferRequest) ProtoMessage() {}
 
 func (x *ModelInferRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[10]
+	mi := &file_grpc_predict_v2_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -549,7 +603,7 @@ func (x *ModelInferRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelInferRequest.ProtoReflect.Descriptor instead.
 func (*ModelInferRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{10}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ModelInferRequest) GetModelName() string {
@@ -615,7 +669,7 @@ type ModelInferResponse struct {
 
 func (x *ModelInferResponse) Reset() {
 	*x = ModelInferResponse{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[11]
+	mi := &file_grpc_predict_v2_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -627,7 +681,7 @@ func (x *ModelInferResponse) String() string {
 func (*ModelInferResponse) ProtoMessage() {}
 
 func (x *ModelInferResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[11]
+	mi := &file_grpc_predict_v2_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -640,7 +694,7 @@ func (x *ModelInferResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelInferResponse.ProtoReflect.Descriptor instead.
 func (*ModelInferResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{11}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ModelInferResponse) GetModelName() string {
@@ -702,7 +756,7 @@ type InferParameter struct {
 
 func (x *InferParameter) Reset() {
 	*x = InferParameter{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[12]
+	mi := &file_grpc_predict_v2_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -714,7 +768,7 @@ func (x *InferParameter) String() string {
 func (*InferParameter) ProtoMessage() {}
 
 func (x *InferParameter) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[12]
+	mi := &file_grpc_predict_v2_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -727,7 +781,7 @@ func (x *InferParameter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InferParameter.ProtoReflect.Descriptor instead.
 func (*InferParameter) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{12}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *InferParameter) GetParameterChoice() isInferParameter_ParameterChoice {
@@ -837,7 +891,7 @@ type InferTensorContents struct {
 
 func (x *InferTensorContents) Reset() {
 	*x = InferTensorContents{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[13]
+	mi := &file_grpc_predict_v2_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -849,7 +903,7 @@ func (x *InferTensorContents) String() string {
 func (*InferTensorContents) ProtoMessage() {}
 
 func (x *InferTensorContents) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[13]
+	mi := &file_grpc_predict_v2_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -862,7 +916,7 @@ func (x *InferTensorContents) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InferTensorContents.ProtoReflect.Descriptor instead.
 func (*InferTensorContents) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{13}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *InferTensorContents) GetBoolContents() []bool {
@@ -934,7 +988,7 @@ type ModelMetadataResponse_TensorMetadata struct {
 
 func (x *ModelMetadataResponse_TensorMetadata) Reset() {
 	*x = ModelMetadataResponse_TensorMetadata{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[14]
+	mi := &file_grpc_predict_v2_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -946,7 +1000,7 @@ func (x *ModelMetadataResponse_TensorMetadata) String() string {
 func (*ModelMetadataResponse_TensorMetadata) ProtoMessage() {}
 
 func (x *ModelMetadataResponse_TensorMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[14]
+	mi := &file_grpc_predict_v2_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -959,7 +1013,7 @@ func (x *ModelMetadataResponse_TensorMetadata) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use ModelMetadataResponse_TensorMetadata.ProtoReflect.Descriptor instead.
 func (*ModelMetadataResponse_TensorMetadata) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{9, 0}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{10, 0}
 }
 
 func (x *ModelMetadataResponse_TensorMetadata) GetName() string {
@@ -998,7 +1052,7 @@ type ModelInferRequest_InferInputTensor struct {
 
 func (x *ModelInferRequest_InferInputTensor) Reset() {
 	*x = ModelInferRequest_InferInputTensor{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[15]
+	mi := &file_grpc_predict_v2_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1010,7 +1064,7 @@ func (x *ModelInferRequest_InferInputTensor) String() string {
 func (*ModelInferRequest_InferInputTensor) ProtoMessage() {}
 
 func (x *ModelInferRequest_InferInputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[15]
+	mi := &file_grpc_predict_v2_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1023,7 +1077,7 @@ func (x *ModelInferRequest_InferInputTensor) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ModelInferRequest_InferInputTensor.ProtoReflect.Descriptor instead.
 func (*ModelInferRequest_InferInputTensor) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{10, 0}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{11, 0}
 }
 
 func (x *ModelInferRequest_InferInputTensor) GetName() string {
@@ -1072,7 +1126,7 @@ type ModelInferRequest_InferRequestedOutputTensor struct {
 
 func (x *ModelInferRequest_InferRequestedOutputTensor) Reset() {
 	*x = ModelInferRequest_InferRequestedOutputTensor{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[16]
+	mi := &file_grpc_predict_v2_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1084,7 +1138,7 @@ func (x *ModelInferRequest_InferRequestedOutputTensor) String() string {
 func (*ModelInferRequest_InferRequestedOutputTensor) ProtoMessage() {}
 
 func (x *ModelInferRequest_InferRequestedOutputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[16]
+	mi := &file_grpc_predict_v2_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1097,7 +1151,7 @@ func (x *ModelInferRequest_InferRequestedOutputTensor) ProtoReflect() protorefle
 
 // Deprecated: Use ModelInferRequest_InferRequestedOutputTensor.ProtoReflect.Descriptor instead.
 func (*ModelInferRequest_InferRequestedOutputTensor) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{10, 1}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{11, 1}
 }
 
 func (x *ModelInferRequest_InferRequestedOutputTensor) GetName() string {
@@ -1129,7 +1183,7 @@ type ModelInferResponse_InferOutputTensor struct {
 
 func (x *ModelInferResponse_InferOutputTensor) Reset() {
 	*x = ModelInferResponse_InferOutputTensor{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[20]
+	mi := &file_grpc_predict_v2_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1141,7 +1195,7 @@ func (x *ModelInferResponse_InferOutputTensor) String() string {
 func (*ModelInferResponse_InferOutputTensor) ProtoMessage() {}
 
 func (x *ModelInferResponse_InferOutputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[20]
+	mi := &file_grpc_predict_v2_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1154,7 +1208,7 @@ func (x *ModelInferResponse_InferOutputTensor) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use ModelInferResponse_InferOutputTensor.ProtoReflect.Descriptor instead.
 func (*ModelInferResponse_InferOutputTensor) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{11, 0}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{12, 0}
 }
 
 func (x *ModelInferResponse_InferOutputTensor) GetName() string {
@@ -1196,7 +1250,10 @@ var File_grpc_predict_v2_proto protoreflect.FileDescriptor
 
 const file_grpc_predict_v2_proto_rawDesc = "" +
 	"\n" +
-	"\x15grpc_predict_v2.proto\x12\tinference\"\x13\n" +
+	"\x15grpc_predict_v2.proto\x12\tinference\"\x85\x01\n" +
+	"\x18ModelStreamInferResponse\x12#\n" +
+	"\rerror_message\x18\x01 \x01(\tR\ferrorMessage\x12D\n" +
+	"\x0einfer_response\x18\x02 \x01(\v2\x1d.inference.ModelInferResponseR\rinferResponse\"\x13\n" +
 	"\x11ServerLiveRequest\"(\n" +
 	"\x12ServerLiveResponse\x12\x12\n" +
 	"\x04live\x18\x01 \x01(\bR\x04live\"\x14\n" +
@@ -1302,7 +1359,7 @@ const file_grpc_predict_v2_proto_rawDesc = "" +
 	"\x0fuint64_contents\x18\x05 \x03(\x04R\x0euint64Contents\x12#\n" +
 	"\rfp32_contents\x18\x06 \x03(\x02R\ffp32Contents\x12#\n" +
 	"\rfp64_contents\x18\a \x03(\x01R\ffp64Contents\x12%\n" +
-	"\x0ebytes_contents\x18\b \x03(\fR\rbytesContents2\xfc\x03\n" +
+	"\x0ebytes_contents\x18\b \x03(\fR\rbytesContents2\xd9\x04\n" +
 	"\x14GRPCInferenceService\x12K\n" +
 	"\n" +
 	"ServerLive\x12\x1c.inference.ServerLiveRequest\x1a\x1d.inference.ServerLiveResponse\"\x00\x12N\n" +
@@ -1312,7 +1369,8 @@ const file_grpc_predict_v2_proto_rawDesc = "" +
 	"\x0eServerMetadata\x12 .inference.ServerMetadataRequest\x1a!.inference.ServerMetadataResponse\"\x00\x12T\n" +
 	"\rModelMetadata\x12\x1f.inference.ModelMetadataRequest\x1a .inference.ModelMetadataResponse\"\x00\x12K\n" +
 	"\n" +
-	"ModelInfer\x12\x1c.inference.ModelInferRequest\x1a\x1d.inference.ModelInferResponse\"\x00B1Z/github.com/svc-dev/svc/transport/grpc/inferenceb\x06proto3"
+	"ModelInfer\x12\x1c.inference.ModelInferRequest\x1a\x1d.inference.ModelInferResponse\"\x00\x12[\n" +
+	"\x10ModelStreamInfer\x12\x1c.inference.ModelInferRequest\x1a#.inference.ModelStreamInferResponse\"\x00(\x010\x01B1Z/github.com/svc-dev/svc/transport/grpc/inferenceb\x06proto3"
 
 var (
 	file_grpc_predict_v2_proto_rawDescOnce sync.Once
@@ -1326,67 +1384,71 @@ func file_grpc_predict_v2_proto_rawDescGZIP() []byte {
 	return file_grpc_predict_v2_proto_rawDescData
 }
 
-var file_grpc_predict_v2_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_grpc_predict_v2_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_grpc_predict_v2_proto_goTypes = []any{
-	(*ServerLiveRequest)(nil),                            // 0: inference.ServerLiveRequest
-	(*ServerLiveResponse)(nil),                           // 1: inference.ServerLiveResponse
-	(*ServerReadyRequest)(nil),                           // 2: inference.ServerReadyRequest
-	(*ServerReadyResponse)(nil),                          // 3: inference.ServerReadyResponse
-	(*ModelReadyRequest)(nil),                            // 4: inference.ModelReadyRequest
-	(*ModelReadyResponse)(nil),                           // 5: inference.ModelReadyResponse
-	(*ServerMetadataRequest)(nil),                        // 6: inference.ServerMetadataRequest
-	(*ServerMetadataResponse)(nil),                       // 7: inference.ServerMetadataResponse
-	(*ModelMetadataRequest)(nil),                         // 8: inference.ModelMetadataRequest
-	(*ModelMetadataResponse)(nil),                        // 9: inference.ModelMetadataResponse
-	(*ModelInferRequest)(nil),                            // 10: inference.ModelInferRequest
-	(*ModelInferResponse)(nil),                           // 11: inference.ModelInferResponse
-	(*InferParameter)(nil),                               // 12: inference.InferParameter
-	(*InferTensorContents)(nil),                          // 13: inference.InferTensorContents
-	(*ModelMetadataResponse_TensorMetadata)(nil),         // 14: inference.ModelMetadataResponse.TensorMetadata
-	(*ModelInferRequest_InferInputTensor)(nil),           // 15: inference.ModelInferRequest.InferInputTensor
-	(*ModelInferRequest_InferRequestedOutputTensor)(nil), // 16: inference.ModelInferRequest.InferRequestedOutputTensor
-	nil, // 17: inference.ModelInferRequest.ParametersEntry
-	nil, // 18: inference.ModelInferRequest.InferInputTensor.ParametersEntry
-	nil, // 19: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
-	(*ModelInferResponse_InferOutputTensor)(nil), // 20: inference.ModelInferResponse.InferOutputTensor
-	nil, // 21: inference.ModelInferResponse.ParametersEntry
-	nil, // 22: inference.ModelInferResponse.InferOutputTensor.ParametersEntry
+	(*ModelStreamInferResponse)(nil),                     // 0: inference.ModelStreamInferResponse
+	(*ServerLiveRequest)(nil),                            // 1: inference.ServerLiveRequest
+	(*ServerLiveResponse)(nil),                           // 2: inference.ServerLiveResponse
+	(*ServerReadyRequest)(nil),                           // 3: inference.ServerReadyRequest
+	(*ServerReadyResponse)(nil),                          // 4: inference.ServerReadyResponse
+	(*ModelReadyRequest)(nil),                            // 5: inference.ModelReadyRequest
+	(*ModelReadyResponse)(nil),                           // 6: inference.ModelReadyResponse
+	(*ServerMetadataRequest)(nil),                        // 7: inference.ServerMetadataRequest
+	(*ServerMetadataResponse)(nil),                       // 8: inference.ServerMetadataResponse
+	(*ModelMetadataRequest)(nil),                         // 9: inference.ModelMetadataRequest
+	(*ModelMetadataResponse)(nil),                        // 10: inference.ModelMetadataResponse
+	(*ModelInferRequest)(nil),                            // 11: inference.ModelInferRequest
+	(*ModelInferResponse)(nil),                           // 12: inference.ModelInferResponse
+	(*InferParameter)(nil),                               // 13: inference.InferParameter
+	(*InferTensorContents)(nil),                          // 14: inference.InferTensorContents
+	(*ModelMetadataResponse_TensorMetadata)(nil),         // 15: inference.ModelMetadataResponse.TensorMetadata
+	(*ModelInferRequest_InferInputTensor)(nil),           // 16: inference.ModelInferRequest.InferInputTensor
+	(*ModelInferRequest_InferRequestedOutputTensor)(nil), // 17: inference.ModelInferRequest.InferRequestedOutputTensor
+	nil, // 18: inference.ModelInferRequest.ParametersEntry
+	nil, // 19: inference.ModelInferRequest.InferInputTensor.ParametersEntry
+	nil, // 20: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
+	(*ModelInferResponse_InferOutputTensor)(nil), // 21: inference.ModelInferResponse.InferOutputTensor
+	nil, // 22: inference.ModelInferResponse.ParametersEntry
+	nil, // 23: inference.ModelInferResponse.InferOutputTensor.ParametersEntry
 }
 var file_grpc_predict_v2_proto_depIdxs = []int32{
-	14, // 0: inference.ModelMetadataResponse.inputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
-	14, // 1: inference.ModelMetadataResponse.outputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
-	17, // 2: inference.ModelInferRequest.parameters:type_name -> inference.ModelInferRequest.ParametersEntry
-	15, // 3: inference.ModelInferRequest.inputs:type_name -> inference.ModelInferRequest.InferInputTensor
-	16, // 4: inference.ModelInferRequest.outputs:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor
-	21, // 5: inference.ModelInferResponse.parameters:type_name -> inference.ModelInferResponse.ParametersEntry
-	20, // 6: inference.ModelInferResponse.outputs:type_name -> inference.ModelInferResponse.InferOutputTensor
-	18, // 7: inference.ModelInferRequest.InferInputTensor.parameters:type_name -> inference.ModelInferRequest.InferInputTensor.ParametersEntry
-	13, // 8: inference.ModelInferRequest.InferInputTensor.contents:type_name -> inference.InferTensorContents
-	19, // 9: inference.ModelInferRequest.InferRequestedOutputTensor.parameters:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
-	12, // 10: inference.ModelInferRequest.ParametersEntry.value:type_name -> inference.InferParameter
-	12, // 11: inference.ModelInferRequest.InferInputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	12, // 12: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	22, // 13: inference.ModelInferResponse.InferOutputTensor.parameters:type_name -> inference.ModelInferResponse.InferOutputTensor.ParametersEntry
-	13, // 14: inference.ModelInferResponse.InferOutputTensor.contents:type_name -> inference.InferTensorContents
-	12, // 15: inference.ModelInferResponse.ParametersEntry.value:type_name -> inference.InferParameter
-	12, // 16: inference.ModelInferResponse.InferOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	0,  // 17: inference.GRPCInferenceService.ServerLive:input_type -> inference.ServerLiveRequest
-	2,  // 18: inference.GRPCInferenceService.ServerReady:input_type -> inference.ServerReadyRequest
-	4,  // 19: inference.GRPCInferenceService.ModelReady:input_type -> inference.ModelReadyRequest
-	6,  // 20: inference.GRPCInferenceService.ServerMetadata:input_type -> inference.ServerMetadataRequest
-	8,  // 21: inference.GRPCInferenceService.ModelMetadata:input_type -> inference.ModelMetadataRequest
-	10, // 22: inference.GRPCInferenceService.ModelInfer:input_type -> inference.ModelInferRequest
-	1,  // 23: inference.GRPCInferenceService.ServerLive:output_type -> inference.ServerLiveResponse
-	3,  // 24: inference.GRPCInferenceService.ServerReady:output_type -> inference.ServerReadyResponse
-	5,  // 25: inference.GRPCInferenceService.ModelReady:output_type -> inference.ModelReadyResponse
-	7,  // 26: inference.GRPCInferenceService.ServerMetadata:output_type -> inference.ServerMetadataResponse
-	9,  // 27: inference.GRPCInferenceService.ModelMetadata:output_type -> inference.ModelMetadataResponse
-	11, // 28: inference.GRPCInferenceService.ModelInfer:output_type -> inference.ModelInferResponse
-	23, // [23:29] is the sub-list for method output_type
-	17, // [17:23] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	12, // 0: inference.ModelStreamInferResponse.infer_response:type_name -> inference.ModelInferResponse
+	15, // 1: inference.ModelMetadataResponse.inputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
+	15, // 2: inference.ModelMetadataResponse.outputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
+	18, // 3: inference.ModelInferRequest.parameters:type_name -> inference.ModelInferRequest.ParametersEntry
+	16, // 4: inference.ModelInferRequest.inputs:type_name -> inference.ModelInferRequest.InferInputTensor
+	17, // 5: inference.ModelInferRequest.outputs:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor
+	22, // 6: inference.ModelInferResponse.parameters:type_name -> inference.ModelInferResponse.ParametersEntry
+	21, // 7: inference.ModelInferResponse.outputs:type_name -> inference.ModelInferResponse.InferOutputTensor
+	19, // 8: inference.ModelInferRequest.InferInputTensor.parameters:type_name -> inference.ModelInferRequest.InferInputTensor.ParametersEntry
+	14, // 9: inference.ModelInferRequest.InferInputTensor.contents:type_name -> inference.InferTensorContents
+	20, // 10: inference.ModelInferRequest.InferRequestedOutputTensor.parameters:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
+	13, // 11: inference.ModelInferRequest.ParametersEntry.value:type_name -> inference.InferParameter
+	13, // 12: inference.ModelInferRequest.InferInputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	13, // 13: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	23, // 14: inference.ModelInferResponse.InferOutputTensor.parameters:type_name -> inference.ModelInferResponse.InferOutputTensor.ParametersEntry
+	14, // 15: inference.ModelInferResponse.InferOutputTensor.contents:type_name -> inference.InferTensorContents
+	13, // 16: inference.ModelInferResponse.ParametersEntry.value:type_name -> inference.InferParameter
+	13, // 17: inference.ModelInferResponse.InferOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	1,  // 18: inference.GRPCInferenceService.ServerLive:input_type -> inference.ServerLiveRequest
+	3,  // 19: inference.GRPCInferenceService.ServerReady:input_type -> inference.ServerReadyRequest
+	5,  // 20: inference.GRPCInferenceService.ModelReady:input_type -> inference.ModelReadyRequest
+	7,  // 21: inference.GRPCInferenceService.ServerMetadata:input_type -> inference.ServerMetadataRequest
+	9,  // 22: inference.GRPCInferenceService.ModelMetadata:input_type -> inference.ModelMetadataRequest
+	11, // 23: inference.GRPCInferenceService.ModelInfer:input_type -> inference.ModelInferRequest
+	11, // 24: inference.GRPCInferenceService.ModelStreamInfer:input_type -> inference.ModelInferRequest
+	2,  // 25: inference.GRPCInferenceService.ServerLive:output_type -> inference.ServerLiveResponse
+	4,  // 26: inference.GRPCInferenceService.ServerReady:output_type -> inference.ServerReadyResponse
+	6,  // 27: inference.GRPCInferenceService.ModelReady:output_type -> inference.ModelReadyResponse
+	8,  // 28: inference.GRPCInferenceService.ServerMetadata:output_type -> inference.ServerMetadataResponse
+	10, // 29: inference.GRPCInferenceService.ModelMetadata:output_type -> inference.ModelMetadataResponse
+	12, // 30: inference.GRPCInferenceService.ModelInfer:output_type -> inference.ModelInferResponse
+	0,  // 31: inference.GRPCInferenceService.ModelStreamInfer:output_type -> inference.ModelStreamInferResponse
+	25, // [25:32] is the sub-list for method output_type
+	18, // [18:25] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_grpc_predict_v2_proto_init() }
@@ -1394,7 +1456,7 @@ func file_grpc_predict_v2_proto_init() {
 	if File_grpc_predict_v2_proto != nil {
 		return
 	}
-	file_grpc_predict_v2_proto_msgTypes[12].OneofWrappers = []any{
+	file_grpc_predict_v2_proto_msgTypes[13].OneofWrappers = []any{
 		(*InferParameter_BoolParam)(nil),
 		(*InferParameter_Int64Param)(nil),
 		(*InferParameter_StringParam)(nil),
@@ -1407,7 +1469,7 @@ func file_grpc_predict_v2_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grpc_predict_v2_proto_rawDesc), len(file_grpc_predict_v2_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -24,12 +24,13 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	GRPCInferenceService_ServerLive_FullMethodName     = "/inference.GRPCInferenceService/ServerLive"
-	GRPCInferenceService_ServerReady_FullMethodName    = "/inference.GRPCInferenceService/ServerReady"
-	GRPCInferenceService_ModelReady_FullMethodName     = "/inference.GRPCInferenceService/ModelReady"
-	GRPCInferenceService_ServerMetadata_FullMethodName = "/inference.GRPCInferenceService/ServerMetadata"
-	GRPCInferenceService_ModelMetadata_FullMethodName  = "/inference.GRPCInferenceService/ModelMetadata"
-	GRPCInferenceService_ModelInfer_FullMethodName     = "/inference.GRPCInferenceService/ModelInfer"
+	GRPCInferenceService_ServerLive_FullMethodName       = "/inference.GRPCInferenceService/ServerLive"
+	GRPCInferenceService_ServerReady_FullMethodName      = "/inference.GRPCInferenceService/ServerReady"
+	GRPCInferenceService_ModelReady_FullMethodName       = "/inference.GRPCInferenceService/ModelReady"
+	GRPCInferenceService_ServerMetadata_FullMethodName   = "/inference.GRPCInferenceService/ServerMetadata"
+	GRPCInferenceService_ModelMetadata_FullMethodName    = "/inference.GRPCInferenceService/ModelMetadata"
+	GRPCInferenceService_ModelInfer_FullMethodName       = "/inference.GRPCInferenceService/ModelInfer"
+	GRPCInferenceService_ModelStreamInfer_FullMethodName = "/inference.GRPCInferenceService/ModelStreamInfer"
 )
 
 // GRPCInferenceServiceClient is the client API for GRPCInferenceService service.
@@ -50,6 +51,10 @@ type GRPCInferenceServiceClient interface {
 	ModelMetadata(ctx context.Context, in *ModelMetadataRequest, opts ...grpc.CallOption) (*ModelMetadataResponse, error)
 	// ModelInfer runs one inference.
 	ModelInfer(ctx context.Context, in *ModelInferRequest, opts ...grpc.CallOption) (*ModelInferResponse, error)
+	// Triton's streaming extension: requests and responses on one
+	// bidirectional stream; svc serves it for the steps of sequences (one
+	// stream, one or more sequences by their sequence_id).
+	ModelStreamInfer(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ModelInferRequest, ModelStreamInferResponse], error)
 }
 
 type gRPCInferenceServiceClient struct {
@@ -120,6 +125,19 @@ func (c *gRPCInferenceServiceClient) ModelInfer(ctx context.Context, in *ModelIn
 	return out, nil
 }
 
+func (c *gRPCInferenceServiceClient) ModelStreamInfer(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ModelInferRequest, ModelStreamInferResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &GRPCInferenceService_ServiceDesc.Streams[0], GRPCInferenceService_ModelStreamInfer_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ModelInferRequest, ModelStreamInferResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type GRPCInferenceService_ModelStreamInferClient = grpc.BidiStreamingClient[ModelInferRequest, ModelStreamInferResponse]
+
 // GRPCInferenceServiceServer is the server API for GRPCInferenceService service.
 // All implementations must embed UnimplementedGRPCInferenceServiceServer
 // for forward compatibility.
@@ -138,6 +156,10 @@ type GRPCInferenceServiceServer interface {
 	ModelMetadata(context.Context, *ModelMetadataRequest) (*ModelMetadataResponse, error)
 	// ModelInfer runs one inference.
 	ModelInfer(context.Context, *ModelInferRequest) (*ModelInferResponse, error)
+	// Triton's streaming extension: requests and responses on one
+	// bidirectional stream; svc serves it for the steps of sequences (one
+	// stream, one or more sequences by their sequence_id).
+	ModelStreamInfer(grpc.BidiStreamingServer[ModelInferRequest, ModelStreamInferResponse]) error
 	mustEmbedUnimplementedGRPCInferenceServiceServer()
 }
 
@@ -165,6 +187,9 @@ func (UnimplementedGRPCInferenceServiceServer) ModelMetadata(context.Context, *M
 }
 func (UnimplementedGRPCInferenceServiceServer) ModelInfer(context.Context, *ModelInferRequest) (*ModelInferResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ModelInfer not implemented")
+}
+func (UnimplementedGRPCInferenceServiceServer) ModelStreamInfer(grpc.BidiStreamingServer[ModelInferRequest, ModelStreamInferResponse]) error {
+	return status.Error(codes.Unimplemented, "method ModelStreamInfer not implemented")
 }
 func (UnimplementedGRPCInferenceServiceServer) mustEmbedUnimplementedGRPCInferenceServiceServer() {}
 func (UnimplementedGRPCInferenceServiceServer) testEmbeddedByValue()                              {}
@@ -295,6 +320,13 @@ func _GRPCInferenceService_ModelInfer_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _GRPCInferenceService_ModelStreamInfer_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(GRPCInferenceServiceServer).ModelStreamInfer(&grpc.GenericServerStream[ModelInferRequest, ModelStreamInferResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type GRPCInferenceService_ModelStreamInferServer = grpc.BidiStreamingServer[ModelInferRequest, ModelStreamInferResponse]
+
 // GRPCInferenceService_ServiceDesc is the grpc.ServiceDesc for GRPCInferenceService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -327,6 +359,13 @@ var GRPCInferenceService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _GRPCInferenceService_ModelInfer_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "ModelStreamInfer",
+			Handler:       _GRPCInferenceService_ModelStreamInfer_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "grpc_predict_v2.proto",
 }

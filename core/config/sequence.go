@@ -1,0 +1,72 @@
+package config
+
+import "time"
+
+// Sequence configures sequences with implicit state (core/seq): stateful
+// models whose state svc keeps between the steps of each sequence.
+type Sequence struct {
+	// MaxIdle frees a sequence with no step for this long (default 60s).
+	MaxIdle Duration `yaml:"max_idle"`
+	// MaxActive bounds the active sequences: a new one beyond it gets a
+	// 429 (RESOURCE_EXHAUSTED on gRPC). Default 10000.
+	MaxActive int `yaml:"max_active"`
+	// Batching runs the steps of different sequences that arrive together
+	// as one run, on the state's batch axis (nil = true).
+	Batching *bool `yaml:"batching"`
+	// MaxBatchSize caps the steps in one run (default 64).
+	MaxBatchSize int `yaml:"max_batch_size"`
+}
+
+// ModelSequence is what svc.yml declares of one model's sequences
+// (models.NAME.sequence).
+type ModelSequence struct {
+	// States pairs each state input with the output that gives its next
+	// value (none: found by convention, state → stateN, h/c → hn/cn,
+	// past_key_values.* → present.*).
+	States map[string]string `yaml:"states"`
+	// Initial is a state input's first value, every element (default 0).
+	Initial map[string]float64 `yaml:"initial"`
+	// Context carries the last N elements along an input's last axis into
+	// the next step, before what the client sends (Silero VAD v5: input:
+	// 64).
+	Context map[string]int `yaml:"context"`
+}
+
+// Defaults of Sequence.
+const (
+	DefaultSequenceMaxIdle   = 60 * time.Second
+	DefaultSequenceMaxActive = 10000
+	DefaultSequenceMaxBatch  = 64
+)
+
+// BatchingOn is Batching with its default.
+func (s Sequence) BatchingOn() bool { return s.Batching == nil || *s.Batching }
+
+// check returns the first invalid key of the sequence section, and why.
+func (s Sequence) check() (string, string) {
+	switch {
+	case s.MaxIdle <= 0:
+		return "sequence.max_idle", "must be positive"
+	case s.MaxActive < 1:
+		return "sequence.max_active", "must be at least 1"
+	case s.MaxBatchSize < 1:
+		return "sequence.max_batch_size", "must be at least 1"
+	}
+	return "", ""
+}
+
+// check returns the first invalid key of a model's sequence declaration
+// (under key), and why.
+func (m *ModelSequence) check(key string) (string, string) {
+	for name, n := range m.Context {
+		if n < 1 {
+			return key + ".context." + name, "must be at least 1"
+		}
+	}
+	for in, out := range m.States {
+		if out == "" {
+			return key + ".states." + in, "names no output"
+		}
+	}
+	return "", ""
+}

@@ -1,0 +1,44 @@
+package stream
+
+import (
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/core/seq"
+	"github.com/svc-dev/svc/transport"
+)
+
+// Module serves the WebSocket endpoint of sequences when the application
+// keeps them (core/seq's module); its connections close when the
+// application stops.
+var Module = fx.Module("stream",
+	fx.Provide(
+		newHandlerFx,
+		transport.AsRoutes(func(h *Handler) []transport.Route {
+			if h == nil {
+				return nil
+			}
+			return h.Routes()
+		}),
+	),
+)
+
+type handlerParams struct {
+	fx.In
+	LC        fx.Lifecycle
+	Model     *core.Model
+	Limits    config.Limits
+	Log       *zap.Logger
+	Sequences *seq.Store `optional:"true"`
+}
+
+func newHandlerFx(p handlerParams) *Handler {
+	if p.Sequences == nil {
+		return nil
+	}
+	h := New(Options{Model: p.Model, Sequences: p.Sequences, MaxMessageBytes: int64(p.Limits.MaxBodyBytes), Logger: p.Log})
+	p.LC.Append(fx.StopHook(h.Stop))
+	return h
+}
