@@ -39,7 +39,6 @@ type Tracing struct {
 	Spans string `yaml:"spans"`
 }
 
-
 // Samplers lists the sampler names tracing.sampler takes.
 var Samplers = []string{"always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"}
 

@@ -280,19 +280,17 @@ func (h *httpTracing) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The sampler decides without the span's attributes (the SDK's
 	// samplers read none); an unsampled request builds none of them.
 	ctx, span := h.t.tracer.Start(ctx, serverSpanName, serverKind)
-	sc := span.SpanContext()
 	if !span.IsRecording() {
-		if sc.HasTraceID() {
-			ctx = transport.WithTraceID(ctx, transport.TraceID(sc.TraceID()))
-		}
-		h.next.ServeHTTP(w, r.WithContext(ctx))
-		span.End()
+		// Not sampled: nothing is exported, and nothing below needs the
+		// span (svc calls no one it could pass the trace on to), so the
+		// request goes on as it came. Its access-log line still carries
+		// the caller's trace id, from the traceparent header.
+		h.next.ServeHTTP(w, r)
 		return
 	}
+	sc := span.SpanContext()
 	span.SetName(spanName(r))
 	q := &httpRequest{ResponseWriter: w}
-	n := requestAttrs(&q.attrs, r)
-	span.SetAttributes(q.attrs[:n]...)
 	ctx = transport.WithTraceID(ctx, transport.TraceID(sc.TraceID()))
 	q.steps.ctx, q.steps.tracer, q.steps.span, q.steps.each, q.steps.deferRows = ctx, h.t.tracer, span, h.t.steps, true
 	ctx = core.WithRequestTrace(ctx, &q.steps)
@@ -307,8 +305,11 @@ func (h *httpTracing) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			status = http.StatusInternalServerError
 			defer panic(p)
 		}
-		q.attrs[0] = semconv.HTTPResponseStatusCode(status)
-		n := 1
+		// The attributes go in at the end, all at once: the span grows its
+		// list of them once.
+		n := requestAttrs(&q.attrs, r)
+		q.attrs[n] = semconv.HTTPResponseStatusCode(status)
+		n++
 		if rows := q.steps.rows.Load(); rows > 0 {
 			q.attrs[n] = attribute.Int(BatchSizeKey, int(rows))
 			n++
@@ -330,7 +331,7 @@ func (h *httpTracing) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type httpRequest struct {
 	http.ResponseWriter
 	status int
-	attrs  [10]attribute.KeyValue
+	attrs  [6]attribute.KeyValue
 	steps  steps
 }
 
@@ -352,41 +353,24 @@ func (q *httpRequest) Write(b []byte) (int, error) {
 func (q *httpRequest) Unwrap() http.ResponseWriter { return q.ResponseWriter }
 
 // requestAttrs puts a request's semantic-convention attributes into a and
-// returns how many.
-func requestAttrs(a *[10]attribute.KeyValue, r *http.Request) int {
-	n := 0
-	add := func(kv attribute.KeyValue) { a[n] = kv; n++ }
-	add(methodAttr(r.Method))
-	scheme := "http"
+// returns how many: those the HTTP server span's conventions require
+// (http.request.method, url.scheme, url.path; http.response.status_code
+// and error.type are set at the end). The recommended ones (the peer's
+// address and port, the user agent, the protocol version, ...) are left
+// out: every attribute is copied into the span, converted and encoded
+// again by the exporter, and on the tiny model they would cost more than
+// the step spans do (docs/tracing.md, Cost).
+func requestAttrs(a *[6]attribute.KeyValue, r *http.Request) int {
+	scheme := semconv.URLScheme("http")
 	if r.TLS != nil {
-		scheme = "https"
+		scheme = semconv.URLScheme("https")
 	}
-	add(semconv.URLScheme(scheme))
 	p := r.URL.Path
 	if len(p) > 256 {
 		p = p[:256]
 	}
-	add(semconv.URLPath(p))
-	if host, port := splitHostPort(r.Host); host != "" {
-		add(semconv.ServerAddress(host))
-		if port > 0 {
-			add(semconv.ServerPort(port))
-		}
-	}
-	if peer, port := splitHostPort(r.RemoteAddr); peer != "" {
-		add(semconv.NetworkPeerAddress(peer))
-		add(semconv.ClientAddress(peer))
-		if port > 0 {
-			add(semconv.NetworkPeerPort(port))
-		}
-	}
-	if ua := r.Header["User-Agent"]; len(ua) > 0 && ua[0] != "" {
-		add(semconv.UserAgentOriginal(ua[0]))
-	}
-	if v, ok := strings.CutPrefix(r.Proto, "HTTP/"); ok {
-		add(semconv.NetworkProtocolVersion(v))
-	}
-	return n
+	a[0], a[1], a[2] = methodAttr(r.Method), scheme, semconv.URLPath(p)
+	return 3
 }
 
 // methodAttr is http.request.method: the method if it is a known one,
@@ -413,24 +397,6 @@ func methodAttr(m string) attribute.KeyValue {
 		return semconv.HTTPRequestMethodTrace
 	}
 	return semconv.HTTPRequestMethodOther
-}
-
-// splitHostPort splits "host:port" ("[v6]:port", "host") without
-// allocating; port is -1 when there is none or it is not a number.
-func splitHostPort(hp string) (string, int) {
-	if hp == "" {
-		return "", -1
-	}
-	i := strings.LastIndexByte(hp, ':')
-	if i < 0 || strings.IndexByte(hp[i:], ']') >= 0 {
-		return strings.Trim(hp, "[]"), -1
-	}
-	port, err := strconv.ParseUint(hp[i+1:], 10, 16)
-	host := strings.Trim(hp[:i], "[]")
-	if err != nil {
-		return host, -1
-	}
-	return host, int(port)
 }
 
 // spanName is "METHOD /path", the path cut short.
