@@ -82,8 +82,8 @@ deps: lib lib-old lib-cuda models vulkan assets tools tokref
 run: build
 	$(BIN)/svc serve examples/demo --port $(PORT)
 
-## tidy: every module's go.mod and go.sum are what go mod tidy would write (the product, ci/browser, ci/kube, build/benchreport)
-MODULES := . ci/browser ci/kube build/benchreport
+## tidy: every module's go.mod and go.sum are what go mod tidy would write (the product, ci/browser, ci/kube, build/benchreport, build/otlpsink)
+MODULES := . ci/browser ci/kube build/benchreport build/otlpsink
 tidy:
 	@for m in $(MODULES); do (cd $$m && $(GO) mod tidy -diff) || { echo "module $$m: run go mod tidy there"; exit 1; }; done
 

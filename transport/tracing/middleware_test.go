@@ -51,7 +51,7 @@ func inferHandler(status int, got *seen) http.Handler {
 func attrOf(attrs []attribute.KeyValue, key string) string {
 	for _, kv := range attrs {
 		if string(kv.Key) == key {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""
