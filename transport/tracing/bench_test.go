@@ -68,9 +68,11 @@ func processCPU() time.Duration {
 // per request, the batch span processor's and the exporter's goroutines
 // included (ns/op is the loop's own time; the export runs beside it).
 //
+// Every request carries a caller's traceparent header.
+//
 //   - off: tracing off, the handler's hooks find no trace.
-//   - unsampled: tracing on, the request not sampled (a traceparent whose
-//     flags say not sampled, parentbased_always_on).
+//   - unsampled: tracing on, the request not sampled (its traceparent's
+//     flags say not sampled; the sampler is parentbased_always_on).
 //   - request: every request sampled, the server span only
 //     (tracing.spans: request), the spans dropped after batching.
 //   - steps: every request sampled, the server span and the four step
@@ -83,7 +85,12 @@ func BenchmarkHandler(b *testing.B) {
 		w.Header().Set("Content-Type", "application/x-protobuf")
 	}))
 	defer sink.Close()
-	const body = `{"input": [[5.1, 3.5, 1.4, 0.2]]}`
+	const (
+		body = `{"input": [[5.1, 3.5, 1.4, 0.2]]}`
+		// Every request comes with a caller's traceparent, sampled or not.
+		sampled   = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+		unsampled = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"
+	)
 	cases := []struct {
 		name        string
 		on          bool
@@ -91,11 +98,11 @@ func BenchmarkHandler(b *testing.B) {
 		traceparent string
 		otlp        bool
 	}{
-		{name: "off"},
-		{name: "unsampled", on: true, spans: SpansSteps, traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"},
-		{name: "request", on: true, spans: SpansRequest},
-		{name: "steps", on: true, spans: SpansSteps},
-		{name: "steps-otlp", on: true, spans: SpansSteps, otlp: true},
+		{name: "off", traceparent: sampled},
+		{name: "unsampled", on: true, spans: SpansSteps, traceparent: unsampled},
+		{name: "request", on: true, spans: SpansRequest, traceparent: sampled},
+		{name: "steps", on: true, spans: SpansSteps, traceparent: sampled},
+		{name: "steps-otlp", on: true, spans: SpansSteps, otlp: true, traceparent: sampled},
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
@@ -127,9 +134,7 @@ func BenchmarkHandler(b *testing.B) {
 			for b.Loop() {
 				r, _ := http.NewRequest(http.MethodPost, "/predict", strings.NewReader(body))
 				r.Header.Set("Content-Type", "application/json")
-				if tc.traceparent != "" {
-					r.Header.Set("Traceparent", tc.traceparent)
-				}
+				r.Header.Set("Traceparent", tc.traceparent)
 				clear(w.h)
 				h.ServeHTTP(w, r)
 			}
