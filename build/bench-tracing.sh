@@ -18,7 +18,7 @@
 # moves. The receivers' CPU per request is shown apart, and the spans they
 # got against those the served requests should have made (none dropped:
 # 100 %). Prints the table and, with TRC_WRITE=1, writes it into
-# BENCHMARKS.md between <!-- bench-tracing:begin --> and
+# BENCHMARKS.md between the lines <!-- bench-tracing:begin --> and
 # <!-- bench-tracing:end -->. Goal: on costs at most 3 % of the throughput
 # (on ÷ off ≥ 0.97).
 #
@@ -182,8 +182,8 @@ $rows"
 echo "$table"
 if [ "${TRC_WRITE:-0}" = 1 ]; then
 	awk -v table="$table" '
-		/<!-- bench-tracing:begin -->/ { print; print table; skip = 1; next }
-		/<!-- bench-tracing:end -->/ { skip = 0 }
+		$0 == "<!-- bench-tracing:begin -->" { print; print table; skip = 1; next }
+		$0 == "<!-- bench-tracing:end -->" { skip = 0 }
 		!skip { print }
 	' BENCHMARKS.md >BENCHMARKS.md.tmp && mv BENCHMARKS.md.tmp BENCHMARKS.md
 fi
