@@ -82,8 +82,8 @@ deps: lib lib-old lib-cuda models vulkan assets tools tokref
 run: build
 	$(BIN)/svc serve examples/demo --port $(PORT)
 
-## tidy: every module's go.mod and go.sum are what go mod tidy would write (the product, ci/browser, ci/kube, build/benchreport)
-MODULES := . ci/browser ci/kube build/benchreport
+## tidy: every module's go.mod and go.sum are what go mod tidy would write (the product, ci/browser, ci/kube, build/benchreport, build/otlpsink)
+MODULES := . ci/browser ci/kube build/benchreport build/otlpsink
 tidy:
 	@for m in $(MODULES); do (cd $$m && $(GO) mod tidy -diff) || { echo "module $$m: run go mod tidy there"; exit 1; }; done
 
@@ -123,10 +123,11 @@ browser: lib assets models $(STATICCHECK)
 	cd ci/browser && $(GO) vet ./... && $(STATICCHECK) ./...
 	cd ci/browser && $(GO) test -race -count=1 -timeout 30m ./...
 
-## tooling: vet, staticcheck and the quick tests of the benchmark tooling (module build/benchreport: the report generator, the soak; the soak itself runs in make soak)
+## tooling: vet, staticcheck and the quick tests of the benchmark tooling (module build/benchreport: the report generator, the soak; the soak itself runs in make soak; module build/otlpsink: the tracing benchmark's receiver)
 tooling: $(STATICCHECK)
 	cd build/benchreport && $(GO) vet ./... && $(GO) vet -tags soak ./... && $(STATICCHECK) ./... && $(STATICCHECK) -tags soak ./...
 	cd build/benchreport && $(GO) test -race -count=1 ./...
+	cd build/otlpsink && $(GO) vet ./... && $(STATICCHECK) ./... && $(GO) test -race -count=1 ./...
 
 ## genmodels: regenerate the committed test models and the demo model
 genmodels:

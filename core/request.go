@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 )
 
@@ -89,13 +90,24 @@ type RequestTrace interface {
 
 type traceKey struct{}
 
+// traced is set once any context has carried a trace: until then (tracing
+// off, or nothing sampled yet), RequestTraceOf answers without walking the
+// context, so that the steps' hooks cost a request one atomic load each.
+var traced atomic.Bool
+
 // WithRequestTrace returns ctx carrying t.
 func WithRequestTrace(ctx context.Context, t RequestTrace) context.Context {
+	if !traced.Load() {
+		traced.Store(true)
+	}
 	return context.WithValue(ctx, traceKey{}, t)
 }
 
 // RequestTraceOf is the trace ctx carries, or nil.
 func RequestTraceOf(ctx context.Context) RequestTrace {
+	if !traced.Load() {
+		return nil
+	}
 	t, _ := ctx.Value(traceKey{}).(RequestTrace)
 	return t
 }

@@ -163,7 +163,8 @@ func traceparent(traceID, spanID []byte) string {
 // inference (with its batch size) and encode spans; the access log line
 // carries the trace id. Over /predict, v2 REST and gRPC, exported over
 // OTLP/HTTP and OTLP/gRPC, configured by OTEL_* variables or svc.yml, one
-// process or two workers.
+// process or two workers; with tracing.spans: request, the server span
+// alone, carrying the batch size.
 func TestTracing(t *testing.T) {
 	col := startCollector(t)
 	cases := []struct {
@@ -173,6 +174,7 @@ func TestTracing(t *testing.T) {
 		workers  string
 		call     string // predict, v2, grpc
 		protocol string
+		spans    string // tracing.spans; "" is steps
 	}{
 		{name: "env http /predict", call: "predict", env: []string{
 			"OTEL_EXPORTER_OTLP_ENDPOINT=" + col.HTTP, "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
@@ -184,6 +186,10 @@ func TestTracing(t *testing.T) {
 			yml: "tracing:\n  enabled: true\n  endpoint: " + col.GRPC + "\n  protocol: grpc\n  sampler: always_on\n  service_name: svc-yml\n"},
 		{name: "svc.yml workers", call: "predict", workers: "2",
 			yml: "tracing:\n  enabled: true\n  endpoint: " + col.HTTP + "\n  sampler: parentbased_always_on\n  service_name: svc-yml-workers\n"},
+		{name: "svc.yml spans request", call: "v2", spans: "request",
+			yml: "tracing:\n  enabled: true\n  endpoint: " + col.HTTP + "\n  sampler: always_on\n  service_name: svc-yml-request\n  spans: request\n"},
+		{name: "svc.yml spans request grpc", call: "grpc", spans: "request",
+			yml: "tracing:\n  enabled: true\n  endpoint: " + col.GRPC + "\n  protocol: grpc\n  sampler: always_on\n  service_name: svc-yml-request-grpc\n  spans: request\n"},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -230,18 +236,35 @@ func TestTracing(t *testing.T) {
 				}
 			}
 
-			spans := col.trace(t, traceID, "server", "decode", "queue", "inference", "encode")
+			steps := []string{"decode", "queue", "inference", "encode"}
+			var spans map[string]gotSpan
+			if tc.spans == "request" {
+				// The server span alone, with the batch size. The step
+				// spans would have ended, and been queued for export,
+				// before it: once it is in, none of them is coming.
+				spans = col.trace(t, traceID, "server")
+				for _, name := range steps {
+					if _, ok := spans[name]; ok {
+						t.Errorf("a %s span with tracing.spans: request", name)
+					}
+				}
+				if got := attr(spans["server"], "svc.batch_size"); got != "1" {
+					t.Errorf("server span's svc.batch_size = %q, want 1", got)
+				}
+			} else {
+				spans = col.trace(t, traceID, append([]string{"server"}, steps...)...)
+				for _, name := range steps {
+					if sp := spans[name]; string(sp.ParentSpanId) != string(spans["server"].SpanId) {
+						t.Errorf("%s span's parent %x, want the server span %x", name, sp.ParentSpanId, spans["server"].SpanId)
+					}
+				}
+				if got := attr(spans["inference"], "svc.batch_size"); got != "1" {
+					t.Errorf("inference span's svc.batch_size = %q, want 1", got)
+				}
+			}
 			server := spans["server"]
 			if string(server.ParentSpanId) != string(spanID) {
 				t.Errorf("server span's parent %x, want the client's span %x", server.ParentSpanId, spanID)
-			}
-			for _, name := range []string{"decode", "queue", "inference", "encode"} {
-				if sp := spans[name]; string(sp.ParentSpanId) != string(server.SpanId) {
-					t.Errorf("%s span's parent %x, want the server span %x", name, sp.ParentSpanId, server.SpanId)
-				}
-			}
-			if got := attr(spans["inference"], "svc.batch_size"); got != "1" {
-				t.Errorf("inference span's svc.batch_size = %q, want 1", got)
 			}
 			if tc.call == "grpc" {
 				if attr(server, "rpc.method") == "" && !strings.Contains(server.Name, "ModelInfer") {
@@ -251,7 +274,8 @@ func TestTracing(t *testing.T) {
 				t.Errorf("server span's http.request.method = %q, want POST (%v)", got, server.Attributes)
 			}
 			wantService := map[string]string{"env http /predict": "svc-env-http", "env grpc v2": "svc-env-grpc",
-				"svc.yml grpc call": "svc-yml", "svc.yml workers": "svc-yml-workers"}[tc.name]
+				"svc.yml grpc call": "svc-yml", "svc.yml workers": "svc-yml-workers",
+				"svc.yml spans request": "svc-yml-request", "svc.yml spans request grpc": "svc-yml-request-grpc"}[tc.name]
 			if server.service != wantService {
 				t.Errorf("service.name %q, want %q", server.service, wantService)
 			}

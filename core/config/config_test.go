@@ -178,6 +178,7 @@ func TestLoadErrors(t *testing.T) {
 		{"access log empty", "serve:\n  access_log: \"\"\n", []string{"svc.yml: line 2: serve.access_log must be one of"}},
 		{"access log rate", "serve:\n  access_log: sampled:2\n", []string{"svc.yml: line 2: serve.access_log sample rate must be a fraction in (0, 1]", `"2"`}},
 		{"access log rate on all", "serve:\n  access_log: all:0.5\n", []string{"svc.yml: line 2: serve.access_log takes a rate only in sampled mode"}},
+		{"tracing spans", "tracing:\n  spans: every\n", []string{"line 2: tracing.spans must be steps or request", `"every"`}},
 		{"not yaml", "serve: [1, 2\n", []string{"svc.yml"}},
 		{"negative image pixels", "limits:\n  max_image_pixels: -1\n", []string{"line 2: limits.max_image_pixels cannot be negative"}},
 		{"input declaring nothing", "models:\n  m:\n    path: m.onnx\n    inputs:\n      x: {}\n", []string{"line 5: models.m.inputs.x declares nothing"}},

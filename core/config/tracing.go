@@ -31,6 +31,12 @@ type Tracing struct {
 	// ServiceName is the service.name of the spans (default: the
 	// configuration's name, "svc"); OTEL_SERVICE_NAME wins.
 	ServiceName string `yaml:"service_name"`
+	// Spans is what a request's trace holds: steps (the default: the
+	// server span and, under it, a span for each step of an inference:
+	// decode, queue, inference, encode) or request (the server span alone,
+	// carrying the run's svc.batch_size; about half the cost per sampled
+	// request, see BENCHMARKS.md).
+	Spans string `yaml:"spans"`
 }
 
 // Samplers lists the sampler names tracing.sampler takes.
@@ -51,6 +57,11 @@ func (t Tracing) check() (string, string) {
 		if !ok {
 			return "tracing.sampler", fmt.Sprintf("must be one of %v; got %q", Samplers, t.Sampler)
 		}
+	}
+	switch t.Spans {
+	case "", "steps", "request":
+	default:
+		return "tracing.spans", fmt.Sprintf("must be steps or request; got %q", t.Spans)
 	}
 	if t.SamplerArg != "" {
 		r, err := strconv.ParseFloat(t.SamplerArg, 64)

@@ -17,11 +17,12 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -29,6 +30,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/stats"
 
@@ -57,7 +59,16 @@ type Settings struct {
 	// ServiceName is svc.yml's service name (the environment's
 	// OTEL_SERVICE_NAME wins over it in the resource).
 	ServiceName string
+	// Spans is SpansSteps (a server span and a child span for each step
+	// of an inference) or SpansRequest (the server span alone).
+	Spans string
 }
+
+// The values of tracing.spans.
+const (
+	SpansSteps   = "steps"
+	SpansRequest = "request"
+)
 
 // Resolve reads cfg under the environment (lookup is os.LookupEnv): the
 // OTEL_* variables win over svc.yml.
@@ -66,7 +77,10 @@ func Resolve(cfg config.Tracing, lookup func(string) (string, bool)) (Settings, 
 		v, _ := lookup(k)
 		return strings.TrimSpace(v)
 	}
-	s := Settings{Enabled: cfg.Enabled, ServiceName: cfg.ServiceName}
+	s := Settings{Enabled: cfg.Enabled, ServiceName: cfg.ServiceName, Spans: cfg.Spans}
+	if s.Spans == "" {
+		s.Spans = SpansSteps
+	}
 	if env("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" {
 		s.Enabled = true
 	} else {
@@ -144,6 +158,8 @@ type Tracer struct {
 	provider *sdktrace.TracerProvider
 	tracer   trace.Tracer
 	prop     propagation.TextMapPropagator
+	// steps: the steps of an inference get spans of their own.
+	steps bool
 }
 
 // New starts tracing as s says, the spans' resource carrying attrs too
@@ -156,6 +172,11 @@ func New(ctx context.Context, s Settings, attrs ...attribute.KeyValue) (*Tracer,
 	if err != nil {
 		return nil, err
 	}
+	return newTracer(ctx, s, exp, attrs...)
+}
+
+// newTracer is New with the exporter given.
+func newTracer(ctx context.Context, s Settings, exp sdktrace.SpanExporter, attrs ...attribute.KeyValue) (*Tracer, error) {
 	attrs = append([]attribute.KeyValue{attribute.String("service.name", s.ServiceName)}, attrs...)
 	res, err := resource.New(ctx, resource.WithAttributes(attrs...), resource.WithFromEnv(), resource.WithTelemetrySDK())
 	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
@@ -170,6 +191,7 @@ func New(ctx context.Context, s Settings, attrs ...attribute.KeyValue) (*Tracer,
 		provider: tp,
 		tracer:   tp.Tracer("github.com/svc-dev/svc/transport/tracing"),
 		prop:     propagation.TraceContext{},
+		steps:    s.Spans != SpansRequest,
 	}, nil
 }
 
@@ -193,23 +215,192 @@ func exporter(ctx context.Context, s Settings) (*otlptrace.Exporter, error) {
 func (t *Tracer) Shutdown(ctx context.Context) error { return t.provider.Shutdown(ctx) }
 
 // Middleware gives each HTTP request its server span (continuing the
-// trace of a traceparent header), and the request's context a
-// core.RequestTrace and the trace id for the access log.
+// trace of a traceparent header, through the official W3C propagator),
+// with the HTTP semantic conventions' attributes, and the request's
+// context a core.RequestTrace and the trace id for the access log.
+//
+// It is svc's own rather than otelhttp's handler: otelhttp's costs a
+// sampled request more than twice as much CPU (it measures the bodies and
+// keeps metrics beside the span, wraps the body and the writer, and
+// allocates its attributes on every request, sampled or not), which the
+// tracing benchmark in this package shows.
 func (t *Tracer) Middleware() transport.Middleware {
 	return func(next http.Handler) http.Handler {
-		inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			next.ServeHTTP(w, r.WithContext(t.scope(r.Context())))
-		})
-		return otelhttp.NewHandler(inner, "",
-			otelhttp.WithTracerProvider(t.provider),
-			otelhttp.WithPropagators(t.prop),
-			otelhttp.WithMeterProvider(noop.NewMeterProvider()),
-			otelhttp.WithSpanNameFormatter(spanName))
+		return &httpTracing{t: t, next: next}
 	}
 }
 
+type httpTracing struct {
+	t    *Tracer
+	next http.Handler
+}
+
+// The header names the W3C propagator asks for, in the canonical form
+// http.Header keeps them in.
+var (
+	traceparentKey = http.CanonicalHeaderKey("traceparent")
+	tracestateKey  = http.CanonicalHeaderKey("tracestate")
+)
+
+// headerCarrier hands the propagator a request's headers without
+// canonicalising the names it asks for on every request.
+type headerCarrier http.Header
+
+func (c headerCarrier) Get(key string) string {
+	var v []string
+	switch key {
+	case "traceparent":
+		v = c[traceparentKey]
+	case "tracestate":
+		v = c[tracestateKey]
+	default:
+		return http.Header(c).Get(key)
+	}
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
+func (c headerCarrier) Set(key, value string) { http.Header(c).Set(key, value) }
+func (c headerCarrier) Keys() []string        { return propagation.HeaderCarrier(c).Keys() }
+
+// serverSpanName is the server span's name until the span is known to be
+// sampled; a sampled one is then named "METHOD /path" (spanName).
+const serverSpanName = "HTTP"
+
+// The span kinds, as options made once.
+var (
+	serverKind   = trace.WithSpanKind(trace.SpanKindServer)
+	internalKind = trace.WithSpanKind(trace.SpanKindInternal)
+)
+
+func (h *httpTracing) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx := h.t.prop.Extract(r.Context(), headerCarrier(r.Header))
+	// The sampler decides without the span's attributes (the SDK's
+	// samplers read none); an unsampled request builds none of them.
+	ctx, span := h.t.tracer.Start(ctx, serverSpanName, serverKind)
+	if !span.IsRecording() {
+		// Not sampled: nothing is exported, and nothing below needs the
+		// span (svc calls no one it could pass the trace on to), so the
+		// request goes on as it came. Its access-log line still carries
+		// the caller's trace id, from the traceparent header.
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	sc := span.SpanContext()
+	span.SetName(spanName(r))
+	q := &httpRequest{ResponseWriter: w}
+	ctx = transport.WithTraceID(ctx, transport.TraceID(sc.TraceID()))
+	q.steps.ctx, q.steps.tracer, q.steps.span, q.steps.each, q.steps.deferRows = ctx, h.t.tracer, span, h.t.steps, true
+	ctx = core.WithRequestTrace(ctx, &q.steps)
+	defer func() {
+		status := q.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		if p := recover(); p != nil {
+			// The access log, inside, answers panics; one that reaches
+			// here is http.ErrAbortHandler, which net/http handles.
+			status = http.StatusInternalServerError
+			defer panic(p)
+		}
+		// The attributes go in at the end, all at once: the span grows its
+		// list of them once.
+		n := requestAttrs(&q.attrs, r)
+		q.attrs[n] = semconv.HTTPResponseStatusCode(status)
+		n++
+		if rows := q.steps.rows.Load(); rows > 0 {
+			q.attrs[n] = attribute.Int(BatchSizeKey, int(rows))
+			n++
+		}
+		if status >= 500 {
+			q.attrs[n] = semconv.ErrorTypeKey.String(strconv.Itoa(status))
+			n++
+			span.SetStatus(codes.Error, "")
+		}
+		span.SetAttributes(q.attrs[:n]...)
+		span.End()
+	}()
+	h.next.ServeHTTP(q, r.WithContext(ctx))
+}
+
+// httpRequest is a sampled request's state, in one allocation: the writer
+// that remembers the answer's status, room for the span's attributes,
+// and the steps.
+type httpRequest struct {
+	http.ResponseWriter
+	status int
+	attrs  [6]attribute.KeyValue
+	steps  steps
+}
+
+func (q *httpRequest) WriteHeader(code int) {
+	if q.status == 0 {
+		q.status = code
+	}
+	q.ResponseWriter.WriteHeader(code)
+}
+
+func (q *httpRequest) Write(b []byte) (int, error) {
+	if q.status == 0 {
+		q.status = http.StatusOK
+	}
+	return q.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (q *httpRequest) Unwrap() http.ResponseWriter { return q.ResponseWriter }
+
+// requestAttrs puts a request's semantic-convention attributes into a and
+// returns how many: those the HTTP server span's conventions require
+// (http.request.method, url.scheme, url.path; http.response.status_code
+// and error.type are set at the end). The recommended ones (the peer's
+// address and port, the user agent, the protocol version, ...) are left
+// out: every attribute is copied into the span, converted and encoded
+// again by the exporter, and on the tiny model they would cost more than
+// the step spans do (docs/tracing.md, Cost).
+func requestAttrs(a *[6]attribute.KeyValue, r *http.Request) int {
+	scheme := semconv.URLScheme("http")
+	if r.TLS != nil {
+		scheme = semconv.URLScheme("https")
+	}
+	p := r.URL.Path
+	if len(p) > 256 {
+		p = p[:256]
+	}
+	a[0], a[1], a[2] = methodAttr(r.Method), scheme, semconv.URLPath(p)
+	return 3
+}
+
+// methodAttr is http.request.method: the method if it is a known one,
+// else _OTHER (the conventions' way of bounding its values).
+func methodAttr(m string) attribute.KeyValue {
+	switch m {
+	case http.MethodGet:
+		return semconv.HTTPRequestMethodGet
+	case http.MethodPost:
+		return semconv.HTTPRequestMethodPost
+	case http.MethodPut:
+		return semconv.HTTPRequestMethodPut
+	case http.MethodDelete:
+		return semconv.HTTPRequestMethodDelete
+	case http.MethodHead:
+		return semconv.HTTPRequestMethodHead
+	case http.MethodOptions:
+		return semconv.HTTPRequestMethodOptions
+	case http.MethodPatch:
+		return semconv.HTTPRequestMethodPatch
+	case http.MethodConnect:
+		return semconv.HTTPRequestMethodConnect
+	case http.MethodTrace:
+		return semconv.HTTPRequestMethodTrace
+	}
+	return semconv.HTTPRequestMethodOther
+}
+
 // spanName is "METHOD /path", the path cut short.
-func spanName(_ string, r *http.Request) string {
+func spanName(r *http.Request) string {
 	p := r.URL.Path
 	if len(p) > 128 {
 		p = p[:128]
@@ -217,7 +408,7 @@ func spanName(_ string, r *http.Request) string {
 	return r.Method + " " + p
 }
 
-// scope adds to ctx, which holds the request's server span, the request's
+// scope adds to ctx, which holds a gRPC call's server span, the call's
 // steps and its trace id.
 func (t *Tracer) scope(ctx context.Context) context.Context {
 	span := trace.SpanFromContext(ctx)
@@ -226,7 +417,7 @@ func (t *Tracer) scope(ctx context.Context) context.Context {
 		ctx = transport.WithTraceID(ctx, transport.TraceID(sc.TraceID()))
 	}
 	if span.IsRecording() {
-		ctx = core.WithRequestTrace(ctx, &steps{ctx: ctx, tracer: t.tracer})
+		ctx = core.WithRequestTrace(ctx, &steps{ctx: ctx, tracer: t.tracer, span: span, each: t.steps})
 	}
 	return ctx
 }
@@ -263,16 +454,38 @@ var stepNames = [...]string{
 // run it was part of (other requests' merged in).
 const BatchSizeKey = "svc.batch_size"
 
-// steps turns a request's steps into child spans of its server span.
+// steps turns a request's steps into child spans of its server span
+// (tracing.spans: steps), or, with each off (tracing.spans: request), only
+// puts the run's batch size on the server span.
 type steps struct {
 	ctx    context.Context
 	tracer trace.Tracer
+	span   trace.Span
+	each   bool
+	// rows is the run's batch size when each is off and the server span
+	// is the middleware's, which sets it when it ends the span.
+	rows atomic.Int64
+	// deferRows: the middleware sets rows on the span; else Step does.
+	deferRows bool
 }
 
 func (s *steps) Step(st core.Step, start, end time.Time, rows int) {
-	_, span := s.tracer.Start(s.ctx, stepNames[st], trace.WithTimestamp(start), trace.WithSpanKind(trace.SpanKindInternal))
-	if st == core.StepInfer {
-		span.SetAttributes(attribute.Int(BatchSizeKey, rows))
+	if !s.each {
+		switch {
+		case st != core.StepInfer:
+		case s.deferRows:
+			s.rows.Store(int64(rows))
+		default:
+			s.span.SetAttributes(attribute.Int(BatchSizeKey, rows))
+		}
+		return
 	}
+	if st == core.StepInfer {
+		_, span := s.tracer.Start(s.ctx, stepNames[st], trace.WithTimestamp(start), internalKind,
+			trace.WithAttributes(attribute.Int(BatchSizeKey, rows)))
+		span.End(trace.WithTimestamp(end))
+		return
+	}
+	_, span := s.tracer.Start(s.ctx, stepNames[st], trace.WithTimestamp(start), internalKind)
 	span.End(trace.WithTimestamp(end))
 }
