@@ -653,6 +653,10 @@ func superviseWorkers(ctx context.Context, cfg config.Config, src core.Source, r
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	var hurried sync.WaitGroup
+	defer hurried.Wait()
+	hurry := hurryOnSecondSignal(&hurried)
+	defer hurry.stop()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -669,6 +673,7 @@ func superviseWorkers(ctx context.Context, cfg config.Config, src core.Source, r
 		DrainDelay: cfg.Serve.DrainDelay.Std(),
 		Log:        log,
 	})
+	hurry.to(sup.Hurry)
 	err = sup.Run(ctx, func(info json.RawMessage) {
 		var b transport.Banner
 		if err := json.Unmarshal(info, &b); err != nil {
@@ -696,6 +701,53 @@ func superviseWorkers(ctx context.Context, cfg config.Config, src core.Source, r
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// secondSignal passes the second SIGINT or SIGTERM the supervisor gets on
+// to the workers (the first stops them): it cuts their drain delay short.
+type secondSignal struct {
+	ch   chan os.Signal
+	done chan struct{}
+	mu   sync.Mutex
+	fn   func()
+}
+
+func hurryOnSecondSignal(wg *sync.WaitGroup) *secondSignal {
+	h := &secondSignal{ch: make(chan os.Signal, 2), done: make(chan struct{})}
+	signal.Notify(h.ch, syscall.SIGINT, syscall.SIGTERM)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		seen := 0
+		for {
+			select {
+			case <-h.ch:
+				if seen++; seen < 2 {
+					continue
+				}
+				h.mu.Lock()
+				fn := h.fn
+				h.mu.Unlock()
+				if fn != nil {
+					fn()
+				}
+			case <-h.done:
+				return
+			}
+		}
+	}()
+	return h
+}
+
+func (h *secondSignal) to(fn func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.fn = fn
+}
+
+func (h *secondSignal) stop() {
+	signal.Stop(h.ch)
+	close(h.done)
 }
 
 // hostFromEnv tells the providers what the loaded library offers.

@@ -324,6 +324,20 @@ func (s *Supervisor) stopAll() {
 	}
 }
 
+// Hurry passes a second stop signal on to the workers (ShutdownSignal
+// again): each ends its drain delay early, as a single process does on a
+// second SIGTERM. Workers that have not begun stopping are not asked.
+func (s *Supervisor) Hurry() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.stopped {
+		return
+	}
+	for _, p := range s.procs {
+		_ = p.cmd.Process.Signal(ShutdownSignal)
+	}
+}
+
 func (s *Supervisor) kill(p *proc) {
 	_ = p.cmd.Process.Kill()
 	<-p.exited

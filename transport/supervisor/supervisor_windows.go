@@ -60,3 +60,6 @@ func (*Supervisor) Pids() map[int]int { return nil }
 func (s *Supervisor) Reload(context.Context) (core.ReloadResult, error) {
 	return core.ReloadResult{}, errors.New("no worker processes on Windows")
 }
+
+// Hurry does nothing on Windows: there are no worker processes.
+func (*Supervisor) Hurry() {}
