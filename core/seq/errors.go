@@ -55,3 +55,40 @@ func (e *StepError) Error() string { return e.Message }
 type ClosedError struct{ Reason string }
 
 func (e *ClosedError) Error() string { return "sequences are closed: " + e.Reason }
+
+// Refusal is how a protocol answers an error of a step: the store's
+// refusals fall in three classes; errors of the run are NotRefused and
+// pass as they are.
+type Refusal int
+
+// The classes of Classify.
+const (
+	NotRefused Refusal = iota
+	// Invalid: an unknown or ended sequence, a malformed step, a model
+	// without state (400, INVALID_ARGUMENT).
+	Invalid
+	// Exhausted: sequence.max_active reached (429, RESOURCE_EXHAUSTED).
+	Exhausted
+	// Unavailable: the store is closed, the server stopping (503,
+	// UNAVAILABLE).
+	Unavailable
+)
+
+// Classify says which class of refusal err is, for every protocol alike.
+func Classify(err error) Refusal {
+	var (
+		unknown *UnknownError
+		limit   *LimitError
+		bad     *StepError
+		closed  *ClosedError
+	)
+	switch {
+	case errors.As(err, &limit):
+		return Exhausted
+	case errors.As(err, &closed):
+		return Unavailable
+	case errors.As(err, &unknown), errors.As(err, &bad), errors.Is(err, ErrStateless):
+		return Invalid
+	}
+	return NotRefused
+}

@@ -407,3 +407,25 @@ func TestContextCarried(t *testing.T) {
 		st.Close(ctx, "test over")
 	}
 }
+
+// TestClassify: every refusal of the store falls in its class, and an
+// error of the run in none.
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		err  error
+		want Refusal
+	}{
+		{&UnknownError{ID: "a"}, Invalid},
+		{&UnknownError{ID: "a", Reason: ReasonReloaded}, Invalid},
+		{fmt.Errorf("step: %w", ErrStateless), Invalid},
+		{&StepError{Input: "state", Message: "svc keeps it"}, Invalid},
+		{&LimitError{ID: "a", Max: 1}, Exhausted},
+		{&ClosedError{Reason: ReasonStopping}, Unavailable},
+		{errors.New("Inference failed: bad shape"), NotRefused},
+	}
+	for _, tt := range tests {
+		if got := Classify(tt.err); got != tt.want {
+			t.Errorf("Classify(%v) = %d, want %d", tt.err, got, tt.want)
+		}
+	}
+}

@@ -3,7 +3,6 @@ package oip
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strconv"
 
 	"github.com/svc-dev/svc/core"
@@ -133,18 +132,12 @@ func (v *View) step(ctx context.Context, req *Request) (core.Result, error) {
 // reached is KindExhausted, a closed store KindUnavailable, the others
 // KindInvalid; errors of the run pass as they are.
 func SequenceError(err error) error {
-	var (
-		unknown *seq.UnknownError
-		limit   *seq.LimitError
-		bad     *seq.StepError
-		closed  *seq.ClosedError
-	)
-	switch {
-	case errors.As(err, &limit):
+	switch seq.Classify(err) {
+	case seq.Exhausted:
 		return Errorf(KindExhausted, "%s", err.Error())
-	case errors.As(err, &closed):
+	case seq.Unavailable:
 		return Errorf(KindUnavailable, "%s", err.Error())
-	case errors.As(err, &unknown), errors.As(err, &bad), errors.Is(err, seq.ErrStateless):
+	case seq.Invalid:
 		return invalid("%s", err.Error())
 	}
 	return err

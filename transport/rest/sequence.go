@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -128,18 +127,12 @@ func (h *Handler) serveStep(w http.ResponseWriter, r *http.Request, v *view, st 
 // stepError is the status and detail of a refusal of the store (status 0:
 // not one, an error of the run).
 func stepError(err error) (int, string, core.Outcome) {
-	var (
-		unknown *seq.UnknownError
-		limit   *seq.LimitError
-		bad     *seq.StepError
-		closed  *seq.ClosedError
-	)
-	switch {
-	case errors.As(err, &limit):
+	switch seq.Classify(err) {
+	case seq.Exhausted:
 		return http.StatusTooManyRequests, err.Error(), core.OutcomeBadRequest
-	case errors.As(err, &closed):
+	case seq.Unavailable:
 		return http.StatusServiceUnavailable, err.Error(), core.OutcomeNotReady
-	case errors.As(err, &unknown), errors.As(err, &bad), errors.Is(err, seq.ErrStateless):
+	case seq.Invalid:
 		return http.StatusBadRequest, err.Error(), core.OutcomeBadRequest
 	}
 	return 0, "", 0
