@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -47,7 +48,14 @@ type loaderParams struct {
 	Prepare   []Preparer `group:"preparers"`
 	// Resolve, when supplied, finds the model again before each reload.
 	Resolve SourceResolver `optional:"true"`
+	// Sample, when supplied, is the warm-up inference in place of inputs
+	// of ones.
+	Sample WarmUpSample `optional:"true"`
 }
+
+// WarmUpSample runs a warm-up inference from a sample the user gave
+// (svc.yml's models.NAME.warmup) on a loaded generation's runner.
+type WarmUpSample func(Runner) error
 
 // SourceResolver resolves the served model again, for a reload: a model
 // pulled from the Hub is served from a new snapshot once a new commit has
@@ -101,7 +109,15 @@ func NewLoader(m *Model, open Opener, sched Scheduler, o LoadOptions, log *zap.L
 func (l *Loader) Start() {
 	p := l.p
 	var warm func(Runner) error
-	if p.Options.WarmUp {
+	switch {
+	case p.Sample != nil && p.Options.WarmUp:
+		warm = func(r Runner) error {
+			if err := p.Sample(r); err != nil {
+				return fmt.Errorf("warm-up sample: %w", err)
+			}
+			return nil
+		}
+	case p.Options.WarmUp:
 		warm = WarmUp
 	}
 	prepare := make([]Preparer, 0, len(p.Prepare))

@@ -406,6 +406,11 @@ func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logge
 		fx.Provide(cfg.Sections),
 		sequenceWorkers(worker),
 	}
+	sample, err := warmUpSample(declared(src, cfg))
+	if err != nil {
+		return nil, err
+	}
+	options = append(options, sample)
 	if worker != nil {
 		lns, err := worker.Listeners()
 		if err != nil {

@@ -68,6 +68,10 @@ type Model struct {
 	// Sequence declares the model's state pairs, first values and context
 	// (nil: found by convention; sequence.go).
 	Sequence *ModelSequence `yaml:"sequence"`
+	// WarmUp is a file holding an Open Inference Protocol request (the JSON
+	// a client POSTs to /v2/models/NAME/infer), relative to svc.yml: the
+	// warm-up inference runs it instead of inputs of ones.
+	WarmUp string `yaml:"warmup"`
 }
 
 // Reload configures hot reloading: SIGHUP and POST

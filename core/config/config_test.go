@@ -333,10 +333,10 @@ func TestServeAccessLogPolicy(t *testing.T) {
 	}
 }
 
-// TestLabelFilesRelative: a label file is found relative to svc.yml, a
-// list stays a list.
+// TestLabelFilesRelative: a label file (and a warm-up sample) is found
+// relative to svc.yml, a list stays a list.
 func TestLabelFilesRelative(t *testing.T) {
-	p := write(t, "models:\n  m:\n    path: m.onnx\n    outputs:\n      y:\n        ctc: {labels: keys/chars.txt}\n      z:\n        classify: {labels: [a, b]}\n")
+	p := write(t, "models:\n  m:\n    path: m.onnx\n    warmup: samples/m.json\n    outputs:\n      y:\n        ctc: {labels: keys/chars.txt}\n      z:\n        classify: {labels: [a, b]}\n")
 	c, err := Load(p, true)
 	if err != nil {
 		t.Fatal(err)
@@ -347,5 +347,8 @@ func TestLabelFilesRelative(t *testing.T) {
 	}
 	if l := m.Outputs["z"].Classify.Labels; l.File != "" || strings.Join(l.List, ",") != "a,b" {
 		t.Errorf("classify labels = %+v", l)
+	}
+	if got, want := m.WarmUp, filepath.Join(filepath.Dir(c.File), "samples", "m.json"); got != want {
+		t.Errorf("warm-up sample = %q, want %q", got, want)
 	}
 }

@@ -107,6 +107,7 @@ func (c *Config) resolveMedia(dir string) {
 			t.resolve(dir)
 			m.Text = &t
 		}
+		m.WarmUp = absUnder(dir, m.WarmUp)
 		c.Models[name] = m
 	}
 }

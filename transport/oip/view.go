@@ -298,3 +298,20 @@ func listOrNone(names []string) string {
 	}
 	return "'" + strings.Join(names, "', '") + "'"
 }
+
+// RunSample runs body, an inference request as a client POSTs it to
+// /v2/models/NAME/infer (JSON), on r with the media settings of the model,
+// and drops the answer: the warm-up inference from a sample.
+func RunSample(ctx context.Context, r core.Runner, media *codec.Set, body []byte) error {
+	v := &restView{View: NewView(r, media)}
+	req, err := parseRequest(body, nil, false, v)
+	if err != nil {
+		return err
+	}
+	res, err := v.Run(ctx, &req.Request, 0)
+	if err != nil {
+		return err
+	}
+	defer res.Release()
+	return v.CheckResult(res)
+}
