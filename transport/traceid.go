@@ -40,13 +40,13 @@ func requestTraceID(r *http.Request) string {
 	if len(v) == 0 {
 		return ""
 	}
-	return traceparentID(v[0])
+	return TraceparentID(v[0])
 }
 
-// traceparentID is the trace id of a traceparent value
+// TraceparentID is the trace id of a traceparent value
 // ("00-<32 hex>-<16 hex>-<2 hex>"), or "" when it is not well formed or
 // the id is all zeros.
-func traceparentID(tp string) string {
+func TraceparentID(tp string) string {
 	if len(tp) != 55 || tp[:3] != "00-" || tp[35] != '-' || tp[52] != '-' {
 		return ""
 	}

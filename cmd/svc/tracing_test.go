@@ -291,3 +291,36 @@ func TestTracing(t *testing.T) {
 		})
 	}
 }
+
+// TestTracingUnsampledRPCLog: with tracing on and nothing sampled, a gRPC
+// call's rpc log line carries the caller's trace id when the call brings a
+// traceparent, and none when it does not (no made-up id that no span was
+// exported under), as the HTTP access log does.
+func TestTracingUnsampledRPCLog(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "svc.yml")
+	if err := os.WriteFile(cfg, []byte("tracing:\n  enabled: true\n  endpoint: http://127.0.0.1:9\n  sampler: always_off\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	s := startServer(t, model("classifier.onnx"), "--config", cfg, "--grpc-port", port)
+	c := grpcClient(t, "127.0.0.1:"+port)
+	req := &inference.ModelInferRequest{ModelName: "classifier", Inputs: []*inference.ModelInferRequest_InferInputTensor{{
+		Name: "input", Datatype: "FP32", Shape: []int64{1, 4},
+		Contents: &inference.InferTensorContents{Fp32Contents: []float32{5.1, 3.5, 1.4, 0.2}}}}}
+	traceID := []byte("unsampled-trace!")
+	for _, ctx := range []context.Context{
+		context.Background(),
+		metadata.AppendToOutgoingContext(context.Background(), "traceparent", traceparent(traceID, []byte("caller-1"))),
+	} {
+		if _, err := c.Infer(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs := s.waitLog("rpc", 2, func(m map[string]any) bool { return strings.HasSuffix(fmt.Sprint(m["grpc_method"]), "ModelInfer") })
+	if id, ok := recs[0]["trace_id"]; ok {
+		t.Errorf("the call without a traceparent logged trace_id %v", id)
+	}
+	if got, want := recs[1]["trace_id"], hex.EncodeToString(traceID); got != want {
+		t.Errorf("the call with a traceparent logged trace_id %v, want the caller's %s", got, want)
+	}
+}

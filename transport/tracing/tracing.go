@@ -32,6 +32,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/stats"
 
 	"github.com/svc-dev/svc/core"
@@ -413,13 +414,28 @@ func spanName(r *http.Request) string {
 func (t *Tracer) scope(ctx context.Context) context.Context {
 	span := trace.SpanFromContext(ctx)
 	sc := span.SpanContext()
-	if sc.HasTraceID() {
+	// The rpc line's trace id: the span's when it is sampled, else the
+	// caller's (the unsampled span goes on its trace); an unsampled call
+	// with no caller's trace has none to log, as over HTTP.
+	if sc.HasTraceID() && (span.IsRecording() || incomingTraceparent(ctx)) {
 		ctx = transport.WithTraceID(ctx, transport.TraceID(sc.TraceID()))
 	}
 	if span.IsRecording() {
 		ctx = core.WithRequestTrace(ctx, &steps{ctx: ctx, tracer: t.tracer, span: span, each: t.steps})
 	}
 	return ctx
+}
+
+// incomingTraceparent reports whether a gRPC call's metadata carries a
+// well-formed W3C traceparent.
+func incomingTraceparent(ctx context.Context) bool {
+	md, _ := metadata.FromIncomingContext(ctx)
+	for _, v := range md.Get("traceparent") {
+		if transport.TraceparentID(v) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // StatsHandler gives each gRPC call its server span, as Middleware does
