@@ -658,10 +658,6 @@ func superviseWorkers(ctx context.Context, cfg config.Config, src core.Source, r
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	var hurried sync.WaitGroup
-	defer hurried.Wait()
-	hurry := hurryOnSecondSignal(&hurried)
-	defer hurry.stop()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -678,7 +674,7 @@ func superviseWorkers(ctx context.Context, cfg config.Config, src core.Source, r
 		DrainDelay: cfg.Serve.DrainDelay.Std(),
 		Log:        log,
 	})
-	hurry.to(sup.Hurry)
+	defer onSecondSignal(sup.Hurry)()
 	err = sup.Run(ctx, func(info json.RawMessage) {
 		var b transport.Banner
 		if err := json.Unmarshal(info, &b); err != nil {
@@ -708,51 +704,33 @@ func superviseWorkers(ctx context.Context, cfg config.Config, src core.Source, r
 	return nil
 }
 
-// secondSignal passes the second SIGINT or SIGTERM the supervisor gets on
-// to the workers (the first stops them): it cuts their drain delay short.
-type secondSignal struct {
-	ch   chan os.Signal
-	done chan struct{}
-	mu   sync.Mutex
-	fn   func()
-}
-
-func hurryOnSecondSignal(wg *sync.WaitGroup) *secondSignal {
-	h := &secondSignal{ch: make(chan os.Signal, 2), done: make(chan struct{})}
-	signal.Notify(h.ch, syscall.SIGINT, syscall.SIGTERM)
+// onSecondSignal calls fn on the second SIGINT or SIGTERM the process
+// gets (the first stops the server): the supervisor passes it on to the
+// workers, ending their drain delay. The returned stop ends the watch.
+func onSecondSignal(fn func()) (stop func()) {
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		seen := 0
-		for {
+		for seen := 1; ; seen++ {
 			select {
-			case <-h.ch:
-				if seen++; seen < 2 {
-					continue
-				}
-				h.mu.Lock()
-				fn := h.fn
-				h.mu.Unlock()
-				if fn != nil {
+			case <-ch:
+				if seen >= 2 {
 					fn()
 				}
-			case <-h.done:
+			case <-done:
 				return
 			}
 		}
 	}()
-	return h
-}
-
-func (h *secondSignal) to(fn func()) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.fn = fn
-}
-
-func (h *secondSignal) stop() {
-	signal.Stop(h.ch)
-	close(h.done)
+	return func() {
+		signal.Stop(ch)
+		close(done)
+		wg.Wait()
+	}
 }
 
 // hostFromEnv tells the providers what the loaded library offers.

@@ -98,26 +98,12 @@ func charStarts(text string) func(int) int {
 // with one array per text:
 // [[{"entity":"PER","start":0,"end":4,"text":"John","score":0.99}]].
 func AppendEntitiesJSON(dst []byte, items [][]Entity) []byte {
-	dst = append(dst, '[')
-	for i, item := range items {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = AppendEntityListJSON(dst, item)
-	}
-	return append(dst, ']')
+	return appendArray(dst, items, AppendEntityListJSON)
 }
 
 // AppendEntityListJSON appends one text's entities as a JSON array.
 func AppendEntityListJSON(dst []byte, entities []Entity) []byte {
-	dst = append(dst, '[')
-	for i, e := range entities {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = e.appendJSON(dst)
-	}
-	return append(dst, ']')
+	return appendArray(dst, entities, func(d []byte, e Entity) []byte { return e.appendJSON(d) })
 }
 
 // MarshalJSON writes e as AppendEntityListJSON writes each entity.

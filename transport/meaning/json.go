@@ -10,38 +10,29 @@ import (
 // AppendClassesJSON appends the classes of every item as a JSON array
 // with one array per item: [[{"label":"cat","index":3,"score":0.93}]].
 func AppendClassesJSON(dst []byte, items [][]Class) []byte {
-	dst = append(dst, '[')
-	for i, item := range items {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = AppendClassListJSON(dst, item)
-	}
-	return append(dst, ']')
+	return appendArray(dst, items, AppendClassListJSON)
 }
 
 // AppendClassListJSON appends one item's classes as a JSON array:
 // [{"label":"cat","index":3,"score":0.93},...].
 func AppendClassListJSON(dst []byte, classes []Class) []byte {
-	dst = append(dst, '[')
-	for i, c := range classes {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = c.appendJSON(dst)
-	}
-	return append(dst, ']')
+	return appendArray(dst, classes, func(d []byte, c Class) []byte { return c.appendJSON(d) })
 }
 
 // AppendTextsJSON appends the texts as a JSON array with one object per
 // item: [{"text":"abc","score":0.97}].
 func AppendTextsJSON(dst []byte, texts []Text) []byte {
+	return appendArray(dst, texts, func(d []byte, t Text) []byte { return t.appendJSON(d) })
+}
+
+// appendArray appends xs as a JSON array, each element written by each.
+func appendArray[T any](dst []byte, xs []T, each func([]byte, T) []byte) []byte {
 	dst = append(dst, '[')
-	for i, t := range texts {
+	for i, x := range xs {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = t.appendJSON(dst)
+		dst = each(dst, x)
 	}
 	return append(dst, ']')
 }
