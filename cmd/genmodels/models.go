@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/svc-dev/svc/core/onnxpb"
@@ -259,6 +260,36 @@ func runningSum() *onnxpb.Model {
 	return b.model()
 }
 
+// timeMajorLSTM is a recurrent model in the ONNX LSTM operator's own
+// layout, time first: x [time, batch, 3] and the states h and c [1, batch,
+// 4] give y [time, 1, batch, 4], hn and cn. Its batch dimension is named
+// "batch" on every axis that carries it, which is how svc joins the steps
+// of several sequences on axis 1 of x (docs/sequences.md).
+func timeMajorLSTM() *onnxpb.Model {
+	const feat, hidden = 3, 4
+	weights := func(name string, scale float64, shape ...int64) *onnxpb.TensorProto {
+		v := make([]float32, shape[0]*shape[1]*shape[2])
+		for i := range v {
+			v[i] = float32(scale * math.Sin(float64(i)*0.37+float64(len(name))))
+		}
+		return constant(name, shape, v)
+	}
+	b := newGraph("lstm")
+	b.input("x", tensorOf(onnxpb.ElemFloat, "time", "batch", feat), "this step's frames, time first")
+	b.input("h", tensorOf(onnxpb.ElemFloat, 1, "batch", hidden), "hidden state")
+	b.input("c", tensorOf(onnxpb.ElemFloat, 1, "batch", hidden), "cell state")
+	w, r, bias := weights("W", 0.6, 1, 4*hidden, feat), weights("R", 0.4, 1, 4*hidden, hidden), weights("Bias", 0.1, 1, 1, 8*hidden)
+	bias.Dims = dims(1, 8*hidden)
+	b.initializer(w)
+	b.initializer(r)
+	b.initializer(bias)
+	b.node("LSTM", in("x", "W", "R", "Bias", "", "h", "c"), out("y", "hn", "cn"), attrInt("hidden_size", hidden))
+	b.output("y", tensorOf(onnxpb.ElemFloat, "time", 1, "batch", hidden), "every frame's hidden state")
+	b.output("hn", tensorOf(onnxpb.ElemFloat, 1, "batch", hidden), "the next step's hidden state")
+	b.output("cn", tensorOf(onnxpb.ElemFloat, 1, "batch", hidden), "the next step's cell state")
+	return b.model()
+}
+
 func testModels() ([]file, error) {
 	var files []file
 	add := func(path string, m *onnxpb.Model) error {
@@ -299,6 +330,7 @@ func testModels() ([]file, error) {
 		{"reload_v1.onnx", reloadVersion(1)},
 		{"reload_v2.onnx", reloadVersion(2)},
 		{"running_sum.onnx", runningSum()},
+		{"lstm_time_major.onnx", timeMajorLSTM()},
 	}
 	for _, x := range models {
 		if err := add(x.path, x.m); err != nil {

@@ -151,17 +151,23 @@ func (s *Store) runMerged(l *Layout, group []*pending) {
 	s.runs.Add(1)
 	s.batched.Add(1)
 	if err != nil {
+		// The steps run alone: one bad step fails by itself, and if every
+		// step runs alone the merging was at fault (a batch axis the
+		// layout got wrong), so it is switched off.
+		failed := false
 		for _, p := range group {
-			p.err = err
+			s.runAlone(l, p)
+			failed = failed || p.err != nil
+		}
+		if !failed {
+			s.switchOffMerging(fmt.Sprintf("a run of %d steps merged on their batch axes failed (%v), and each step ran alone", len(group), err))
 		}
 		return
 	}
 	for j, t := range outs {
 		axis := l.OutAxis[j]
 		if axis < 0 || axis >= len(t.Shape) || int(t.Shape[axis]) != total {
-			s.mu.Lock()
-			s.noMerge = fmt.Sprintf("output %q of a run of %d rows did not have %d rows on axis %d", l.info.Outputs[j].Name, total, total, axis)
-			s.mu.Unlock()
+			s.switchOffMerging(fmt.Sprintf("output %q of a run of %d rows did not have %d rows on axis %d", l.info.Outputs[j].Name, total, total, axis))
 			for _, p := range group {
 				s.runAlone(l, p)
 			}
@@ -178,6 +184,14 @@ func (s *Store) runMerged(l *Layout, group []*pending) {
 		at += p.rows
 		s.keep(l, p, mine)
 	}
+}
+
+// switchOffMerging makes every later step run alone, for the reason why
+// (Batching reports it), until the next model is adopted.
+func (s *Store) switchOffMerging(why string) {
+	s.mu.Lock()
+	s.noMerge = why
+	s.mu.Unlock()
 }
 
 // keep hands a step its outputs and makes its state outputs the

@@ -28,6 +28,8 @@ type vad struct {
 	entered chan struct{}
 	// wrongRows makes a merged run answer one row too few.
 	wrongRows bool
+	// failMerged makes a run of several rows fail.
+	failMerged bool
 }
 
 func (v *vad) Info() core.ModelInfo {
@@ -65,6 +67,9 @@ func (v *vad) Predict(ctx context.Context, in []*tensor.Tensor) (core.Result, er
 	if first && v.gate != nil {
 		close(v.entered)
 		<-v.gate
+	}
+	if v.failMerged && b > 1 {
+		return nil, &core.InferenceError{Err: errors.New("this model runs one row at a time")}
 	}
 	n := int(x.Shape[1])
 	xs, ss := x.Data.([]float32), st.Data.([]float32)

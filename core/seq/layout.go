@@ -150,12 +150,16 @@ func FindPairs(info core.ModelInfo, declared map[string]string) ([]Pair, error) 
 }
 
 // NewLayout finds the model's state pairs (see FindPairs) and the batch
-// axis of every input, output and state. A state's batch axis is the
-// dynamic axis whose name is the other inputs' batch dimension's, or else
-// its only dynamic axis (Silero VAD's state [2, B, 128]: axis 1). Other
-// inputs and outputs have their batch on axis 0 when it is dynamic; an
-// input without one (a scalar such as a sample rate) must be equal in the
-// steps that share a run.
+// axis of every input, output and state. The batch dimension is known by
+// its name where the model names it: the name of the states' only dynamic
+// axis (Silero VAD's state [2, B, 128], an LSTM's h [1, batch, hidden]),
+// or else the name of the other inputs' dynamic first axis. Every input
+// and output then has its batch on the axis of that name, so a time-major
+// input [time, batch, features] joins on axis 1; one that does not name it
+// has its batch on axis 0 when that is dynamic. A state without the name
+// has its batch on its only dynamic axis. An input without a batch axis (a
+// scalar such as a sample rate) must be equal in the steps that share a
+// run.
 func NewLayout(info core.ModelInfo, declared map[string]string) (*Layout, error) {
 	pairs, err := FindPairs(info, declared)
 	if err != nil {
@@ -166,17 +170,11 @@ func NewLayout(info core.ModelInfo, declared map[string]string) (*Layout, error)
 	for _, p := range pairs {
 		state[p.In] = true
 	}
-	batchName := ""
+	batchName := batchDimName(info, pairs, state)
 	for i, in := range info.Inputs {
 		l.InAxis[i] = -1
-		if state[i] || in.Kind != core.KindTensor {
-			continue
-		}
-		if len(in.Shape) > 0 && in.Shape[0] < 0 {
-			l.InAxis[i] = 0
-			if batchName == "" && len(in.DimNames) > 0 {
-				batchName = in.DimNames[0]
-			}
+		if !state[i] && in.Kind == core.KindTensor {
+			l.InAxis[i] = rowAxis(in.Shape, in.DimNames, batchName)
 		}
 	}
 	for k := range l.Pairs {
@@ -194,25 +192,72 @@ func NewLayout(info core.ModelInfo, declared map[string]string) (*Layout, error)
 			l.OutAxis[i] = a
 			continue
 		}
-		if out.Kind == core.KindTensor && len(out.Shape) > 0 && out.Shape[0] < 0 {
-			l.OutAxis[i] = 0
+		if out.Kind == core.KindTensor {
+			l.OutAxis[i] = rowAxis(out.Shape, out.DimNames, batchName)
 		}
 	}
 	l.NoBatch = noBatch(l, info)
 	return l, nil
 }
 
-// stateAxis is the batch axis of a state input (-1: none can be told).
-func stateAxis(in core.InputSpec, batchName string) int {
-	if batchName != "" {
-		for a, n := range in.DimNames {
-			if n == batchName && in.Shape[a] < 0 {
-				return a
-			}
+// batchDimName is the name of the batch dimension ("" when the model does
+// not tell it): the name that every state's only dynamic axis bears, if
+// another input bears it too; else the name of the first non-state
+// input's dynamic first axis.
+func batchDimName(info core.ModelInfo, pairs []Pair, state map[int]bool) string {
+	name := ""
+	for _, p := range pairs {
+		in := info.Inputs[p.In]
+		a := onlyDynamic(in.Shape)
+		if a < 0 || a >= len(in.DimNames) || in.DimNames[a] == "" || (name != "" && in.DimNames[a] != name) {
+			name = ""
+			break
+		}
+		name = in.DimNames[a]
+	}
+	for i, in := range info.Inputs {
+		if name != "" && !state[i] && axisNamed(in.Shape, in.DimNames, name) >= 0 {
+			return name
 		}
 	}
+	for i, in := range info.Inputs {
+		if !state[i] && in.Kind == core.KindTensor && len(in.Shape) > 0 && in.Shape[0] < 0 && len(in.DimNames) > 0 && in.DimNames[0] != "" {
+			return in.DimNames[0]
+		}
+	}
+	return ""
+}
+
+// rowAxis is the batch axis of an input or output that is no state: the
+// dynamic axis named batchName, or else axis 0 when it is dynamic (-1:
+// none).
+func rowAxis(shape []int64, names []string, batchName string) int {
+	if a := axisNamed(shape, names, batchName); a >= 0 {
+		return a
+	}
+	if len(shape) > 0 && shape[0] < 0 {
+		return 0
+	}
+	return -1
+}
+
+// axisNamed is the dynamic axis called name (-1: none, or name is "").
+func axisNamed(shape []int64, names []string, name string) int {
+	if name == "" {
+		return -1
+	}
+	for a, n := range names {
+		if n == name && a < len(shape) && shape[a] < 0 {
+			return a
+		}
+	}
+	return -1
+}
+
+// onlyDynamic is the one dynamic axis of shape (-1: none, or several).
+func onlyDynamic(shape []int64) int {
 	axis := -1
-	for a, d := range in.Shape {
+	for a, d := range shape {
 		if d < 0 {
 			if axis >= 0 {
 				return -1
@@ -221,6 +266,15 @@ func stateAxis(in core.InputSpec, batchName string) int {
 		}
 	}
 	return axis
+}
+
+// stateAxis is the batch axis of a state input (-1: none can be told):
+// the dynamic axis named batchName, or else its only dynamic axis.
+func stateAxis(in core.InputSpec, batchName string) int {
+	if a := axisNamed(in.Shape, in.DimNames, batchName); a >= 0 {
+		return a
+	}
+	return onlyDynamic(in.Shape)
 }
 
 // noBatch says why the layout cannot join steps into one run, "" if it
@@ -291,6 +345,10 @@ func (s *Store) Describe(r core.Runner) *Description {
 		d.Batching, d.NoBatching = false, "sequence.batching is false"
 	case l.NoBatch != "":
 		d.Batching, d.NoBatching = false, l.NoBatch
+	default:
+		if on, why := s.Batching(); !on && s.Layout() != nil {
+			d.Batching, d.NoBatching = false, why
+		}
 	}
 	return d
 }

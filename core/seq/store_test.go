@@ -22,18 +22,21 @@ func TestLayout(t *testing.T) {
 		return core.OutputSpec{Name: name, Type: "float32", Shape: shape, Kind: core.KindTensor}
 	}
 	named := func(in core.InputSpec, names ...string) core.InputSpec { in.DimNames = names; return in }
+	namedOut := func(out core.OutputSpec, names ...string) core.OutputSpec { out.DimNames = names; return out }
 	tests := []struct {
 		name     string
 		info     core.ModelInfo
 		declared map[string]string
 		want     string // pairs as "in→out@axis" joined by " "
 		noBatch  string // part of NoBatch ("" = batchable)
+		axes     string // "in A B … out C D …": the batch axes ("": not checked)
 		err      string
 	}{
 		{
 			name: "silero vad v5",
 			info: (&vad{}).Info(),
 			want: "state→stateN@1",
+			axes: "in [0 1 -1] out [0 1]",
 		},
 		{
 			name: "lstm h and c by the batch dimension's name",
@@ -42,6 +45,25 @@ func TestLayout(t *testing.T) {
 				Outputs: []core.OutputSpec{out("y", -1, -1, 8), out("hn", 1, -1, 16), out("cn", 1, -1, 16)},
 			},
 			want: "h→hn@1 c→cn@1",
+			axes: "in [0 1 1] out [0 1 1]",
+		},
+		{
+			name: "time-major lstm: x and y join on the axis named as the states'",
+			info: core.ModelInfo{
+				Inputs:  []core.InputSpec{named(f32("x", -1, -1, 3), "time", "batch", ""), named(f32("h", 1, -1, 4), "", "batch", ""), named(f32("c", 1, -1, 4), "", "batch", "")},
+				Outputs: []core.OutputSpec{namedOut(out("y", -1, 1, -1, 4), "time", "", "batch", ""), namedOut(out("hn", 1, -1, 4), "", "batch", ""), namedOut(out("cn", 1, -1, 4), "", "batch", "")},
+			},
+			want: "h→hn@1 c→cn@1",
+			axes: "in [1 1 1] out [2 1 1]",
+		},
+		{
+			name: "unnamed dimensions: axis 0, the states' only dynamic one",
+			info: core.ModelInfo{
+				Inputs:  []core.InputSpec{f32("x", -1, 3), f32("h", 1, -1, 4)},
+				Outputs: []core.OutputSpec{out("y", -1, 4), out("hn", 1, -1, 4)},
+			},
+			want: "h→hn@1",
+			axes: "in [0 1] out [0 1]",
 		},
 		{
 			name: "decoder cache",
@@ -50,6 +72,7 @@ func TestLayout(t *testing.T) {
 				Outputs: []core.OutputSpec{out("logits", -1, -1, 10), out("present.0.key", -1, 4, -1, 8)},
 			},
 			want: "past_key_values.0.key→present.0.key@0",
+			axes: "in [0 0] out [0 0]",
 		},
 		{
 			name:     "declared",
@@ -102,6 +125,9 @@ func TestLayout(t *testing.T) {
 			}
 			if tt.want == "" {
 				return
+			}
+			if axes := fmt.Sprint("in ", l.InAxis, " out ", l.OutAxis); tt.axes != "" && axes != tt.axes {
+				t.Errorf("batch axes %s, want %s", axes, tt.axes)
 			}
 			if !strings.Contains(l.NoBatch, tt.noBatch) || (tt.noBatch == "") != (l.NoBatch == "") {
 				t.Errorf("NoBatch = %q, want %q", l.NoBatch, tt.noBatch)
@@ -274,19 +300,22 @@ func waitQueued(s *Store, n int) {
 // each gets what it would get alone, step after step.
 func TestBatchAcrossSequences(t *testing.T) {
 	tests := []struct {
-		name      string
-		o         Options
-		wrongRows bool
-		wantRun   int // rows of the run after the held one
+		name       string
+		o          Options
+		wrongRows  bool
+		failMerged bool
+		wantRun    int    // rows of the run after the held one
+		why        string // part of Batching's reason ("": batching stays on)
 	}{
 		{name: "batched", wantRun: 8},
 		{name: "batching off", o: Options{NoBatching: true}, wantRun: 1},
 		{name: "max batch 3", o: Options{MaxBatch: 3}, wantRun: 3},
-		{name: "outputs that do not split", wrongRows: true, wantRun: 8},
+		{name: "outputs that do not split", wrongRows: true, wantRun: 8, why: `output "output" of a run of 8 rows did not have 8 rows on axis 0`},
+		{name: "merged runs that fail", failMerged: true, wantRun: 8, why: "a run of 8 steps merged on their batch axes failed (Inference failed: this model runs one row at a time), and each step ran alone"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := &vad{gate: make(chan struct{}), entered: make(chan struct{}), wrongRows: tt.wrongRows}
+			m := &vad{gate: make(chan struct{}), entered: make(chan struct{}), wrongRows: tt.wrongRows, failMerged: tt.failMerged}
 			s, _, _ := newStore(t, m, tt.o)
 			const n = 8
 			chunks := make([][][]float32, n)
@@ -349,8 +378,16 @@ func TestBatchAcrossSequences(t *testing.T) {
 				t.Errorf("runs %v: the second holds %d rows, want %d", runs, runs[1], tt.wantRun)
 			}
 			on, why := s.Batching()
-			if tt.wrongRows != strings.Contains(why, `output "output" of a run`) || (tt.o.NoBatching || tt.wrongRows) == on {
-				t.Errorf("Batching() = %v, %q", on, why)
+			switch {
+			case tt.o.NoBatching:
+				if on {
+					t.Errorf("Batching() = %v, %q", on, why)
+				}
+			case tt.why == "" && !on, tt.why != "" && (on || !strings.Contains(why, tt.why)):
+				t.Errorf("Batching() = %v, %q, want %q", on, why, tt.why)
+			}
+			if d := s.Describe(m); d.Batching != on || d.NoBatching != why {
+				t.Errorf("Describe says batching %v %q, Batching() %v %q", d.Batching, d.NoBatching, on, why)
 			}
 		})
 	}
