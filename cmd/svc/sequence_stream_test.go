@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"context"
+	"math"
 	"strings"
 	"syscall"
 	"testing"
@@ -135,25 +136,55 @@ func TestSequenceGRPCStream(t *testing.T) {
 		}
 	})
 
-	t.Run("SIGTERM", func(t *testing.T) {
+	t.Run("SIGTERM with steps in flight", func(t *testing.T) {
+		// Every chunk is sent at once, without waiting for answers, so
+		// that steps are queued and running when SIGTERM comes. Whatever
+		// their number, the steps answered are the first ones, in order,
+		// each exact; then the stream ends with UNAVAILABLE and why.
 		st, err := c.Service().ModelStreamInfer(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, ch := range chunks[:5] {
-			if err := st.Send(streamRequest(ch, "", false, false)); err != nil {
-				t.Fatal(err)
+		sent := make(chan struct{})
+		go func() {
+			defer close(sent)
+			for _, ch := range chunks {
+				if st.Send(streamRequest(ch, "", false, false)) != nil {
+					return // the stream has ended
+				}
 			}
-			streamProb(t, st)
+		}()
+		first, msg := streamProb(t, st)
+		if msg != "" || math.Float32bits(first) != math.Float32bits(want[0]) {
+			t.Fatalf("first step: %v %q, want %v", first, msg, want[0])
 		}
 		code := make(chan int, 1)
 		go func() { code <- s.stop(syscall.SIGTERM) }()
-		_, err = st.Recv()
-		if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "the server is stopping: the stream ends") {
-			t.Errorf("open stream at SIGTERM: %v", err)
+		answered := 1
+		for {
+			resp, err := st.Recv()
+			if err != nil {
+				if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "the server is stopping: the stream ends") {
+					t.Errorf("after %d steps the stream ended with %v, want UNAVAILABLE: the server is stopping", answered, err)
+				}
+				break
+			}
+			if resp.GetErrorMessage() != "" {
+				t.Fatalf("step %d: %s", answered, resp.GetErrorMessage())
+			}
+			outs, err := grpcapi.Outputs(resp.GetInferResponse())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := outs[0].Data.([]float32)[0]; answered >= len(want) || math.Float32bits(got) != math.Float32bits(want[answered]) {
+				t.Fatalf("step %d answered %v, want the chunk's own %v", answered, got, want[min(answered, len(want)-1)])
+			}
+			answered++
 		}
+		t.Logf("%d of %d steps answered before the stream ended", answered, len(chunks))
 		if c := <-code; c != 0 {
 			t.Errorf("exit code %d\n%s", c, s.stderr)
 		}
+		<-sent
 	})
 }

@@ -52,10 +52,18 @@ func (s *Service) ModelStreamInfer(stream inference.GRPCInferenceService_ModelSt
 			s.opts.Sequences.End(own, ReasonStreamClosed)
 		}
 	}()
+	stopped := status.Error(codes.Unavailable, "the server is stopping: the stream ends, and the state of its sequences with it; start them again (sequence_start) on a server that runs")
 	for {
+		// Once the server stops, no step starts: stopping is looked at
+		// before each request, as well as while waiting for one.
 		select {
 		case <-s.stopping:
-			return status.Error(codes.Unavailable, "the server is stopping: the stream ends, and the state of its sequences with it; start them again (sequence_start) on a server that runs")
+			return stopped
+		default:
+		}
+		select {
+		case <-s.stopping:
+			return stopped
 		case err := <-recvErr:
 			if errors.Is(err, io.EOF) {
 				return nil
