@@ -20,7 +20,8 @@
 //     transport/supervisor) are not protocols and may be imported by all.
 //     The exceptions are single edges (Config.ProtocolImports): the gRPC
 //     codec of the Open Inference Protocol, transport/grpc, imports the
-//     protocol's model in transport/oip.
+//     protocol's model in transport/oip, and the model-repository
+//     extension's handler in transport/repository, whose RPCs it serves.
 //   - the codecs of what users hold (Config.Codecs: transport/codec,
 //     transport/image, transport/meaning, transport/text) sit beside the
 //     protocols, over core: every protocol may import them, and they import
@@ -126,8 +127,9 @@ func DefaultConfig() Config {
 	return Config{
 		Plumbing: []string{"supervisor", "metrics", "access", "tracing"},
 		Codecs:   []string{"codec", "image", "meaning", "text"},
-		// The gRPC codec decodes into the protocol's model.
-		ProtocolImports: []Import{{From: "transport/grpc", To: "transport/oip"}},
+		// The gRPC codec decodes into the protocol's model, and serves the
+		// model-repository extension's RPCs over its REST routes' handler.
+		ProtocolImports: []Import{{From: "transport/grpc", To: "transport/oip"}, {From: "transport/grpc", To: "transport/repository"}},
 		TestHelpers:     []string{"providers/internal/providertest", "core/registry/hubtest"},
 		BenchTooling:    []string{"cmd/internal/bench"},
 		Runtime:         "github.com/yalue/onnxruntime_go",

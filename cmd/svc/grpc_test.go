@@ -93,6 +93,7 @@ func TestGRPCWithGrpcurl(t *testing.T) {
 	code, out, _ = grpcurl(t, "-plaintext", addr, "list", "inference.GRPCInferenceService")
 	want := "inference.GRPCInferenceService.ModelInfer\ninference.GRPCInferenceService.ModelMetadata\ninference.GRPCInferenceService.ModelReady\n" +
 		"inference.GRPCInferenceService.ModelStreamInfer\n" +
+		"inference.GRPCInferenceService.RepositoryIndex\ninference.GRPCInferenceService.RepositoryModelLoad\ninference.GRPCInferenceService.RepositoryModelUnload\n" +
 		"inference.GRPCInferenceService.ServerLive\ninference.GRPCInferenceService.ServerMetadata\ninference.GRPCInferenceService.ServerReady\n"
 	if code != 0 || out != want {
 		t.Fatalf("methods: %d\n%s", code, out)

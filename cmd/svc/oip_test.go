@@ -84,7 +84,7 @@ func TestOIPClassifier(t *testing.T) {
 		t.Fatal(err)
 	}
 	sm, err := c.ServerMetadata(ctx)
-	if err != nil || !reflect.DeepEqual(sm, oip.ServerMetadata{Name: "svc", Version: "test", Extensions: []string{"binary_tensor_data"}}) {
+	if err != nil || !reflect.DeepEqual(sm, oip.ServerMetadata{Name: "svc", Version: "test", Extensions: []string{"binary_tensor_data", "sequence", "model_repository"}}) {
 		t.Fatalf("server metadata %+v %v", sm, err)
 	}
 	r := s.get("/v2/models/classifier")

@@ -14,6 +14,7 @@ import (
 	"github.com/svc-dev/svc/transport"
 	"github.com/svc-dev/svc/transport/access"
 	"github.com/svc-dev/svc/transport/codec"
+	"github.com/svc-dev/svc/transport/repository"
 )
 
 // Module serves the Open Inference Protocol v2 over gRPC on the "grpc"
@@ -41,6 +42,9 @@ type serviceParams struct {
 	Codec   *codec.Codec  `optional:"true"`
 	// Sequences keeps the state of sequences (core/seq's module).
 	Sequences *seq.Store `optional:"true"`
+	// Repository serves the model-repository RPCs (transport/repository's
+	// module).
+	Repository *repository.Handler `optional:"true"`
 }
 
 func newServiceFx(p serviceParams) (*Service, error) {
@@ -52,6 +56,7 @@ func newServiceFx(p serviceParams) (*Service, error) {
 		MaxTimeout:     p.Runtime.Timeout.Std(),
 		Codec:          p.Codec,
 		Sequences:      p.Sequences,
+		Repository:     p.Repository,
 		Logger:         p.Log.Named("grpc"),
 	})
 }

@@ -43,6 +43,7 @@ import (
 	"github.com/svc-dev/svc/transport/codec"
 	"github.com/svc-dev/svc/transport/grpc/inference"
 	"github.com/svc-dev/svc/transport/oip"
+	"github.com/svc-dev/svc/transport/repository"
 )
 
 // ServiceName is the inference service's full name, as the health service
@@ -65,7 +66,9 @@ type Options struct {
 	Codec *codec.Codec
 	// Sequences keeps the state of sequences (nil: none).
 	Sequences *seq.Store
-	Logger    *zap.Logger
+	// Repository serves the model-repository RPCs (nil: Unimplemented).
+	Repository *repository.Handler
+	Logger     *zap.Logger
 }
 
 // Service implements inference.GRPCInferenceServiceServer over the served
@@ -196,9 +199,15 @@ func (s *Service) ModelReady(_ context.Context, r *inference.ModelReadyRequest) 
 	return &inference.ModelReadyResponse{Ready: s.ready()}, nil
 }
 
-// ServerMetadata names the server, its version and extensions (none).
+// ServerMetadata names the server, its version and the protocol's
+// extensions it serves over gRPC: sequences (their parameters and
+// ModelStreamInfer) and, when it has it, the model repository.
 func (s *Service) ServerMetadata(context.Context, *inference.ServerMetadataRequest) (*inference.ServerMetadataResponse, error) {
-	return &inference.ServerMetadataResponse{Name: oip.ServerName, Version: s.opts.Version, Extensions: []string{}}, nil
+	ext := []string{oip.ExtensionSequence}
+	if s.opts.Repository != nil {
+		ext = append(ext, oip.ExtensionModelRepository)
+	}
+	return &inference.ServerMetadataResponse{Name: oip.ServerName, Version: s.opts.Version, Extensions: ext}, nil
 }
 
 // ModelMetadata describes the model's tensor inputs and outputs.

@@ -3,6 +3,7 @@ package grpcapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"reflect"
 	"strings"
@@ -227,7 +228,7 @@ func TestServerAndModelRPCs(t *testing.T) {
 	wantCode(t, err, codes.InvalidArgument, "name is missing")
 
 	sm, err := f.client.ServerMetadata(ctx)
-	if err != nil || sm.GetName() != "svc" || sm.GetVersion() != "1.2.3" || len(sm.GetExtensions()) != 0 {
+	if err != nil || sm.GetName() != "svc" || sm.GetVersion() != "1.2.3" || fmt.Sprint(sm.GetExtensions()) != "[sequence]" {
 		t.Fatalf("ServerMetadata = %v, %v", sm, err)
 	}
 	mm, err := f.client.ModelMetadata(ctx, "echo", "")

@@ -25,8 +25,16 @@ import (
 // length of the JSON part of a body that binary tensors follow.
 const HeaderInferenceHeaderLength = "Inference-Header-Content-Length"
 
-// Extensions are the protocol extensions the server metadata lists.
-var Extensions = []string{"binary_tensor_data"}
+// The names of the protocol's extensions that svc serves.
+const (
+	ExtensionBinaryTensorData = "binary_tensor_data"
+	ExtensionSequence         = "sequence"
+	ExtensionModelRepository  = "model_repository"
+)
+
+// Extensions are the protocol extensions the REST server metadata lists:
+// binary tensors, sequences (their parameters) and the model repository.
+var Extensions = []string{ExtensionBinaryTensorData, ExtensionSequence, ExtensionModelRepository}
 
 // ServerVersion is the svc version the server metadata reports.
 type ServerVersion string

@@ -200,7 +200,7 @@ const fp32Input = `{"name":"fp32","shape":[1,2],"datatype":"FP32","data":[1,2]}`
 
 func TestWhileLoading(t *testing.T) {
 	h, _ := newTestHandler(t, nil, Options{})
-	if rec := call(h, "GET", "/v2", "", ""); rec.Code != 200 || rec.Body.String() != `{"name":"svc","version":"1.2.3","extensions":["binary_tensor_data"]}` {
+	if rec := call(h, "GET", "/v2", "", ""); rec.Code != 200 || rec.Body.String() != `{"name":"svc","version":"1.2.3","extensions":["binary_tensor_data","sequence","model_repository"]}` {
 		t.Errorf("server metadata while loading: %d %s", rec.Code, rec.Body)
 	}
 	if rec := call(h, "GET", "/v2/health/live", "", ""); rec.Code != 200 || rec.Body.String() != `{"live":true}` {
@@ -240,7 +240,7 @@ func TestEndpoints(t *testing.T) {
 		status     int
 		want       string // body, or the error message
 	}{
-		{"server metadata", "/v2", 200, `{"name":"svc","version":"1.2.3","extensions":["binary_tensor_data"]}`},
+		{"server metadata", "/v2", 200, `{"name":"svc","version":"1.2.3","extensions":["binary_tensor_data","sequence","model_repository"]}`},
 		{"live", "/v2/health/live", 200, `{"live":true}`},
 		{"ready", "/v2/health/ready", 200, `{"ready":true}`},
 		{"model metadata", "/v2/models/echo", 200, meta.String()},

@@ -147,6 +147,17 @@ func (h *Handler) Index() []Entry {
 	return out
 }
 
+// Ready keeps only the entries that are READY.
+func Ready(entries []Entry) []Entry {
+	kept := []Entry{}
+	for _, e := range entries {
+		if e.State == StateReady {
+			kept = append(kept, e)
+		}
+	}
+	return kept
+}
+
 type indexRequest struct {
 	// Ready, when true, lists only the entries that are READY.
 	Ready bool `json:"ready"`
@@ -160,13 +171,7 @@ func (h *Handler) serveIndex(w http.ResponseWriter, r *http.Request) {
 	}
 	entries := h.Index()
 	if req.Ready {
-		kept := entries[:0]
-		for _, e := range entries {
-			if e.State == StateReady {
-				kept = append(kept, e)
-			}
-		}
-		entries = kept
+		entries = Ready(entries)
 	}
 	writeJSON(w, http.StatusOK, entries)
 }
@@ -176,6 +181,58 @@ type LoadResponse struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
 	State   string `json:"state"`
+}
+
+// Error is a repository call that failed: the HTTP status that answers
+// it (gRPC maps it to its code) and why.
+type Error struct {
+	Status int
+	Msg    string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+func (h *Handler) unknown(name string) error {
+	if name == h.model.Name() {
+		return nil
+	}
+	return &Error{http.StatusNotFound, fmt.Sprintf("Unknown model '%s'; this server serves '%s'", transport.Quote(name), h.model.Name())}
+}
+
+// Load reloads the model named name from its source (a hot reload) and
+// says which version then serves; params says whether the call carried
+// parameters, which svc refuses. Its errors are *Error.
+func (h *Handler) Load(ctx context.Context, name string, params bool) (LoadResponse, error) {
+	if err := h.unknown(name); err != nil {
+		return LoadResponse{}, err
+	}
+	if params {
+		return LoadResponse{}, &Error{http.StatusBadRequest, "svc reloads the model from its source as configured: a load takes no parameters (no config or file override)"}
+	}
+	res, err := h.reloader.Reload(ctx)
+	var re *core.ReloadError
+	switch {
+	case err == nil:
+		return LoadResponse{Name: h.model.Name(), Version: res.Version, State: StateReady}, nil
+	case errors.As(err, &re):
+		// Triton's answer to a model that fails to load.
+		return LoadResponse{}, &Error{http.StatusBadRequest, err.Error()}
+	case errors.Is(err, core.ErrNotReady), errors.Is(err, core.ErrReloadClosed):
+		return LoadResponse{}, &Error{http.StatusServiceUnavailable, err.Error()}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return LoadResponse{}, &Error{http.StatusServiceUnavailable, "The reload goes on; the request ended before it did: " + err.Error()}
+	default:
+		h.log.Error("reload", zap.Error(err))
+		return LoadResponse{}, &Error{http.StatusServiceUnavailable, err.Error()}
+	}
+}
+
+// Unload is refused: svc serves one model. Its error is an *Error.
+func (h *Handler) Unload(name string) error {
+	if err := h.unknown(name); err != nil {
+		return err
+	}
+	return &Error{http.StatusBadRequest, fmt.Sprintf("svc serves one model: unloading '%s' is refused; stop the server to unload it, or load to reload it", name)}
 }
 
 // pathName is the model named in the path: a route with the model's name
@@ -189,8 +246,8 @@ func (h *Handler) pathName(r *http.Request) string {
 
 func (h *Handler) serveLoad(w http.ResponseWriter, r *http.Request) {
 	name := h.pathName(r)
-	if name != h.model.Name() {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("Unknown model '%s'; this server serves '%s'", transport.Quote(name), h.model.Name()))
+	if err := h.unknown(name); err != nil {
+		writeFailure(w, err)
 		return
 	}
 	var req map[string]json.RawMessage
@@ -198,35 +255,27 @@ func (h *Handler) serveLoad(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if _, ok := req["parameters"]; ok {
-		writeError(w, http.StatusBadRequest, "svc reloads the model from its source as configured: a load takes no parameters (no config or file override)")
+	_, params := req["parameters"]
+	res, err := h.Load(r.Context(), name, params)
+	if err != nil {
+		writeFailure(w, err)
 		return
 	}
-	res, err := h.reloader.Reload(r.Context())
-	var re *core.ReloadError
-	switch {
-	case err == nil:
-		writeJSON(w, http.StatusOK, LoadResponse{Name: h.model.Name(), Version: res.Version, State: StateReady})
-	case errors.As(err, &re):
-		// Triton's answer to a model that fails to load.
-		writeError(w, http.StatusBadRequest, err.Error())
-	case errors.Is(err, core.ErrNotReady), errors.Is(err, core.ErrReloadClosed):
-		writeError(w, http.StatusServiceUnavailable, err.Error())
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		writeError(w, http.StatusServiceUnavailable, "The reload goes on; the request ended before it did: "+err.Error())
-	default:
-		h.log.Error("reload", zap.Error(err))
-		writeError(w, http.StatusServiceUnavailable, err.Error())
-	}
+	writeJSON(w, http.StatusOK, res)
 }
 
 func (h *Handler) serveUnload(w http.ResponseWriter, r *http.Request) {
-	name := h.pathName(r)
-	if name != h.model.Name() {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("Unknown model '%s'; this server serves '%s'", transport.Quote(name), h.model.Name()))
-		return
+	writeFailure(w, h.Unload(h.pathName(r)))
+}
+
+// writeFailure answers with an *Error's status and message.
+func writeFailure(w http.ResponseWriter, err error) {
+	status := http.StatusInternalServerError
+	var e *Error
+	if errors.As(err, &e) {
+		status = e.Status
 	}
-	writeError(w, http.StatusBadRequest, fmt.Sprintf("svc serves one model: unloading '%s' is refused; stop the server to unload it, or load to reload it", name))
+	writeError(w, status, err.Error())
 }
 
 // maxRequest bounds the small JSON bodies these routes take.

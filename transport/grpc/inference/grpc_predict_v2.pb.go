@@ -26,6 +26,409 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type RepositoryIndexRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	RepositoryName string                 `protobuf:"bytes,1,opt,name=repository_name,json=repositoryName,proto3" json:"repository_name,omitempty"`
+	// ready: list only the entries that are READY.
+	Ready         bool `protobuf:"varint,2,opt,name=ready,proto3" json:"ready,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RepositoryIndexRequest) Reset() {
+	*x = RepositoryIndexRequest{}
+	mi := &file_grpc_predict_v2_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RepositoryIndexRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RepositoryIndexRequest) ProtoMessage() {}
+
+func (x *RepositoryIndexRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_predict_v2_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RepositoryIndexRequest.ProtoReflect.Descriptor instead.
+func (*RepositoryIndexRequest) Descriptor() ([]byte, []int) {
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *RepositoryIndexRequest) GetRepositoryName() string {
+	if x != nil {
+		return x.RepositoryName
+	}
+	return ""
+}
+
+func (x *RepositoryIndexRequest) GetReady() bool {
+	if x != nil {
+		return x.Ready
+	}
+	return false
+}
+
+type RepositoryIndexResponse struct {
+	state         protoimpl.MessageState                `protogen:"open.v1"`
+	Models        []*RepositoryIndexResponse_ModelIndex `protobuf:"bytes,1,rep,name=models,proto3" json:"models,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RepositoryIndexResponse) Reset() {
+	*x = RepositoryIndexResponse{}
+	mi := &file_grpc_predict_v2_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RepositoryIndexResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RepositoryIndexResponse) ProtoMessage() {}
+
+func (x *RepositoryIndexResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_predict_v2_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RepositoryIndexResponse.ProtoReflect.Descriptor instead.
+func (*RepositoryIndexResponse) Descriptor() ([]byte, []int) {
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *RepositoryIndexResponse) GetModels() []*RepositoryIndexResponse_ModelIndex {
+	if x != nil {
+		return x.Models
+	}
+	return nil
+}
+
+type ModelRepositoryParameter struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to ParameterChoice:
+	//
+	//	*ModelRepositoryParameter_BoolParam
+	//	*ModelRepositoryParameter_Int64Param
+	//	*ModelRepositoryParameter_StringParam
+	//	*ModelRepositoryParameter_BytesParam
+	ParameterChoice isModelRepositoryParameter_ParameterChoice `protobuf_oneof:"parameter_choice"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *ModelRepositoryParameter) Reset() {
+	*x = ModelRepositoryParameter{}
+	mi := &file_grpc_predict_v2_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelRepositoryParameter) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelRepositoryParameter) ProtoMessage() {}
+
+func (x *ModelRepositoryParameter) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_predict_v2_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelRepositoryParameter.ProtoReflect.Descriptor instead.
+func (*ModelRepositoryParameter) Descriptor() ([]byte, []int) {
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ModelRepositoryParameter) GetParameterChoice() isModelRepositoryParameter_ParameterChoice {
+	if x != nil {
+		return x.ParameterChoice
+	}
+	return nil
+}
+
+func (x *ModelRepositoryParameter) GetBoolParam() bool {
+	if x != nil {
+		if x, ok := x.ParameterChoice.(*ModelRepositoryParameter_BoolParam); ok {
+			return x.BoolParam
+		}
+	}
+	return false
+}
+
+func (x *ModelRepositoryParameter) GetInt64Param() int64 {
+	if x != nil {
+		if x, ok := x.ParameterChoice.(*ModelRepositoryParameter_Int64Param); ok {
+			return x.Int64Param
+		}
+	}
+	return 0
+}
+
+func (x *ModelRepositoryParameter) GetStringParam() string {
+	if x != nil {
+		if x, ok := x.ParameterChoice.(*ModelRepositoryParameter_StringParam); ok {
+			return x.StringParam
+		}
+	}
+	return ""
+}
+
+func (x *ModelRepositoryParameter) GetBytesParam() []byte {
+	if x != nil {
+		if x, ok := x.ParameterChoice.(*ModelRepositoryParameter_BytesParam); ok {
+			return x.BytesParam
+		}
+	}
+	return nil
+}
+
+type isModelRepositoryParameter_ParameterChoice interface {
+	isModelRepositoryParameter_ParameterChoice()
+}
+
+type ModelRepositoryParameter_BoolParam struct {
+	BoolParam bool `protobuf:"varint,1,opt,name=bool_param,json=boolParam,proto3,oneof"`
+}
+
+type ModelRepositoryParameter_Int64Param struct {
+	Int64Param int64 `protobuf:"varint,2,opt,name=int64_param,json=int64Param,proto3,oneof"`
+}
+
+type ModelRepositoryParameter_StringParam struct {
+	StringParam string `protobuf:"bytes,3,opt,name=string_param,json=stringParam,proto3,oneof"`
+}
+
+type ModelRepositoryParameter_BytesParam struct {
+	BytesParam []byte `protobuf:"bytes,4,opt,name=bytes_param,json=bytesParam,proto3,oneof"`
+}
+
+func (*ModelRepositoryParameter_BoolParam) isModelRepositoryParameter_ParameterChoice() {}
+
+func (*ModelRepositoryParameter_Int64Param) isModelRepositoryParameter_ParameterChoice() {}
+
+func (*ModelRepositoryParameter_StringParam) isModelRepositoryParameter_ParameterChoice() {}
+
+func (*ModelRepositoryParameter_BytesParam) isModelRepositoryParameter_ParameterChoice() {}
+
+type RepositoryModelLoadRequest struct {
+	state          protoimpl.MessageState               `protogen:"open.v1"`
+	RepositoryName string                               `protobuf:"bytes,1,opt,name=repository_name,json=repositoryName,proto3" json:"repository_name,omitempty"`
+	ModelName      string                               `protobuf:"bytes,2,opt,name=model_name,json=modelName,proto3" json:"model_name,omitempty"`
+	Parameters     map[string]*ModelRepositoryParameter `protobuf:"bytes,3,rep,name=parameters,proto3" json:"parameters,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *RepositoryModelLoadRequest) Reset() {
+	*x = RepositoryModelLoadRequest{}
+	mi := &file_grpc_predict_v2_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RepositoryModelLoadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RepositoryModelLoadRequest) ProtoMessage() {}
+
+func (x *RepositoryModelLoadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_predict_v2_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RepositoryModelLoadRequest.ProtoReflect.Descriptor instead.
+func (*RepositoryModelLoadRequest) Descriptor() ([]byte, []int) {
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *RepositoryModelLoadRequest) GetRepositoryName() string {
+	if x != nil {
+		return x.RepositoryName
+	}
+	return ""
+}
+
+func (x *RepositoryModelLoadRequest) GetModelName() string {
+	if x != nil {
+		return x.ModelName
+	}
+	return ""
+}
+
+func (x *RepositoryModelLoadRequest) GetParameters() map[string]*ModelRepositoryParameter {
+	if x != nil {
+		return x.Parameters
+	}
+	return nil
+}
+
+type RepositoryModelLoadResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RepositoryModelLoadResponse) Reset() {
+	*x = RepositoryModelLoadResponse{}
+	mi := &file_grpc_predict_v2_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RepositoryModelLoadResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RepositoryModelLoadResponse) ProtoMessage() {}
+
+func (x *RepositoryModelLoadResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_predict_v2_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RepositoryModelLoadResponse.ProtoReflect.Descriptor instead.
+func (*RepositoryModelLoadResponse) Descriptor() ([]byte, []int) {
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{4}
+}
+
+type RepositoryModelUnloadRequest struct {
+	state          protoimpl.MessageState               `protogen:"open.v1"`
+	RepositoryName string                               `protobuf:"bytes,1,opt,name=repository_name,json=repositoryName,proto3" json:"repository_name,omitempty"`
+	ModelName      string                               `protobuf:"bytes,2,opt,name=model_name,json=modelName,proto3" json:"model_name,omitempty"`
+	Parameters     map[string]*ModelRepositoryParameter `protobuf:"bytes,3,rep,name=parameters,proto3" json:"parameters,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *RepositoryModelUnloadRequest) Reset() {
+	*x = RepositoryModelUnloadRequest{}
+	mi := &file_grpc_predict_v2_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RepositoryModelUnloadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RepositoryModelUnloadRequest) ProtoMessage() {}
+
+func (x *RepositoryModelUnloadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_predict_v2_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RepositoryModelUnloadRequest.ProtoReflect.Descriptor instead.
+func (*RepositoryModelUnloadRequest) Descriptor() ([]byte, []int) {
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *RepositoryModelUnloadRequest) GetRepositoryName() string {
+	if x != nil {
+		return x.RepositoryName
+	}
+	return ""
+}
+
+func (x *RepositoryModelUnloadRequest) GetModelName() string {
+	if x != nil {
+		return x.ModelName
+	}
+	return ""
+}
+
+func (x *RepositoryModelUnloadRequest) GetParameters() map[string]*ModelRepositoryParameter {
+	if x != nil {
+		return x.Parameters
+	}
+	return nil
+}
+
+type RepositoryModelUnloadResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RepositoryModelUnloadResponse) Reset() {
+	*x = RepositoryModelUnloadResponse{}
+	mi := &file_grpc_predict_v2_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RepositoryModelUnloadResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RepositoryModelUnloadResponse) ProtoMessage() {}
+
+func (x *RepositoryModelUnloadResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_predict_v2_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RepositoryModelUnloadResponse.ProtoReflect.Descriptor instead.
+func (*RepositoryModelUnloadResponse) Descriptor() ([]byte, []int) {
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{6}
+}
+
 // ModelStreamInferResponse is one answer on ModelStreamInfer: the
 // response, or why its request failed (the stream goes on).
 type ModelStreamInferResponse struct {
@@ -38,7 +441,7 @@ type ModelStreamInferResponse struct {
 
 func (x *ModelStreamInferResponse) Reset() {
 	*x = ModelStreamInferResponse{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[0]
+	mi := &file_grpc_predict_v2_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -50,7 +453,7 @@ func (x *ModelStreamInferResponse) String() string {
 func (*ModelStreamInferResponse) ProtoMessage() {}
 
 func (x *ModelStreamInferResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[0]
+	mi := &file_grpc_predict_v2_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -63,7 +466,7 @@ func (x *ModelStreamInferResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelStreamInferResponse.ProtoReflect.Descriptor instead.
 func (*ModelStreamInferResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{0}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ModelStreamInferResponse) GetErrorMessage() string {
@@ -88,7 +491,7 @@ type ServerLiveRequest struct {
 
 func (x *ServerLiveRequest) Reset() {
 	*x = ServerLiveRequest{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[1]
+	mi := &file_grpc_predict_v2_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -100,7 +503,7 @@ func (x *ServerLiveRequest) String() string {
 func (*ServerLiveRequest) ProtoMessage() {}
 
 func (x *ServerLiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[1]
+	mi := &file_grpc_predict_v2_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -113,7 +516,7 @@ func (x *ServerLiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerLiveRequest.ProtoReflect.Descriptor instead.
 func (*ServerLiveRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{1}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{8}
 }
 
 type ServerLiveResponse struct {
@@ -125,7 +528,7 @@ type ServerLiveResponse struct {
 
 func (x *ServerLiveResponse) Reset() {
 	*x = ServerLiveResponse{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[2]
+	mi := &file_grpc_predict_v2_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -137,7 +540,7 @@ func (x *ServerLiveResponse) String() string {
 func (*ServerLiveResponse) ProtoMessage() {}
 
 func (x *ServerLiveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[2]
+	mi := &file_grpc_predict_v2_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -150,7 +553,7 @@ func (x *ServerLiveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerLiveResponse.ProtoReflect.Descriptor instead.
 func (*ServerLiveResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{2}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ServerLiveResponse) GetLive() bool {
@@ -168,7 +571,7 @@ type ServerReadyRequest struct {
 
 func (x *ServerReadyRequest) Reset() {
 	*x = ServerReadyRequest{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[3]
+	mi := &file_grpc_predict_v2_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -180,7 +583,7 @@ func (x *ServerReadyRequest) String() string {
 func (*ServerReadyRequest) ProtoMessage() {}
 
 func (x *ServerReadyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[3]
+	mi := &file_grpc_predict_v2_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -193,7 +596,7 @@ func (x *ServerReadyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerReadyRequest.ProtoReflect.Descriptor instead.
 func (*ServerReadyRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{3}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{10}
 }
 
 type ServerReadyResponse struct {
@@ -205,7 +608,7 @@ type ServerReadyResponse struct {
 
 func (x *ServerReadyResponse) Reset() {
 	*x = ServerReadyResponse{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[4]
+	mi := &file_grpc_predict_v2_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -217,7 +620,7 @@ func (x *ServerReadyResponse) String() string {
 func (*ServerReadyResponse) ProtoMessage() {}
 
 func (x *ServerReadyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[4]
+	mi := &file_grpc_predict_v2_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -230,7 +633,7 @@ func (x *ServerReadyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerReadyResponse.ProtoReflect.Descriptor instead.
 func (*ServerReadyResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{4}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ServerReadyResponse) GetReady() bool {
@@ -250,7 +653,7 @@ type ModelReadyRequest struct {
 
 func (x *ModelReadyRequest) Reset() {
 	*x = ModelReadyRequest{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[5]
+	mi := &file_grpc_predict_v2_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -262,7 +665,7 @@ func (x *ModelReadyRequest) String() string {
 func (*ModelReadyRequest) ProtoMessage() {}
 
 func (x *ModelReadyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[5]
+	mi := &file_grpc_predict_v2_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -275,7 +678,7 @@ func (x *ModelReadyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelReadyRequest.ProtoReflect.Descriptor instead.
 func (*ModelReadyRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{5}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ModelReadyRequest) GetName() string {
@@ -301,7 +704,7 @@ type ModelReadyResponse struct {
 
 func (x *ModelReadyResponse) Reset() {
 	*x = ModelReadyResponse{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[6]
+	mi := &file_grpc_predict_v2_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -313,7 +716,7 @@ func (x *ModelReadyResponse) String() string {
 func (*ModelReadyResponse) ProtoMessage() {}
 
 func (x *ModelReadyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[6]
+	mi := &file_grpc_predict_v2_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -326,7 +729,7 @@ func (x *ModelReadyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelReadyResponse.ProtoReflect.Descriptor instead.
 func (*ModelReadyResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{6}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ModelReadyResponse) GetReady() bool {
@@ -344,7 +747,7 @@ type ServerMetadataRequest struct {
 
 func (x *ServerMetadataRequest) Reset() {
 	*x = ServerMetadataRequest{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[7]
+	mi := &file_grpc_predict_v2_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -356,7 +759,7 @@ func (x *ServerMetadataRequest) String() string {
 func (*ServerMetadataRequest) ProtoMessage() {}
 
 func (x *ServerMetadataRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[7]
+	mi := &file_grpc_predict_v2_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -369,7 +772,7 @@ func (x *ServerMetadataRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerMetadataRequest.ProtoReflect.Descriptor instead.
 func (*ServerMetadataRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{7}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{14}
 }
 
 type ServerMetadataResponse struct {
@@ -383,7 +786,7 @@ type ServerMetadataResponse struct {
 
 func (x *ServerMetadataResponse) Reset() {
 	*x = ServerMetadataResponse{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[8]
+	mi := &file_grpc_predict_v2_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -395,7 +798,7 @@ func (x *ServerMetadataResponse) String() string {
 func (*ServerMetadataResponse) ProtoMessage() {}
 
 func (x *ServerMetadataResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[8]
+	mi := &file_grpc_predict_v2_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -408,7 +811,7 @@ func (x *ServerMetadataResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerMetadataResponse.ProtoReflect.Descriptor instead.
 func (*ServerMetadataResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{8}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ServerMetadataResponse) GetName() string {
@@ -442,7 +845,7 @@ type ModelMetadataRequest struct {
 
 func (x *ModelMetadataRequest) Reset() {
 	*x = ModelMetadataRequest{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[9]
+	mi := &file_grpc_predict_v2_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -454,7 +857,7 @@ func (x *ModelMetadataRequest) String() string {
 func (*ModelMetadataRequest) ProtoMessage() {}
 
 func (x *ModelMetadataRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[9]
+	mi := &file_grpc_predict_v2_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -467,7 +870,7 @@ func (x *ModelMetadataRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelMetadataRequest.ProtoReflect.Descriptor instead.
 func (*ModelMetadataRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{9}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ModelMetadataRequest) GetName() string {
@@ -497,7 +900,7 @@ type ModelMetadataResponse struct {
 
 func (x *ModelMetadataResponse) Reset() {
 	*x = ModelMetadataResponse{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[10]
+	mi := &file_grpc_predict_v2_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -509,7 +912,7 @@ func (x *ModelMetadataResponse) String() string {
 func (*ModelMetadataResponse) ProtoMessage() {}
 
 func (x *ModelMetadataResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[10]
+	mi := &file_grpc_predict_v2_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -522,7 +925,7 @@ func (x *ModelMetadataResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelMetadataResponse.ProtoReflect.Descriptor instead.
 func (*ModelMetadataResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{10}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ModelMetadataResponse) GetName() string {
@@ -578,7 +981,7 @@ type ModelInferRequest struct {
 
 func (x *ModelInferRequest) Reset() {
 	*x = ModelInferRequest{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[11]
+	mi := &file_grpc_predict_v2_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -590,7 +993,7 @@ func (x *ModelInferRequest) String() string {
 func (*ModelInferRequest) ProtoMessage() {}
 
 func (x *ModelInferRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[11]
+	mi := &file_grpc_predict_v2_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -603,7 +1006,7 @@ func (x *ModelInferRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelInferRequest.ProtoReflect.Descriptor instead.
 func (*ModelInferRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{11}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ModelInferRequest) GetModelName() string {
@@ -669,7 +1072,7 @@ type ModelInferResponse struct {
 
 func (x *ModelInferResponse) Reset() {
 	*x = ModelInferResponse{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[12]
+	mi := &file_grpc_predict_v2_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -681,7 +1084,7 @@ func (x *ModelInferResponse) String() string {
 func (*ModelInferResponse) ProtoMessage() {}
 
 func (x *ModelInferResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[12]
+	mi := &file_grpc_predict_v2_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -694,7 +1097,7 @@ func (x *ModelInferResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelInferResponse.ProtoReflect.Descriptor instead.
 func (*ModelInferResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{12}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ModelInferResponse) GetModelName() string {
@@ -756,7 +1159,7 @@ type InferParameter struct {
 
 func (x *InferParameter) Reset() {
 	*x = InferParameter{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[13]
+	mi := &file_grpc_predict_v2_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -768,7 +1171,7 @@ func (x *InferParameter) String() string {
 func (*InferParameter) ProtoMessage() {}
 
 func (x *InferParameter) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[13]
+	mi := &file_grpc_predict_v2_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -781,7 +1184,7 @@ func (x *InferParameter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InferParameter.ProtoReflect.Descriptor instead.
 func (*InferParameter) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{13}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *InferParameter) GetParameterChoice() isInferParameter_ParameterChoice {
@@ -891,7 +1294,7 @@ type InferTensorContents struct {
 
 func (x *InferTensorContents) Reset() {
 	*x = InferTensorContents{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[14]
+	mi := &file_grpc_predict_v2_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -903,7 +1306,7 @@ func (x *InferTensorContents) String() string {
 func (*InferTensorContents) ProtoMessage() {}
 
 func (x *InferTensorContents) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[14]
+	mi := &file_grpc_predict_v2_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -916,7 +1319,7 @@ func (x *InferTensorContents) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InferTensorContents.ProtoReflect.Descriptor instead.
 func (*InferTensorContents) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{14}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *InferTensorContents) GetBoolContents() []bool {
@@ -975,6 +1378,75 @@ func (x *InferTensorContents) GetBytesContents() [][]byte {
 	return nil
 }
 
+type RepositoryIndexResponse_ModelIndex struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Name    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Version string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	// READY, LOADING or UNAVAILABLE.
+	State         string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RepositoryIndexResponse_ModelIndex) Reset() {
+	*x = RepositoryIndexResponse_ModelIndex{}
+	mi := &file_grpc_predict_v2_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RepositoryIndexResponse_ModelIndex) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RepositoryIndexResponse_ModelIndex) ProtoMessage() {}
+
+func (x *RepositoryIndexResponse_ModelIndex) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_predict_v2_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RepositoryIndexResponse_ModelIndex.ProtoReflect.Descriptor instead.
+func (*RepositoryIndexResponse_ModelIndex) Descriptor() ([]byte, []int) {
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{1, 0}
+}
+
+func (x *RepositoryIndexResponse_ModelIndex) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RepositoryIndexResponse_ModelIndex) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *RepositoryIndexResponse_ModelIndex) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *RepositoryIndexResponse_ModelIndex) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // TensorMetadata describes one input or output; -1 in shape is a
 // dimension of any size.
 type ModelMetadataResponse_TensorMetadata struct {
@@ -988,7 +1460,7 @@ type ModelMetadataResponse_TensorMetadata struct {
 
 func (x *ModelMetadataResponse_TensorMetadata) Reset() {
 	*x = ModelMetadataResponse_TensorMetadata{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[15]
+	mi := &file_grpc_predict_v2_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1000,7 +1472,7 @@ func (x *ModelMetadataResponse_TensorMetadata) String() string {
 func (*ModelMetadataResponse_TensorMetadata) ProtoMessage() {}
 
 func (x *ModelMetadataResponse_TensorMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[15]
+	mi := &file_grpc_predict_v2_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1013,7 +1485,7 @@ func (x *ModelMetadataResponse_TensorMetadata) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use ModelMetadataResponse_TensorMetadata.ProtoReflect.Descriptor instead.
 func (*ModelMetadataResponse_TensorMetadata) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{10, 0}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{17, 0}
 }
 
 func (x *ModelMetadataResponse_TensorMetadata) GetName() string {
@@ -1052,7 +1524,7 @@ type ModelInferRequest_InferInputTensor struct {
 
 func (x *ModelInferRequest_InferInputTensor) Reset() {
 	*x = ModelInferRequest_InferInputTensor{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[16]
+	mi := &file_grpc_predict_v2_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1064,7 +1536,7 @@ func (x *ModelInferRequest_InferInputTensor) String() string {
 func (*ModelInferRequest_InferInputTensor) ProtoMessage() {}
 
 func (x *ModelInferRequest_InferInputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[16]
+	mi := &file_grpc_predict_v2_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1077,7 +1549,7 @@ func (x *ModelInferRequest_InferInputTensor) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ModelInferRequest_InferInputTensor.ProtoReflect.Descriptor instead.
 func (*ModelInferRequest_InferInputTensor) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{11, 0}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{18, 0}
 }
 
 func (x *ModelInferRequest_InferInputTensor) GetName() string {
@@ -1126,7 +1598,7 @@ type ModelInferRequest_InferRequestedOutputTensor struct {
 
 func (x *ModelInferRequest_InferRequestedOutputTensor) Reset() {
 	*x = ModelInferRequest_InferRequestedOutputTensor{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[17]
+	mi := &file_grpc_predict_v2_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1138,7 +1610,7 @@ func (x *ModelInferRequest_InferRequestedOutputTensor) String() string {
 func (*ModelInferRequest_InferRequestedOutputTensor) ProtoMessage() {}
 
 func (x *ModelInferRequest_InferRequestedOutputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[17]
+	mi := &file_grpc_predict_v2_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1151,7 +1623,7 @@ func (x *ModelInferRequest_InferRequestedOutputTensor) ProtoReflect() protorefle
 
 // Deprecated: Use ModelInferRequest_InferRequestedOutputTensor.ProtoReflect.Descriptor instead.
 func (*ModelInferRequest_InferRequestedOutputTensor) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{11, 1}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{18, 1}
 }
 
 func (x *ModelInferRequest_InferRequestedOutputTensor) GetName() string {
@@ -1183,7 +1655,7 @@ type ModelInferResponse_InferOutputTensor struct {
 
 func (x *ModelInferResponse_InferOutputTensor) Reset() {
 	*x = ModelInferResponse_InferOutputTensor{}
-	mi := &file_grpc_predict_v2_proto_msgTypes[21]
+	mi := &file_grpc_predict_v2_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1195,7 +1667,7 @@ func (x *ModelInferResponse_InferOutputTensor) String() string {
 func (*ModelInferResponse_InferOutputTensor) ProtoMessage() {}
 
 func (x *ModelInferResponse_InferOutputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_predict_v2_proto_msgTypes[21]
+	mi := &file_grpc_predict_v2_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1208,7 +1680,7 @@ func (x *ModelInferResponse_InferOutputTensor) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use ModelInferResponse_InferOutputTensor.ProtoReflect.Descriptor instead.
 func (*ModelInferResponse_InferOutputTensor) Descriptor() ([]byte, []int) {
-	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{12, 0}
+	return file_grpc_predict_v2_proto_rawDescGZIP(), []int{19, 0}
 }
 
 func (x *ModelInferResponse_InferOutputTensor) GetName() string {
@@ -1250,7 +1722,49 @@ var File_grpc_predict_v2_proto protoreflect.FileDescriptor
 
 const file_grpc_predict_v2_proto_rawDesc = "" +
 	"\n" +
-	"\x15grpc_predict_v2.proto\x12\tinference\"\x85\x01\n" +
+	"\x15grpc_predict_v2.proto\x12\tinference\"W\n" +
+	"\x16RepositoryIndexRequest\x12'\n" +
+	"\x0frepository_name\x18\x01 \x01(\tR\x0erepositoryName\x12\x14\n" +
+	"\x05ready\x18\x02 \x01(\bR\x05ready\"\xca\x01\n" +
+	"\x17RepositoryIndexResponse\x12E\n" +
+	"\x06models\x18\x01 \x03(\v2-.inference.RepositoryIndexResponse.ModelIndexR\x06models\x1ah\n" +
+	"\n" +
+	"ModelIndex\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\tR\aversion\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\"\xba\x01\n" +
+	"\x18ModelRepositoryParameter\x12\x1f\n" +
+	"\n" +
+	"bool_param\x18\x01 \x01(\bH\x00R\tboolParam\x12!\n" +
+	"\vint64_param\x18\x02 \x01(\x03H\x00R\n" +
+	"int64Param\x12#\n" +
+	"\fstring_param\x18\x03 \x01(\tH\x00R\vstringParam\x12!\n" +
+	"\vbytes_param\x18\x04 \x01(\fH\x00R\n" +
+	"bytesParamB\x12\n" +
+	"\x10parameter_choice\"\x9f\x02\n" +
+	"\x1aRepositoryModelLoadRequest\x12'\n" +
+	"\x0frepository_name\x18\x01 \x01(\tR\x0erepositoryName\x12\x1d\n" +
+	"\n" +
+	"model_name\x18\x02 \x01(\tR\tmodelName\x12U\n" +
+	"\n" +
+	"parameters\x18\x03 \x03(\v25.inference.RepositoryModelLoadRequest.ParametersEntryR\n" +
+	"parameters\x1ab\n" +
+	"\x0fParametersEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x129\n" +
+	"\x05value\x18\x02 \x01(\v2#.inference.ModelRepositoryParameterR\x05value:\x028\x01\"\x1d\n" +
+	"\x1bRepositoryModelLoadResponse\"\xa3\x02\n" +
+	"\x1cRepositoryModelUnloadRequest\x12'\n" +
+	"\x0frepository_name\x18\x01 \x01(\tR\x0erepositoryName\x12\x1d\n" +
+	"\n" +
+	"model_name\x18\x02 \x01(\tR\tmodelName\x12W\n" +
+	"\n" +
+	"parameters\x18\x03 \x03(\v27.inference.RepositoryModelUnloadRequest.ParametersEntryR\n" +
+	"parameters\x1ab\n" +
+	"\x0fParametersEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x129\n" +
+	"\x05value\x18\x02 \x01(\v2#.inference.ModelRepositoryParameterR\x05value:\x028\x01\"\x1f\n" +
+	"\x1dRepositoryModelUnloadResponse\"\x85\x01\n" +
 	"\x18ModelStreamInferResponse\x12#\n" +
 	"\rerror_message\x18\x01 \x01(\tR\ferrorMessage\x12D\n" +
 	"\x0einfer_response\x18\x02 \x01(\v2\x1d.inference.ModelInferResponseR\rinferResponse\"\x13\n" +
@@ -1359,7 +1873,7 @@ const file_grpc_predict_v2_proto_rawDesc = "" +
 	"\x0fuint64_contents\x18\x05 \x03(\x04R\x0euint64Contents\x12#\n" +
 	"\rfp32_contents\x18\x06 \x03(\x02R\ffp32Contents\x12#\n" +
 	"\rfp64_contents\x18\a \x03(\x01R\ffp64Contents\x12%\n" +
-	"\x0ebytes_contents\x18\b \x03(\fR\rbytesContents2\xd9\x04\n" +
+	"\x0ebytes_contents\x18\b \x03(\fR\rbytesContents2\x8b\a\n" +
 	"\x14GRPCInferenceService\x12K\n" +
 	"\n" +
 	"ServerLive\x12\x1c.inference.ServerLiveRequest\x1a\x1d.inference.ServerLiveResponse\"\x00\x12N\n" +
@@ -1370,7 +1884,10 @@ const file_grpc_predict_v2_proto_rawDesc = "" +
 	"\rModelMetadata\x12\x1f.inference.ModelMetadataRequest\x1a .inference.ModelMetadataResponse\"\x00\x12K\n" +
 	"\n" +
 	"ModelInfer\x12\x1c.inference.ModelInferRequest\x1a\x1d.inference.ModelInferResponse\"\x00\x12[\n" +
-	"\x10ModelStreamInfer\x12\x1c.inference.ModelInferRequest\x1a#.inference.ModelStreamInferResponse\"\x00(\x010\x01B1Z/github.com/svc-dev/svc/transport/grpc/inferenceb\x06proto3"
+	"\x10ModelStreamInfer\x12\x1c.inference.ModelInferRequest\x1a#.inference.ModelStreamInferResponse\"\x00(\x010\x01\x12Z\n" +
+	"\x0fRepositoryIndex\x12!.inference.RepositoryIndexRequest\x1a\".inference.RepositoryIndexResponse\"\x00\x12f\n" +
+	"\x13RepositoryModelLoad\x12%.inference.RepositoryModelLoadRequest\x1a&.inference.RepositoryModelLoadResponse\"\x00\x12l\n" +
+	"\x15RepositoryModelUnload\x12'.inference.RepositoryModelUnloadRequest\x1a(.inference.RepositoryModelUnloadResponse\"\x00B1Z/github.com/svc-dev/svc/transport/grpc/inferenceb\x06proto3"
 
 var (
 	file_grpc_predict_v2_proto_rawDescOnce sync.Once
@@ -1384,71 +1901,92 @@ func file_grpc_predict_v2_proto_rawDescGZIP() []byte {
 	return file_grpc_predict_v2_proto_rawDescData
 }
 
-var file_grpc_predict_v2_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_grpc_predict_v2_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_grpc_predict_v2_proto_goTypes = []any{
-	(*ModelStreamInferResponse)(nil),                     // 0: inference.ModelStreamInferResponse
-	(*ServerLiveRequest)(nil),                            // 1: inference.ServerLiveRequest
-	(*ServerLiveResponse)(nil),                           // 2: inference.ServerLiveResponse
-	(*ServerReadyRequest)(nil),                           // 3: inference.ServerReadyRequest
-	(*ServerReadyResponse)(nil),                          // 4: inference.ServerReadyResponse
-	(*ModelReadyRequest)(nil),                            // 5: inference.ModelReadyRequest
-	(*ModelReadyResponse)(nil),                           // 6: inference.ModelReadyResponse
-	(*ServerMetadataRequest)(nil),                        // 7: inference.ServerMetadataRequest
-	(*ServerMetadataResponse)(nil),                       // 8: inference.ServerMetadataResponse
-	(*ModelMetadataRequest)(nil),                         // 9: inference.ModelMetadataRequest
-	(*ModelMetadataResponse)(nil),                        // 10: inference.ModelMetadataResponse
-	(*ModelInferRequest)(nil),                            // 11: inference.ModelInferRequest
-	(*ModelInferResponse)(nil),                           // 12: inference.ModelInferResponse
-	(*InferParameter)(nil),                               // 13: inference.InferParameter
-	(*InferTensorContents)(nil),                          // 14: inference.InferTensorContents
-	(*ModelMetadataResponse_TensorMetadata)(nil),         // 15: inference.ModelMetadataResponse.TensorMetadata
-	(*ModelInferRequest_InferInputTensor)(nil),           // 16: inference.ModelInferRequest.InferInputTensor
-	(*ModelInferRequest_InferRequestedOutputTensor)(nil), // 17: inference.ModelInferRequest.InferRequestedOutputTensor
-	nil, // 18: inference.ModelInferRequest.ParametersEntry
-	nil, // 19: inference.ModelInferRequest.InferInputTensor.ParametersEntry
-	nil, // 20: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
-	(*ModelInferResponse_InferOutputTensor)(nil), // 21: inference.ModelInferResponse.InferOutputTensor
-	nil, // 22: inference.ModelInferResponse.ParametersEntry
-	nil, // 23: inference.ModelInferResponse.InferOutputTensor.ParametersEntry
+	(*RepositoryIndexRequest)(nil),             // 0: inference.RepositoryIndexRequest
+	(*RepositoryIndexResponse)(nil),            // 1: inference.RepositoryIndexResponse
+	(*ModelRepositoryParameter)(nil),           // 2: inference.ModelRepositoryParameter
+	(*RepositoryModelLoadRequest)(nil),         // 3: inference.RepositoryModelLoadRequest
+	(*RepositoryModelLoadResponse)(nil),        // 4: inference.RepositoryModelLoadResponse
+	(*RepositoryModelUnloadRequest)(nil),       // 5: inference.RepositoryModelUnloadRequest
+	(*RepositoryModelUnloadResponse)(nil),      // 6: inference.RepositoryModelUnloadResponse
+	(*ModelStreamInferResponse)(nil),           // 7: inference.ModelStreamInferResponse
+	(*ServerLiveRequest)(nil),                  // 8: inference.ServerLiveRequest
+	(*ServerLiveResponse)(nil),                 // 9: inference.ServerLiveResponse
+	(*ServerReadyRequest)(nil),                 // 10: inference.ServerReadyRequest
+	(*ServerReadyResponse)(nil),                // 11: inference.ServerReadyResponse
+	(*ModelReadyRequest)(nil),                  // 12: inference.ModelReadyRequest
+	(*ModelReadyResponse)(nil),                 // 13: inference.ModelReadyResponse
+	(*ServerMetadataRequest)(nil),              // 14: inference.ServerMetadataRequest
+	(*ServerMetadataResponse)(nil),             // 15: inference.ServerMetadataResponse
+	(*ModelMetadataRequest)(nil),               // 16: inference.ModelMetadataRequest
+	(*ModelMetadataResponse)(nil),              // 17: inference.ModelMetadataResponse
+	(*ModelInferRequest)(nil),                  // 18: inference.ModelInferRequest
+	(*ModelInferResponse)(nil),                 // 19: inference.ModelInferResponse
+	(*InferParameter)(nil),                     // 20: inference.InferParameter
+	(*InferTensorContents)(nil),                // 21: inference.InferTensorContents
+	(*RepositoryIndexResponse_ModelIndex)(nil), // 22: inference.RepositoryIndexResponse.ModelIndex
+	nil, // 23: inference.RepositoryModelLoadRequest.ParametersEntry
+	nil, // 24: inference.RepositoryModelUnloadRequest.ParametersEntry
+	(*ModelMetadataResponse_TensorMetadata)(nil),         // 25: inference.ModelMetadataResponse.TensorMetadata
+	(*ModelInferRequest_InferInputTensor)(nil),           // 26: inference.ModelInferRequest.InferInputTensor
+	(*ModelInferRequest_InferRequestedOutputTensor)(nil), // 27: inference.ModelInferRequest.InferRequestedOutputTensor
+	nil, // 28: inference.ModelInferRequest.ParametersEntry
+	nil, // 29: inference.ModelInferRequest.InferInputTensor.ParametersEntry
+	nil, // 30: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
+	(*ModelInferResponse_InferOutputTensor)(nil), // 31: inference.ModelInferResponse.InferOutputTensor
+	nil, // 32: inference.ModelInferResponse.ParametersEntry
+	nil, // 33: inference.ModelInferResponse.InferOutputTensor.ParametersEntry
 }
 var file_grpc_predict_v2_proto_depIdxs = []int32{
-	12, // 0: inference.ModelStreamInferResponse.infer_response:type_name -> inference.ModelInferResponse
-	15, // 1: inference.ModelMetadataResponse.inputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
-	15, // 2: inference.ModelMetadataResponse.outputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
-	18, // 3: inference.ModelInferRequest.parameters:type_name -> inference.ModelInferRequest.ParametersEntry
-	16, // 4: inference.ModelInferRequest.inputs:type_name -> inference.ModelInferRequest.InferInputTensor
-	17, // 5: inference.ModelInferRequest.outputs:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor
-	22, // 6: inference.ModelInferResponse.parameters:type_name -> inference.ModelInferResponse.ParametersEntry
-	21, // 7: inference.ModelInferResponse.outputs:type_name -> inference.ModelInferResponse.InferOutputTensor
-	19, // 8: inference.ModelInferRequest.InferInputTensor.parameters:type_name -> inference.ModelInferRequest.InferInputTensor.ParametersEntry
-	14, // 9: inference.ModelInferRequest.InferInputTensor.contents:type_name -> inference.InferTensorContents
-	20, // 10: inference.ModelInferRequest.InferRequestedOutputTensor.parameters:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
-	13, // 11: inference.ModelInferRequest.ParametersEntry.value:type_name -> inference.InferParameter
-	13, // 12: inference.ModelInferRequest.InferInputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	13, // 13: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	23, // 14: inference.ModelInferResponse.InferOutputTensor.parameters:type_name -> inference.ModelInferResponse.InferOutputTensor.ParametersEntry
-	14, // 15: inference.ModelInferResponse.InferOutputTensor.contents:type_name -> inference.InferTensorContents
-	13, // 16: inference.ModelInferResponse.ParametersEntry.value:type_name -> inference.InferParameter
-	13, // 17: inference.ModelInferResponse.InferOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	1,  // 18: inference.GRPCInferenceService.ServerLive:input_type -> inference.ServerLiveRequest
-	3,  // 19: inference.GRPCInferenceService.ServerReady:input_type -> inference.ServerReadyRequest
-	5,  // 20: inference.GRPCInferenceService.ModelReady:input_type -> inference.ModelReadyRequest
-	7,  // 21: inference.GRPCInferenceService.ServerMetadata:input_type -> inference.ServerMetadataRequest
-	9,  // 22: inference.GRPCInferenceService.ModelMetadata:input_type -> inference.ModelMetadataRequest
-	11, // 23: inference.GRPCInferenceService.ModelInfer:input_type -> inference.ModelInferRequest
-	11, // 24: inference.GRPCInferenceService.ModelStreamInfer:input_type -> inference.ModelInferRequest
-	2,  // 25: inference.GRPCInferenceService.ServerLive:output_type -> inference.ServerLiveResponse
-	4,  // 26: inference.GRPCInferenceService.ServerReady:output_type -> inference.ServerReadyResponse
-	6,  // 27: inference.GRPCInferenceService.ModelReady:output_type -> inference.ModelReadyResponse
-	8,  // 28: inference.GRPCInferenceService.ServerMetadata:output_type -> inference.ServerMetadataResponse
-	10, // 29: inference.GRPCInferenceService.ModelMetadata:output_type -> inference.ModelMetadataResponse
-	12, // 30: inference.GRPCInferenceService.ModelInfer:output_type -> inference.ModelInferResponse
-	0,  // 31: inference.GRPCInferenceService.ModelStreamInfer:output_type -> inference.ModelStreamInferResponse
-	25, // [25:32] is the sub-list for method output_type
-	18, // [18:25] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	22, // 0: inference.RepositoryIndexResponse.models:type_name -> inference.RepositoryIndexResponse.ModelIndex
+	23, // 1: inference.RepositoryModelLoadRequest.parameters:type_name -> inference.RepositoryModelLoadRequest.ParametersEntry
+	24, // 2: inference.RepositoryModelUnloadRequest.parameters:type_name -> inference.RepositoryModelUnloadRequest.ParametersEntry
+	19, // 3: inference.ModelStreamInferResponse.infer_response:type_name -> inference.ModelInferResponse
+	25, // 4: inference.ModelMetadataResponse.inputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
+	25, // 5: inference.ModelMetadataResponse.outputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
+	28, // 6: inference.ModelInferRequest.parameters:type_name -> inference.ModelInferRequest.ParametersEntry
+	26, // 7: inference.ModelInferRequest.inputs:type_name -> inference.ModelInferRequest.InferInputTensor
+	27, // 8: inference.ModelInferRequest.outputs:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor
+	32, // 9: inference.ModelInferResponse.parameters:type_name -> inference.ModelInferResponse.ParametersEntry
+	31, // 10: inference.ModelInferResponse.outputs:type_name -> inference.ModelInferResponse.InferOutputTensor
+	2,  // 11: inference.RepositoryModelLoadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
+	2,  // 12: inference.RepositoryModelUnloadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
+	29, // 13: inference.ModelInferRequest.InferInputTensor.parameters:type_name -> inference.ModelInferRequest.InferInputTensor.ParametersEntry
+	21, // 14: inference.ModelInferRequest.InferInputTensor.contents:type_name -> inference.InferTensorContents
+	30, // 15: inference.ModelInferRequest.InferRequestedOutputTensor.parameters:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
+	20, // 16: inference.ModelInferRequest.ParametersEntry.value:type_name -> inference.InferParameter
+	20, // 17: inference.ModelInferRequest.InferInputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	20, // 18: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	33, // 19: inference.ModelInferResponse.InferOutputTensor.parameters:type_name -> inference.ModelInferResponse.InferOutputTensor.ParametersEntry
+	21, // 20: inference.ModelInferResponse.InferOutputTensor.contents:type_name -> inference.InferTensorContents
+	20, // 21: inference.ModelInferResponse.ParametersEntry.value:type_name -> inference.InferParameter
+	20, // 22: inference.ModelInferResponse.InferOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	8,  // 23: inference.GRPCInferenceService.ServerLive:input_type -> inference.ServerLiveRequest
+	10, // 24: inference.GRPCInferenceService.ServerReady:input_type -> inference.ServerReadyRequest
+	12, // 25: inference.GRPCInferenceService.ModelReady:input_type -> inference.ModelReadyRequest
+	14, // 26: inference.GRPCInferenceService.ServerMetadata:input_type -> inference.ServerMetadataRequest
+	16, // 27: inference.GRPCInferenceService.ModelMetadata:input_type -> inference.ModelMetadataRequest
+	18, // 28: inference.GRPCInferenceService.ModelInfer:input_type -> inference.ModelInferRequest
+	18, // 29: inference.GRPCInferenceService.ModelStreamInfer:input_type -> inference.ModelInferRequest
+	0,  // 30: inference.GRPCInferenceService.RepositoryIndex:input_type -> inference.RepositoryIndexRequest
+	3,  // 31: inference.GRPCInferenceService.RepositoryModelLoad:input_type -> inference.RepositoryModelLoadRequest
+	5,  // 32: inference.GRPCInferenceService.RepositoryModelUnload:input_type -> inference.RepositoryModelUnloadRequest
+	9,  // 33: inference.GRPCInferenceService.ServerLive:output_type -> inference.ServerLiveResponse
+	11, // 34: inference.GRPCInferenceService.ServerReady:output_type -> inference.ServerReadyResponse
+	13, // 35: inference.GRPCInferenceService.ModelReady:output_type -> inference.ModelReadyResponse
+	15, // 36: inference.GRPCInferenceService.ServerMetadata:output_type -> inference.ServerMetadataResponse
+	17, // 37: inference.GRPCInferenceService.ModelMetadata:output_type -> inference.ModelMetadataResponse
+	19, // 38: inference.GRPCInferenceService.ModelInfer:output_type -> inference.ModelInferResponse
+	7,  // 39: inference.GRPCInferenceService.ModelStreamInfer:output_type -> inference.ModelStreamInferResponse
+	1,  // 40: inference.GRPCInferenceService.RepositoryIndex:output_type -> inference.RepositoryIndexResponse
+	4,  // 41: inference.GRPCInferenceService.RepositoryModelLoad:output_type -> inference.RepositoryModelLoadResponse
+	6,  // 42: inference.GRPCInferenceService.RepositoryModelUnload:output_type -> inference.RepositoryModelUnloadResponse
+	33, // [33:43] is the sub-list for method output_type
+	23, // [23:33] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_grpc_predict_v2_proto_init() }
@@ -1456,7 +1994,13 @@ func file_grpc_predict_v2_proto_init() {
 	if File_grpc_predict_v2_proto != nil {
 		return
 	}
-	file_grpc_predict_v2_proto_msgTypes[13].OneofWrappers = []any{
+	file_grpc_predict_v2_proto_msgTypes[2].OneofWrappers = []any{
+		(*ModelRepositoryParameter_BoolParam)(nil),
+		(*ModelRepositoryParameter_Int64Param)(nil),
+		(*ModelRepositoryParameter_StringParam)(nil),
+		(*ModelRepositoryParameter_BytesParam)(nil),
+	}
+	file_grpc_predict_v2_proto_msgTypes[20].OneofWrappers = []any{
 		(*InferParameter_BoolParam)(nil),
 		(*InferParameter_Int64Param)(nil),
 		(*InferParameter_StringParam)(nil),
@@ -1469,7 +2013,7 @@ func file_grpc_predict_v2_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grpc_predict_v2_proto_rawDesc), len(file_grpc_predict_v2_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   24,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
