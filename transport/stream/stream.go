@@ -75,8 +75,10 @@ func (h *Handler) Routes() []transport.Route {
 	return []transport.Route{{Methods: []string{http.MethodGet}, Path: Path, Handler: h}}
 }
 
-// Stop makes every connection close once its step under way is over, and
-// waits for them (or ctx).
+// Stop makes every connection close once its step under way, and a step
+// whose message was already read, are answered, and waits for them (or
+// ctx). http.Server.Shutdown does not wait for WebSocket connections (they
+// are hijacked): Stop is what does.
 func (h *Handler) Stop(ctx context.Context) error {
 	h.mu.Lock()
 	if !h.stopped {
