@@ -290,6 +290,31 @@ func timeMajorLSTM() *onnxpb.Model {
 	return b.model()
 }
 
+// tally is a stateful model with inputs of two types: each step adds the
+// sum of its int32 counts and of its float32 grid (optional, [batch, h, w],
+// two dynamic axes besides the batch) to the total carried in state. The
+// WebSocket stream's tests send it int32 binary messages, shaped grids and
+// JSON steps (docs/sequences.md).
+func tally() *onnxpb.Model {
+	b := newGraph("tally")
+	b.input("counts", tensorOf(onnxpb.ElemInt32, "batch", "n"), "this step's counts")
+	b.input("grid", tensorOf(onnxpb.ElemFloat, "batch", "h", "w"), "optional, defaults to one 0")
+	b.input("state", tensorOf(onnxpb.ElemFloat, "batch", 1), "the total so far")
+	b.initializer(constant("grid", dims(1, 1, 1), []float32{0}))
+	b.initializer(constant("axis1", dims(1), []int64{1}))
+	b.initializer(constant("axis2", dims(1), []int64{2}))
+	b.node("Cast", in("counts"), out("counts_f"), attrInt("to", int64(onnxpb.ElemFloat)))
+	b.node("ReduceSum", in("counts_f", "axis1"), out("counts_sum"))
+	b.node("ReduceSum", in("grid", "axis2"), out("grid_rows"), attrInt("keepdims", 0))
+	b.node("ReduceSum", in("grid_rows", "axis1"), out("grid_sum"))
+	b.node("Add", in("state", "counts_sum"), out("partial"))
+	b.node("Add", in("partial", "grid_sum"), out("total"))
+	b.node("Identity", in("total"), out("stateN"))
+	b.output("total", tensorOf(onnxpb.ElemFloat, "batch", 1), "the total with this step's counts and grid")
+	b.output("stateN", tensorOf(onnxpb.ElemFloat, "batch", 1), "the next step's state")
+	return b.model()
+}
+
 func testModels() ([]file, error) {
 	var files []file
 	add := func(path string, m *onnxpb.Model) error {
@@ -331,6 +356,7 @@ func testModels() ([]file, error) {
 		{"reload_v2.onnx", reloadVersion(2)},
 		{"running_sum.onnx", runningSum()},
 		{"lstm_time_major.onnx", timeMajorLSTM()},
+		{"tally.onnx", tally()},
 	}
 	for _, x := range models {
 		if err := add(x.path, x.m); err != nil {

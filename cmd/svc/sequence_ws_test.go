@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/coder/websocket"
+
+	"github.com/svc-dev/svc/transport/stream"
 )
 
 // wsResult is one step's answer on the WebSocket.
@@ -93,8 +95,8 @@ func TestSequenceWebSocket(t *testing.T) {
 			data []byte
 			want string
 		}{
-			{websocket.MessageText, []byte(`{"input": [0]}`), "text messages are not taken"},
-			{websocket.MessageBinary, []byte{1, 2, 3}, "a binary message of 3 bytes: send float32 little-endian samples"},
+			{websocket.MessageText, []byte(`{"input": [0]}`), `a JSON step has the key 'input': send {"inputs": {"NAME": {"shape": [...], "data": [...]}}}`},
+			{websocket.MessageBinary, []byte{1, 2, 3}, "input 'input' is float32, shape [1, n]: a binary message of 3 bytes does not fit; it takes a positive multiple of 4 bytes (one float32 each), little-endian"},
 		} {
 			if r := wsSend(t, c, tt.kind, tt.data); !strings.Contains(r.Error, tt.want) {
 				t.Errorf("%q: %+v, want %q", tt.data, r, tt.want)
@@ -114,7 +116,8 @@ func TestSequenceWebSocket(t *testing.T) {
 		}{
 			{"/v2/models/vad/stream", 400, "input 'sr' needs a value: add ?sr=VALUE to the URL"},
 			{"/v2/models/vad/stream?sr=fast", 400, "input 'sr' is int64: 'fast' is not one"},
-			{"/v2/models/vad/stream?sr=16000&input=sr", 400, "input 'sr' is int64 of rank 0"},
+			{"/v2/models/vad/stream?sr=16000&input=sr", 400, "input=sr: 'sr' also has a value in the URL"},
+			{"/v2/models/vad/stream?sr=16000&input=state", 400, "input=state: svc keeps state 'state'"},
 			{"/v2/models/other/stream?sr=16000", 404, "Unknown model 'other'"},
 		} {
 			_, resp, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(s.URL, "http")+tt.path, nil)
@@ -129,21 +132,75 @@ func TestSequenceWebSocket(t *testing.T) {
 		}
 	})
 
+	// SIGTERM with steps in flight: many chunks (the speech over and over)
+	// are written without their answers read; once the first answer has come the server is stepping,
+	// and SIGTERM comes. Whatever number k of steps it answers before it
+	// stops, they are steps 0..k-1, each the probability of that prefix of
+	// the speech bit for bit, then the connection closes with 1001 and why,
+	// and the server exits 0.
 	t.Run("SIGTERM", func(t *testing.T) {
 		c := wsDial(t, s, "?sr=16000")
-		for _, ch := range chunks[:5] {
-			wsSend(t, c, websocket.MessageBinary, float32LE(ch))
+		ctx := context.Background()
+		const n = 1000
+		long := make([][]float32, n)
+		for i := range long {
+			long[i] = chunks[i%len(chunks)]
+		}
+		want := referenceProbs(t, p, long)
+		written := make(chan error, 1)
+		go func() {
+			for _, ch := range long {
+				if err := c.Write(ctx, websocket.MessageBinary, float32LE(ch)); err != nil {
+					written <- err
+					return
+				}
+			}
+			written <- nil
+		}()
+		var got []wsResult
+		read := func() error {
+			k, body, err := c.Read(ctx)
+			if err != nil {
+				return err
+			}
+			var r wsResult
+			if k != websocket.MessageText || json.Unmarshal(body, &r) != nil {
+				t.Fatalf("answer %v %s", k, body)
+			}
+			got = append(got, r)
+			return nil
+		}
+		if err := read(); err != nil {
+			t.Fatalf("first answer: %v", err)
 		}
 		code := make(chan int, 1)
 		go func() { code <- s.stop(syscall.SIGTERM) }()
-		_, _, err := c.Read(context.Background())
-		var ce websocket.CloseError
-		if !errors.As(err, &ce) || ce.Code != websocket.StatusGoingAway || !strings.Contains(ce.Reason, "the server is stopping") {
-			t.Errorf("open connection at SIGTERM: %v", err)
+		var err error
+		for err == nil {
+			err = read()
 		}
+		var ce websocket.CloseError
+		if !errors.As(err, &ce) || ce.Code != websocket.StatusGoingAway || ce.Reason != stream.ReasonStopping || !strings.Contains(ce.Reason, "the server is stopping") {
+			t.Errorf("after %d answers: %v, want the close 1001 %q", len(got), err, stream.ReasonStopping)
+		}
+		if len(got) > n {
+			t.Fatalf("%d answers to %d chunks", len(got), n)
+		}
+		probs := make([]float32, len(got))
+		for i, r := range got {
+			if r.Step != i || r.Error != "" || len(r.Outputs["output"].Data) != 1 {
+				t.Fatalf("answer %d of %d: %+v", i, len(got), r)
+			}
+			probs[i] = r.Outputs["output"].Data[0]
+		}
+		t.Logf("%d of %d chunks answered before the close", len(got), n)
+		sameBits(t, "WebSocket at SIGTERM", probs, want[:len(got)])
 		if c := <-code; c != 0 {
 			t.Errorf("exit code %d\n%s", c, s.stderr)
 		}
+		// The writer ends: every chunk written, or the write refused
+		// once the connection closed.
+		<-written
 	})
 }
 

@@ -39,6 +39,9 @@ func newHandlerFx(p handlerParams) *Handler {
 		return nil
 	}
 	h := New(Options{Model: p.Model, Sequences: p.Sequences, MaxMessageBytes: int64(p.Limits.MaxBodyBytes), Logger: p.Log})
+	// Built before the HTTP server (its routes) and after the store, the
+	// handler stops after the server has stopped taking requests and before
+	// the store closes: the steps it lets finish still run.
 	p.LC.Append(fx.StopHook(h.Stop))
 	return h
 }

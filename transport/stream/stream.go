@@ -1,19 +1,19 @@
 // Package stream serves the steps of sequences over WebSocket, for
-// browsers and simple clients: one connection is one sequence, each binary
-// message is one step's audio (float32 little-endian samples), and each
-// step's outputs come back as a JSON text message. The model's other
-// inputs take the values of the URL's query (Silero VAD: ?sr=16000). svc
-// keeps the state (core/seq). When the server stops, the step under way
-// finishes and the connection closes with status 1001 and the reason.
+// browsers and simple clients: one connection is one sequence. A binary
+// message is one step's tensor of the streamed input (its own element
+// type, little-endian; its shape the model's, with the axis left open
+// given by the message's length), a text message is a JSON step that names
+// any inputs, and each step's outputs come back as a JSON text message.
+// The model's other inputs take the values of the URL's query (Silero VAD:
+// ?sr=16000). svc keeps the state (core/seq). When the server stops, the
+// step under way (and one already read) finishes and is answered, then the
+// connection closes with status 1001 and the reason.
 package stream
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"strconv"
 	"sync"
@@ -26,6 +26,7 @@ import (
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/core/tensor"
+	"github.com/svc-dev/svc/core/tensor/tensorjson"
 	"github.com/svc-dev/svc/transport"
 )
 
@@ -74,8 +75,10 @@ func (h *Handler) Routes() []transport.Route {
 	return []transport.Route{{Methods: []string{http.MethodGet}, Path: Path, Handler: h}}
 }
 
-// Stop makes every connection close once its step under way is over, and
-// waits for them (or ctx).
+// Stop makes every connection close once its step under way, and a step
+// whose message was already read, are answered, and waits for them (or
+// ctx). http.Server.Shutdown does not wait for WebSocket connections (they
+// are hijacked): Stop is what does.
 func (h *Handler) Stop(ctx context.Context) error {
 	h.mu.Lock()
 	if !h.stopped {
@@ -105,8 +108,8 @@ type Result struct {
 
 // Tensor is one output: its shape and its elements in row-major order.
 type Tensor struct {
-	Shape []int64 `json:"shape"`
-	Data  any     `json:"data"`
+	Shape []int64         `json:"shape"`
+	Data  json.RawMessage `json:"data"`
 }
 
 func httpError(w http.ResponseWriter, status int, msg string) {
@@ -131,7 +134,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, seq.ErrStateless.Error())
 		return
 	}
-	p, err := newPlan(runner, l, r.URL.Query())
+	p, err := newPlan(runner.Specs(), l, r.URL.Query())
 	if err != nil {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
@@ -159,14 +162,24 @@ type message struct {
 	err  error
 }
 
+// conn is one connection's sequence.
+type conn struct {
+	h       *Handler
+	c       *websocket.Conn
+	p       *plan
+	info    core.ModelInfo
+	id      string
+	started bool
+	step    int
+}
+
 func (h *Handler) serve(c *websocket.Conn, p *plan, info core.ModelInfo) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	id := Prefix + strconv.FormatUint(h.conns.Add(1), 10)
-	started := false
+	k := &conn{h: h, c: c, p: p, info: info, id: Prefix + strconv.FormatUint(h.conns.Add(1), 10)}
 	defer func() {
-		if started {
-			h.o.Sequences.End(id, ReasonClosed)
+		if k.started {
+			h.o.Sequences.End(k.id, ReasonClosed)
 		}
 	}()
 	msgs := make(chan message)
@@ -183,12 +196,18 @@ func (h *Handler) serve(c *websocket.Conn, p *plan, info core.ModelInfo) {
 			}
 		}
 	}()
-	l := h.o.Sequences.Layout()
-	for step := 0; ; step++ {
+	for {
+		// Stopping is checked between steps, before a message is taken.
+		select {
+		case <-h.stopping:
+			k.stop(ctx, msgs)
+			return
+		default:
+		}
 		var m message
 		select {
 		case <-h.stopping:
-			_ = c.Close(websocket.StatusGoingAway, ReasonStopping)
+			k.stop(ctx, msgs)
 			return
 		case m = <-msgs:
 		}
@@ -196,150 +215,68 @@ func (h *Handler) serve(c *websocket.Conn, p *plan, info core.ModelInfo) {
 			_ = c.CloseNow()
 			return
 		}
-		res := Result{Step: step}
-		inputs, err := p.inputs(m.kind, m.data)
-		if err == nil {
-			var outs []*tensor.Tensor
-			outs, err = h.o.Sequences.Step(ctx, seq.Step{ID: id, Start: !started, Inputs: inputs})
-			if err == nil {
-				started = true
-				res.Outputs = map[string]Tensor{}
-				for i, t := range outs {
-					if !l.StateOutput(i) {
-						res.Outputs[info.Outputs[i].Name] = Tensor{Shape: t.Shape, Data: t.Data}
-					}
-				}
-			}
-		}
-		if err != nil {
-			res.Error = err.Error()
-		}
-		body, err := json.Marshal(res)
-		if err != nil {
-			h.o.Logger.Error("encode a stream's step", zap.Error(err))
-			_ = c.Close(websocket.StatusInternalError, "cannot encode the step's outputs")
-			return
-		}
-		if err := c.Write(ctx, websocket.MessageText, body); err != nil {
+		if !k.answer(ctx, m) {
 			return
 		}
 	}
 }
 
-// plan is how a connection's messages become the model's inputs: the
-// audio input takes each binary message; the others their query values.
-type plan struct {
-	audio  int
-	rank   int
-	fixed  []*tensor.Tensor // by input; nil for the audio and the states
-	inputN int
-}
-
-// newPlan resolves the query against the model: input=NAME picks the
-// input that takes the audio (default: the first float32 input that is no
-// state); every other input that is no state takes NAME=VALUE, a scalar.
-func newPlan(r core.Runner, l *seq.Layout, q map[string][]string) (*plan, error) {
-	specs := r.Specs()
-	p := &plan{audio: -1, fixed: make([]*tensor.Tensor, len(specs)), inputN: len(specs)}
-	want := ""
-	if v, ok := q["input"]; ok {
-		want = v[0]
-	}
-	for i, s := range specs {
-		if l.StateInput(i) {
-			continue
-		}
-		if (want == "" && s.DType == tensor.Float32 && p.audio < 0) || (want != "" && s.Name == want) {
-			p.audio = i
-		}
-	}
-	if p.audio < 0 {
-		if want != "" {
-			return nil, fmt.Errorf("input=%s: the model has no input '%s' that takes audio (a float32 input that is no state)", transport.Quote(want), transport.Quote(want))
-		}
-		return nil, errors.New("the model has no float32 input besides its state to take the audio")
-	}
-	a := specs[p.audio]
-	if a.DType != tensor.Float32 || (len(a.Shape) != 1 && len(a.Shape) != 2) {
-		return nil, fmt.Errorf("input '%s' is %s of rank %d: audio goes to a float32 input of shape [n] or [batch, n]", a.Name, a.DType, len(a.Shape))
-	}
-	p.rank = len(a.Shape)
-	for i, s := range specs {
-		if i == p.audio || l.StateInput(i) {
-			continue
-		}
-		v, ok := q[s.Name]
-		if !ok {
-			if s.Required {
-				return nil, fmt.Errorf("input '%s' needs a value: add ?%s=VALUE to the URL", s.Name, s.Name)
-			}
-			continue
-		}
-		t, err := scalar(s, v[0])
-		if err != nil {
-			return nil, err
-		}
-		p.fixed[i] = t
-	}
-	return p, nil
-}
-
-// scalar parses a query value for input s, which must take one element.
-func scalar(s tensor.Spec, v string) (*tensor.Tensor, error) {
-	shape := make([]int64, len(s.Shape))
-	for i, d := range s.Shape {
-		if d > 1 {
-			return nil, fmt.Errorf("input '%s' has shape %s: only inputs of one element take a value from the URL", s.Name, transport.FormatShape(s.Shape))
-		}
-		shape[i] = 1
-	}
-	bad := fmt.Errorf("input '%s' is %s: '%s' is not one", s.Name, s.DType, transport.Quote(v))
-	t := &tensor.Tensor{DType: s.DType, Shape: shape}
-	switch s.DType {
-	case tensor.Int64, tensor.Int32:
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || (s.DType == tensor.Int32 && (n < math.MinInt32 || n > math.MaxInt32)) {
-			return nil, bad
-		}
-		if s.DType == tensor.Int64 {
-			t.Data = []int64{n}
-		} else {
-			t.Data = []int32{int32(n)}
-		}
-	case tensor.Float32, tensor.Float64:
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return nil, bad
-		}
-		if s.DType == tensor.Float32 {
-			t.Data = []float32{float32(f)}
-		} else {
-			t.Data = []float64{f}
+// stop answers the message already read, if one is, then closes the
+// connection with 1001 and why.
+func (k *conn) stop(ctx context.Context, msgs <-chan message) {
+	select {
+	case m := <-msgs:
+		if m.err == nil && !k.answer(ctx, m) {
+			return
 		}
 	default:
-		return nil, fmt.Errorf("input '%s' is %s: svc takes int32, int64, float32 or float64 values from the URL", s.Name, s.DType)
 	}
-	return t, nil
+	_ = k.c.Close(websocket.StatusGoingAway, ReasonStopping)
 }
 
-// inputs makes one step's inputs from a message.
-func (p *plan) inputs(kind websocket.MessageType, data []byte) ([]*tensor.Tensor, error) {
-	if kind != websocket.MessageBinary {
-		return nil, errors.New("text messages are not taken: send each step's audio as a binary message of float32 little-endian samples")
+// answer runs the message's step and writes its result; false when the
+// connection is over.
+func (k *conn) answer(ctx context.Context, m message) bool {
+	res := Result{Step: k.step}
+	k.step++
+	var inputs []*tensor.Tensor
+	var err error
+	if m.kind == websocket.MessageBinary {
+		inputs, err = k.p.binary(m.data)
+	} else {
+		inputs, err = k.p.text(m.data)
 	}
-	if len(data) == 0 || len(data)%4 != 0 {
-		return nil, fmt.Errorf("a binary message of %d bytes: send float32 little-endian samples, 4 bytes each", len(data))
+	if err == nil {
+		var outs []*tensor.Tensor
+		outs, err = k.h.o.Sequences.Step(ctx, seq.Step{ID: k.id, Start: !k.started, Inputs: inputs})
+		if err == nil {
+			k.started = true
+			res.Outputs = k.outputs(outs)
+		}
 	}
-	samples := make([]float32, len(data)/4)
-	for i := range samples {
-		samples[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+	if err != nil {
+		res.Error = err.Error()
 	}
-	shape := []int64{int64(len(samples))}
-	if p.rank == 2 {
-		shape = []int64{1, int64(len(samples))}
+	body, err := json.Marshal(res)
+	if err != nil {
+		k.h.o.Logger.Error("encode a stream's step", zap.Error(err))
+		_ = k.c.Close(websocket.StatusInternalError, "cannot encode the step's outputs")
+		return false
 	}
-	in := make([]*tensor.Tensor, p.inputN)
-	copy(in, p.fixed)
-	in[p.audio] = &tensor.Tensor{DType: tensor.Float32, Shape: shape, Data: samples}
-	return in, nil
+	return k.c.Write(ctx, websocket.MessageText, body) == nil
+}
+
+// outputs are a step's outputs but the states, each's data a flat JSON
+// array written as every JSON protocol of svc writes numbers.
+func (k *conn) outputs(outs []*tensor.Tensor) map[string]Tensor {
+	l := k.h.o.Sequences.Layout()
+	res := map[string]Tensor{}
+	for i, t := range outs {
+		if l.StateOutput(i) {
+			continue
+		}
+		flat := &tensor.Tensor{DType: t.DType, Shape: []int64{int64(t.Len())}, Data: t.Data}
+		res[k.info.Outputs[i].Name] = Tensor{Shape: t.Shape, Data: json.RawMessage(tensorjson.AppendJSON(nil, flat))}
+	}
+	return res
 }
