@@ -1,8 +1,10 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"io"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,6 +13,14 @@ import (
 // DefaultLogBuffer is the log output a LogWriter holds while its
 // destination is slow, before it drops lines.
 const DefaultLogBuffer = 1 << 20
+
+// AtomicLogWrite is the most a LogWriter hands a pipe or socket in one
+// write, in whole lines: PIPE_BUF on Linux, the size up to which a write
+// to a pipe is atomic. svc's workers share the supervisor's stderr; were a
+// worker's batch of lines written in one call, a full pipe would take it
+// in parts, and another worker's lines would land between them, in the
+// middle of a line. A line longer than this goes in a write of its own.
+const AtomicLogWrite = 4096
 
 // LogFlushDelay is the least time between two writes of a LogWriter to
 // its destination: the lines logged meanwhile go out together.
@@ -30,6 +40,9 @@ const LogFlushDelay = 50 * time.Millisecond
 type LogWriter struct {
 	dst io.Writer
 	max int
+	// lines makes each write to dst whole lines of at most
+	// AtomicLogWrite bytes (dst is a pipe or a socket).
+	lines bool
 
 	mu      sync.Mutex
 	pending []byte // written by loggers, not yet taken by the goroutine
@@ -61,6 +74,7 @@ func NewLogWriter(dst io.Writer, max int) *LogWriter {
 	w := &LogWriter{
 		dst:     dst,
 		max:     max,
+		lines:   shared(dst),
 		flushed: make(chan struct{}),
 		wake:    make(chan struct{}, 1),
 		hurry:   make(chan struct{}, 1),
@@ -257,8 +271,43 @@ func (w *LogWriter) drain() {
 		w.spare = batch
 		w.busy = true
 		w.mu.Unlock()
-		// A destination error has nowhere better to go: the log is the
-		// place errors are reported.
-		_, _ = w.dst.Write(batch)
+		if w.lines {
+			writeLines(w.dst, batch)
+		} else {
+			// A destination error has nowhere better to go: the log is
+			// the place errors are reported.
+			_, _ = w.dst.Write(batch)
+		}
+	}
+}
+
+// shared reports whether dst is a pipe or a socket: a destination that
+// other processes may write to at the same time, where only small writes
+// are atomic.
+func shared(dst io.Writer) bool {
+	f, ok := dst.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) != 0
+}
+
+// writeLines writes batch, whole lines, in writes of at most
+// AtomicLogWrite bytes (a longer line alone in its write).
+func writeLines(dst io.Writer, batch []byte) {
+	for len(batch) > 0 {
+		n := len(batch)
+		if n > AtomicLogWrite {
+			if i := bytes.LastIndexByte(batch[:AtomicLogWrite], '\n'); i >= 0 {
+				n = i + 1
+			} else if i := bytes.IndexByte(batch, '\n'); i >= 0 {
+				n = i + 1
+			}
+		}
+		if _, err := dst.Write(batch[:n]); err != nil {
+			return // as above: nowhere better to report it
+		}
+		batch = batch[n:]
 	}
 }

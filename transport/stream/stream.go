@@ -13,6 +13,7 @@ package stream
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -40,6 +41,10 @@ const Prefix = "ws-"
 const (
 	ReasonClosed   = "ended when its WebSocket connection closed"
 	ReasonStopping = "the server is stopping: the sequence ended; start a new one on a server that runs"
+	// ReasonEnded closes a connection whose sequence svc ended (the model
+	// was reloaded, the sequence expired, or the worker that held it
+	// died): the step's error says which.
+	ReasonEnded = "the sequence ended (the last step's error says why); connect again to start a new one"
 )
 
 // Options configure a Handler.
@@ -254,6 +259,10 @@ func (k *conn) answer(ctx context.Context, m message) bool {
 			res.Outputs = k.outputs(outs)
 		}
 	}
+	// A sequence that svc ended is not started again under the client:
+	// the connection closes once the step's error is written.
+	var gone *seq.UnknownError
+	ended := errors.As(err, &gone) && gone.Reason != ""
 	if err != nil {
 		res.Error = err.Error()
 	}
@@ -263,7 +272,14 @@ func (k *conn) answer(ctx context.Context, m message) bool {
 		_ = k.c.Close(websocket.StatusInternalError, "cannot encode the step's outputs")
 		return false
 	}
-	return k.c.Write(ctx, websocket.MessageText, body) == nil
+	if err := k.c.Write(ctx, websocket.MessageText, body); err != nil {
+		return false
+	}
+	if ended {
+		_ = k.c.Close(websocket.StatusNormalClosure, ReasonEnded)
+		return false
+	}
+	return true
 }
 
 // outputs are a step's outputs but the states, each's data a flat JSON
