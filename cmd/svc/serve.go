@@ -332,9 +332,7 @@ func runServer(ctx context.Context, src core.Source, rl reloadSetup, cfg config.
 	}
 	log.Info("model ready", zap.String("model", src.Name), zap.Duration("load_time", model.LoadTime()))
 
-	// The reloads (a worker's reload socket among them) are set up before
-	// start-up is reported: a supervisor told that its workers are ready
-	// may ask them to reload at once.
+	// Reloads (a worker's reload socket) are up before start-up is told.
 	stopReloads := startReloads(ctx, model, src, rl, cfg, log, worker, hup)
 	defer stopReloads()
 	if err := started(sv.banner(cfg)); err != nil {
