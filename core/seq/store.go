@@ -364,7 +364,7 @@ func (s *Store) StepHere(ctx context.Context, st Step) ([]*tensor.Tensor, error)
 	case seq.turn <- struct{}{}:
 	case <-ctx.Done():
 		s.finish(seq, false, false)
-		return nil, core.ErrCanceled
+		return nil, fmt.Errorf("%w: %w", core.ErrCanceled, context.Cause(ctx))
 	}
 	ok := false
 	defer func() { <-seq.turn; s.finish(seq, st.End, ok) }()

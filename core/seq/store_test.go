@@ -466,3 +466,46 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+// TestStepCanceledWaitingItsTurn: a step whose request ends while an
+// earlier step of its sequence runs fails with core.ErrCanceled and the
+// request's cause (a deadline's TimeoutError is a 504, DEADLINE_EXCEEDED
+// on gRPC, not a 503), and leaves the state as it was.
+func TestStepCanceledWaitingItsTurn(t *testing.T) {
+	tests := []struct {
+		name  string
+		cause error
+	}{
+		{name: "deadline", cause: &core.TimeoutError{After: time.Second, Requested: true}},
+		{name: "client gone", cause: context.Canceled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &vad{gate: make(chan struct{}), entered: make(chan struct{})}
+			s, _, _ := newStore(t, m, Options{})
+			first := make(chan error, 1)
+			go func() {
+				_, err := s.Step(context.Background(), Step{ID: "a", Start: true, Inputs: chunk(9)})
+				first <- err
+			}()
+			<-m.entered
+			ctx, cancel := context.WithCancelCause(context.Background())
+			cancel(tt.cause)
+			_, err := s.Step(ctx, Step{ID: "a", Inputs: chunk(5)})
+			if !errors.Is(err, core.ErrCanceled) || !errors.Is(err, tt.cause) {
+				t.Errorf("err = %v, want core.ErrCanceled with the cause %v", err, tt.cause)
+			}
+			close(m.gate)
+			if err := <-first; err != nil {
+				t.Fatal(err)
+			}
+			outs, err := s.Step(context.Background(), Step{ID: "a", Inputs: chunk(1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := prob(t, outs), float32(1+9+16000); got != want {
+				t.Errorf("the step after the canceled one answered %v, want %v (the state of the first step alone)", got, want)
+			}
+		})
+	}
+}
