@@ -188,6 +188,11 @@ func (w *wireError) decode() error {
 func (r *Router) Forward(ctx context.Context, peer int, st seq.Step) ([]*tensor.Tensor, error) {
 	var ans stepAnswer
 	if err := r.post(ctx, peer, "/step", stepRequest{ID: st.ID, Start: st.Start, End: st.End, Inputs: toWire(st.Inputs)}, &ans); err != nil {
+		if ctx.Err() != nil {
+			// The request ended (its deadline, its client gone), not the
+			// worker: the sequence lives on there.
+			return nil, fmt.Errorf("%w: %w", core.ErrCanceled, context.Cause(ctx))
+		}
 		if st.Start {
 			return nil, &seq.ClosedError{Reason: fmt.Sprintf("worker %d, which holds the sequences of id '%s', is not answering (restarting?); start the sequence again shortly", peer, st.ID)}
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -130,5 +131,82 @@ func TestOwner(t *testing.T) {
 	}
 	if len(seen) != 3 {
 		t.Errorf("8 ids went to workers %v only", seen)
+	}
+}
+
+// slow is counter whose runs of x = 2 say so on entered and wait for
+// gate.
+type slow struct {
+	counter
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+func (m *slow) Predict(ctx context.Context, in []*tensor.Tensor) (core.Result, error) {
+	if in[0].Data.([]float32)[0] == 2 {
+		m.entered <- struct{}{}
+		<-m.gate
+	}
+	return m.counter.Predict(ctx, in)
+}
+
+// TestForwardCanceled: a forwarded step whose request ends (its deadline,
+// its client gone) while the owner runs it fails with core.ErrCanceled and
+// the request's cause, as a step run here does, not as a dead worker: the
+// sequence lives on in its worker.
+func TestForwardCanceled(t *testing.T) {
+	tests := []struct {
+		name  string
+		start bool
+		cause error
+	}{
+		{name: "deadline", cause: &core.TimeoutError{After: time.Second, Requested: true}},
+		{name: "client gone", cause: context.Canceled},
+		{name: "deadline of a start", start: true, cause: &core.TimeoutError{After: time.Second, Requested: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			m := &slow{entered: make(chan struct{}, 1), gate: make(chan struct{})}
+			store := seq.New(seq.Options{}, seq.Fixed(m))
+			defer store.Close(context.Background(), "test over")
+			if err := store.Use(m); err != nil {
+				t.Fatal(err)
+			}
+			srv, err := Serve(dir, 2, store)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := New(dir, 1, 2)
+			defer r.client.CloseIdleConnections()
+			defer func() {
+				if err := srv.Close(context.Background()); err != nil {
+					t.Error(err)
+				}
+			}()
+			if !tt.start {
+				if _, err := r.Forward(context.Background(), 2, seq.Step{ID: "a", Start: true, Inputs: x(1)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx, cancel := context.WithCancelCause(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				_, err := r.Forward(ctx, 2, seq.Step{ID: "a", Start: tt.start, Inputs: x(2)})
+				done <- err
+			}()
+			<-m.entered
+			cancel(tt.cause)
+			err = <-done
+			var unknown *seq.UnknownError
+			var closed *seq.ClosedError
+			if !errors.Is(err, core.ErrCanceled) || !errors.Is(err, tt.cause) || errors.As(err, &unknown) || errors.As(err, &closed) {
+				t.Errorf("err = %v, want core.ErrCanceled with the cause %v", err, tt.cause)
+			}
+			close(m.gate)
+			if _, err := r.Forward(context.Background(), 2, seq.Step{ID: "a", Inputs: x(1)}); err != nil {
+				t.Errorf("the sequence after a canceled step: %v", err)
+			}
+		})
 	}
 }
