@@ -203,8 +203,10 @@ func (s *Store) keep(l *Layout, p *pending, outs []*tensor.Tensor) {
 	p.out = outs
 }
 
-// predict runs the model and copies its outputs into Go memory of their
-// own.
+// predict runs the model and takes its outputs. It closes the result
+// rather than releasing it: tensors taken from a closed result keep their
+// data (core.Result), so the state outputs become the sequence's next
+// state, and the outputs its answer, without a copy.
 func (s *Store) predict(ctx context.Context, inputs []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	r, release, err := s.runner()
 	if err != nil {
@@ -215,14 +217,12 @@ func (s *Store) predict(ctx context.Context, inputs []*tensor.Tensor) ([]*tensor
 	if err != nil {
 		return nil, err
 	}
-	defer res.Release()
+	defer res.Close()
 	outs := make([]*tensor.Tensor, res.Len())
 	for j := range outs {
-		t, err := res.Tensor(j)
-		if err != nil {
+		if outs[j], err = res.Tensor(j); err != nil {
 			return nil, &core.InferenceError{Err: fmt.Errorf("output %d: %w", j, err)}
 		}
-		outs[j] = own(t)
 	}
 	return outs, nil
 }

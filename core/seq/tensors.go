@@ -139,15 +139,6 @@ func cut(t *tensor.Tensor, axis, from, to int) *tensor.Tensor {
 	return &tensor.Tensor{DType: t.DType, Shape: shape, Data: out.Interface()}
 }
 
-// own copies t into Go memory of its own, so that it outlives the result
-// it came from.
-func own(t *tensor.Tensor) *tensor.Tensor {
-	src := reflect.ValueOf(t.Data)
-	out := reflect.MakeSlice(src.Type(), src.Len(), src.Len())
-	reflect.Copy(out, src)
-	return &tensor.Tensor{DType: t.DType, Shape: append([]int64(nil), t.Shape...), Data: out.Interface()}
-}
-
 // equal reports whether two tensors hold the same type, shape and
 // elements.
 func equal(a, b *tensor.Tensor) bool {
