@@ -31,7 +31,9 @@ type plan struct {
 	// shape is the streamed input's shape: at most one -1, the axis that a
 	// message's length gives.
 	shape []int64
-	// binErr answers every binary message when they cannot be steps.
+	// binErr answers every binary message when they cannot be steps (no
+	// streamed input, one of strings, another required input without a
+	// value).
 	binErr error
 }
 
@@ -73,6 +75,12 @@ func newPlan(specs []tensor.Spec, l *seq.Layout, q map[string][]string) (*plan, 
 	if s.DType == tensor.String || s.DType.Size() == 0 {
 		p.binErr = fmt.Errorf("input '%s' is %s: binary messages carry numbers or booleans; send JSON text steps", s.Name, s.DType)
 		return p, nil
+	}
+	for i, o := range specs {
+		if i != p.stream && !p.state[i] && p.fixed[i] == nil && o.Required {
+			p.binErr = fmt.Errorf("input '%s' needs a value: binary messages give only '%s'; send JSON text steps that name '%s' too", o.Name, s.Name, o.Name)
+			break
+		}
 	}
 	var given []string
 	if v, ok := q[queryShape]; ok {

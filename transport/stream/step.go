@@ -17,11 +17,6 @@ func (p *plan) binary(data []byte) ([]*tensor.Tensor, error) {
 		return nil, p.binErr
 	}
 	s := p.specs[p.stream]
-	for i, o := range p.specs {
-		if i != p.stream && !p.state[i] && p.fixed[i] == nil && o.Required {
-			return nil, fmt.Errorf("input '%s' needs a value: binary messages give only '%s'; send JSON text steps that name '%s' too", o.Name, s.Name, o.Name)
-		}
-	}
 	shape, err := p.fit(len(data))
 	if err != nil {
 		return nil, err
