@@ -114,7 +114,6 @@ func fits(l *Layout, a, b *pending) bool {
 func (s *Store) runAlone(l *Layout, p *pending) {
 	outs, err := s.predict(p.ctx, p.inputs)
 	s.runs.Add(1)
-	p.batch = 1
 	if err != nil {
 		p.err = err
 		return
@@ -176,7 +175,6 @@ func (s *Store) runMerged(l *Layout, group []*pending) {
 	}
 	at := 0
 	for _, p := range group {
-		p.batch = len(group)
 		mine := make([]*tensor.Tensor, len(outs))
 		for j, t := range outs {
 			mine[j] = cut(t, l.OutAxis[j], at, at+p.rows)

@@ -89,7 +89,7 @@ type Store struct {
 
 	started, ended, expired, steps, runs, batched atomic.Uint64
 
-	onStep   atomic.Pointer[func(time.Duration, int)]
+	onStep   atomic.Pointer[func(time.Duration)]
 	router   atomic.Pointer[Router]
 	queue    chan *pending
 	stop     chan struct{}
@@ -119,7 +119,6 @@ type pending struct {
 	seq    *sequence
 	inputs []*tensor.Tensor // every input, state included
 	rows   int              // rows along the batch axes (0: cannot share a run)
-	batch  int              // steps in the run that answered it
 	out    []*tensor.Tensor
 	err    error
 	done   chan struct{}
@@ -305,8 +304,8 @@ func (s *Store) Stats() Stats {
 }
 
 // SetOnStep has f told how long each step took, from its arrival to its
-// outputs, and how many steps its run held (the metrics observe it).
-func (s *Store) SetOnStep(f func(d time.Duration, batch int)) { s.onStep.Store(&f) }
+// outputs (the metrics observe it).
+func (s *Store) SetOnStep(f func(d time.Duration)) { s.onStep.Store(&f) }
 
 // Waiting is how many steps wait in the queue for a run.
 func (s *Store) Waiting() int { return len(s.queue) }
@@ -399,7 +398,7 @@ func (s *Store) StepHere(ctx context.Context, st Step) ([]*tensor.Tensor, error)
 	}
 	s.steps.Add(1)
 	if f := s.onStep.Load(); f != nil {
-		(*f)(s.o.Now().Sub(t0), max(p.batch, 1))
+		(*f)(s.o.Now().Sub(t0))
 	}
 	return p.out, nil
 }

@@ -89,7 +89,7 @@ func (m *Metrics) ObserveSequences(s *seq.Store) error {
 		return err
 	}
 	m.seqs = s
-	s.SetOnStep(func(d time.Duration, _ int) {
+	s.SetOnStep(func(d time.Duration) {
 		step.Observe(d.Seconds())
 		m.stats.stepCount.Add(1)
 		m.stats.stepNs.Add(uint64(max(d, 0)))
