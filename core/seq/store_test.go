@@ -509,3 +509,40 @@ func TestStepCanceledWaitingItsTurn(t *testing.T) {
 		})
 	}
 }
+
+// TestCloseDeadline: a Close whose context ends while a step runs says
+// so, yet still refuses new steps and ends the sequences; the step under
+// way finishes.
+func TestCloseDeadline(t *testing.T) {
+	m := &vad{gate: make(chan struct{}), entered: make(chan struct{})}
+	s := New(Options{}, Fixed(m))
+	if err := s.Use(m); err != nil {
+		t.Fatal(err)
+	}
+	running := make(chan error, 1)
+	go func() {
+		_, err := s.Step(context.Background(), Step{ID: "a", Start: true, Inputs: chunk(1)})
+		running <- err
+	}()
+	<-m.entered
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.Close(ctx, "the server is stopping"); err == nil || !strings.Contains(err.Error(), "sequence steps still running at shutdown") {
+		t.Errorf("Close past its deadline: %v", err)
+	}
+	var closed *ClosedError
+	if _, err := s.Step(context.Background(), Step{ID: "b", Start: true, Inputs: chunk(1)}); !errors.As(err, &closed) {
+		t.Errorf("a step after Close: %v", err)
+	}
+	if st := s.Stats(); st.Active != 0 {
+		t.Errorf("%d sequences active after Close", st.Active)
+	}
+	close(m.gate)
+	if err := <-running; err != nil {
+		t.Errorf("the step under way: %v", err)
+	}
+	// A second Close, once the step is done, waits for the goroutines.
+	if err := s.Close(context.Background(), "the server is stopping"); err != nil {
+		t.Error(err)
+	}
+}
