@@ -210,3 +210,17 @@ func TestForwardCanceled(t *testing.T) {
 		})
 	}
 }
+
+// TestServeWithoutSocket: a socket that cannot be made (its folder gone)
+// is an error that says which, not a worker that never answers.
+func TestServeWithoutSocket(t *testing.T) {
+	dir := t.TempDir() + "/gone"
+	srv, err := Serve(dir, 1, nil)
+	if err == nil {
+		_ = srv.Close(context.Background())
+		t.Fatal("Serve made a socket in a missing folder")
+	}
+	if want := "sequence socket: listen unix " + SocketPath(dir, 1); !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+}
