@@ -79,7 +79,7 @@ func toWire(ts []*tensor.Tensor) []*wireTensor {
 	out := make([]*wireTensor, len(ts))
 	for i, t := range ts {
 		if t != nil {
-			out[i] = &wireTensor{DType: t.DType.String(), Shape: t.Shape, Raw: tensor.AppendRaw(nil, t)}
+			out[i] = &wireTensor{DType: t.DType.String(), Shape: t.Shape, Raw: tensor.RawView(t)}
 		}
 	}
 	return out
