@@ -56,7 +56,7 @@ func (s *Store) runLoop() {
 			}
 		}
 		l := s.Layout()
-		for _, group := range groups(l, batch) {
+		for _, group := range groups(l, live(batch)) {
 			if len(group) == 1 {
 				s.runAlone(l, group[0])
 				close(group[0].done)
@@ -68,6 +68,23 @@ func (s *Store) runLoop() {
 			}
 		}
 	}
+}
+
+// live answers the steps whose request ended while they waited (its
+// deadline, its client gone): they never run and leave their state as it
+// was, as a request still queued in the scheduler never runs. It returns
+// the others.
+func live(batch []*pending) []*pending {
+	out := batch[:0]
+	for _, p := range batch {
+		if p.ctx.Err() != nil {
+			p.err = fmt.Errorf("%w: %w", core.ErrCanceled, context.Cause(p.ctx))
+			close(p.done)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // groups splits a batch into the groups of steps that can share a run:

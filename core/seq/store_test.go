@@ -546,3 +546,44 @@ func TestCloseDeadline(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestQueuedStepCanceled: a step whose request ends while it waits in the
+// queue for a run never runs: it fails with core.ErrCanceled and the
+// cause, and its sequence's state stays as it was.
+func TestQueuedStepCanceled(t *testing.T) {
+	m := &vad{gate: make(chan struct{}), entered: make(chan struct{})}
+	s, _, _ := newStore(t, m, Options{})
+	bg := context.Background()
+	held := make(chan error, 1)
+	go func() {
+		_, err := s.Step(bg, Step{ID: "held", Start: true, Inputs: chunk(9)})
+		held <- err
+	}()
+	<-m.entered
+	ctx, cancel := context.WithCancelCause(bg)
+	queued := make(chan error, 1)
+	go func() {
+		_, err := s.Step(ctx, Step{ID: "a", Start: true, Inputs: chunk(5)})
+		queued <- err
+	}()
+	waitQueued(s, 1)
+	timeout := &core.TimeoutError{After: time.Second, Requested: true}
+	cancel(timeout)
+	close(m.gate)
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-queued; !errors.Is(err, core.ErrCanceled) || !errors.Is(err, timeout) {
+		t.Errorf("queued step: %v, want core.ErrCanceled with the cause %v", err, timeout)
+	}
+	if runs := m.runSizes(); len(runs) != 1 {
+		t.Errorf("runs %v: the canceled step ran", runs)
+	}
+	outs, err := s.Step(bg, Step{ID: "a", Inputs: chunk(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := prob(t, outs), float32(1+16000); got != want {
+		t.Errorf("the step after the canceled one answered %v, want %v (the first state)", got, want)
+	}
+}
