@@ -204,7 +204,7 @@ func (b *Batcher) Predict(ctx context.Context, inputs []*tensor.Tensor) (core.Re
 			if q == p {
 				b.queue = append(b.queue[:i], b.queue[i+1:]...)
 				b.mu.Unlock()
-				return nil, fmt.Errorf("%w: %w", core.ErrCanceled, context.Cause(ctx))
+				return nil, canceled(ctx)
 			}
 		}
 		b.mu.Unlock()
@@ -220,7 +220,7 @@ func (b *Batcher) Predict(ctx context.Context, inputs []*tensor.Tensor) (core.Re
 		if r.res != nil {
 			r.res.Release()
 		}
-		return nil, fmt.Errorf("%w: %w", core.ErrCanceled, context.Cause(ctx))
+		return nil, canceled(ctx)
 	}
 }
 
