@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -322,5 +323,33 @@ func TestTracingUnsampledRPCLog(t *testing.T) {
 	}
 	if got, want := recs[1]["trace_id"], hex.EncodeToString(traceID); got != want {
 		t.Errorf("the call with a traceparent logged trace_id %v, want the caller's %s", got, want)
+	}
+}
+
+// TestTracingDeadCollector: with every request sampled and no OTLP
+// receiver listening, svc answers as usual, says in its own log (a JSON
+// warning, not a line of the SDK's in another format) that an export
+// failed, and stops cleanly at SIGTERM, over either exporter protocol.
+func TestTracingDeadCollector(t *testing.T) {
+	for _, protocol := range []string{"http/protobuf", "grpc"} {
+		t.Run(protocol, func(t *testing.T) {
+			endpoint := "127.0.0.1:" + freePort(t) // nothing listens there
+			s := startServerEnv(t, []string{
+				"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL=" + protocol,
+				"OTEL_TRACES_SAMPLER=always_on", "OTEL_BSP_SCHEDULE_DELAY=50", "OTEL_EXPORTER_OTLP_TIMEOUT=500",
+			}, model("classifier.onnx"))
+			if r := s.do(http.MethodPost, "/predict", "application/json", strings.NewReader(`{"input": [[5.1, 3.5, 1.4, 0.2]]}`)); r.Status != 200 {
+				t.Fatalf("/predict: %d %s", r.Status, r.Body)
+			}
+			s.waitLog("tracing failed", 1, func(m map[string]any) bool {
+				return m["level"] == "warn" && strings.Contains(fmt.Sprint(m["error"]), endpoint)
+			})
+			s.stopNoPanic()
+			for _, line := range strings.Split(strings.TrimSpace(s.stderr.String()), "\n") {
+				if !json.Valid([]byte(line)) {
+					t.Errorf("a log line that is not JSON: %q", line)
+				}
+			}
+		})
 	}
 }

@@ -204,7 +204,7 @@ func (b *Batcher) Predict(ctx context.Context, inputs []*tensor.Tensor) (core.Re
 			if q == p {
 				b.queue = append(b.queue[:i], b.queue[i+1:]...)
 				b.mu.Unlock()
-				return nil, fmt.Errorf("%w: %w", core.ErrCanceled, context.Cause(ctx))
+				return nil, canceled(ctx)
 			}
 		}
 		b.mu.Unlock()
@@ -220,7 +220,7 @@ func (b *Batcher) Predict(ctx context.Context, inputs []*tensor.Tensor) (core.Re
 		if r.res != nil {
 			r.res.Release()
 		}
-		return nil, fmt.Errorf("%w: %w", core.ErrCanceled, context.Cause(ctx))
+		return nil, canceled(ctx)
 	}
 }
 
@@ -280,7 +280,7 @@ func (b *Batcher) dispatchLocked() {
 	}
 	for b.running < b.opts.Slots && len(b.queue) > 0 {
 		if d := b.opts.MaxQueueDelay; d > 0 && !b.fullLocked() {
-			wait := d - time.Since(b.queue[0].since)
+			wait := d - time.Since(b.oldestLocked())
 			if wait > 0 {
 				if b.timer == nil {
 					b.timer = time.AfterFunc(wait, func() {
@@ -297,6 +297,20 @@ func (b *Batcher) dispatchLocked() {
 		b.running++
 		group[0].lead <- group
 	}
+}
+
+// oldestLocked is when the longest-queued request arrived: the head's,
+// unless requests of a higher priority have gone ahead of it. The delay
+// counts from it, so that a high request arriving late neither restarts
+// the wait of those queued before it nor waits longer than they would.
+func (b *Batcher) oldestLocked() time.Time {
+	oldest := b.queue[0].since
+	for _, q := range b.queue[1:] {
+		if q.since.Before(oldest) {
+			oldest = q.since
+		}
+	}
+	return oldest
 }
 
 // fullLocked reports whether the head of the queue can fill a batch.

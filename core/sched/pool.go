@@ -30,7 +30,6 @@ type Pool struct {
 	front bool
 	// slots holds the run slots when bounded (nil: unbounded).
 	slots *slotQueue
-	size  int
 }
 
 var (
@@ -61,10 +60,10 @@ func (p *Pool) SetObserver(obs core.RunObserver) {
 // before the pool serves.
 func (p *Pool) Bound(n int) {
 	if n < 1 {
-		p.slots, p.size = nil, 0
+		p.slots = nil
 		return
 	}
-	p.slots, p.size = newSlotQueue(n), n
+	p.slots = newSlotQueue(n)
 }
 
 // Waiting is the number of requests waiting for a slot now.
@@ -76,7 +75,12 @@ func (p *Pool) Waiting() int {
 }
 
 // Slots is the most runs under way at once (0: unbounded).
-func (p *Pool) Slots() int { return p.size }
+func (p *Pool) Slots() int {
+	if p.slots == nil {
+		return 0
+	}
+	return p.slots.size
+}
 
 // Info describes the model.
 func (p *Pool) Info() core.ModelInfo { return p.sessions[0].Info() }

@@ -41,17 +41,27 @@ var oneSlotRunners = []oneSlot{
 		return p, p.Waiting
 	}},
 	{"batcher", func(t *testing.T, f *fakeSession) (core.Runner, func() int) {
-		p, err := NewPool(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.Bound(1)
-		b, err := NewBatcher(p, BatchOptions{MaxBatchSize: 3, Slots: 1, Fixed: true})
-		if err != nil {
-			t.Fatal(err)
-		}
+		b, _ := batcherOverPool(t, f, true, BatchOptions{MaxBatchSize: 3, Slots: 1, Fixed: true})
 		return b, b.Queued
 	}},
+}
+
+// batcherOverPool is a batcher with o over a pool of f, the pool bounded
+// to one run at a time when bound.
+func batcherOverPool(t *testing.T, f *fakeSession, bound bool, o BatchOptions) (*Batcher, *Pool) {
+	t.Helper()
+	p, err := NewPool(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bound {
+		p.Bound(1)
+	}
+	b, err := NewBatcher(p, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, p
 }
 
 // TestPriorityOvertakesQueuedWork: with the one slot held by a run, bulk
@@ -137,14 +147,7 @@ func TestExpiredWhileQueuedNeverRuns(t *testing.T) {
 func TestBatcherDropsExpiredAtDispatch(t *testing.T) {
 	f := newFakeSession(2)
 	f.gate = make(chan struct{})
-	p, err := NewPool(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := NewBatcher(p, BatchOptions{MaxBatchSize: 3, Slots: 1, Fixed: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, _ := batcherOverPool(t, f, false, BatchOptions{MaxBatchSize: 3, Slots: 1, Fixed: true})
 	busy := send(context.Background(), b, rows2(2, 1))
 	eventually(t, "the run that holds the slot", func() bool { return len(f.runs()) == 1 })
 	// Queued by hand, with a context that has already ended, as if its
@@ -207,15 +210,7 @@ func (s *stepRecorder) got() []recordedStep {
 func TestSchedulerTracesQueueAndRun(t *testing.T) {
 	f := newFakeSession(2)
 	f.gate = make(chan struct{})
-	p, err := NewPool(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Bound(1)
-	b, err := NewBatcher(p, BatchOptions{MaxBatchSize: 8, Slots: 1, Fixed: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, p := batcherOverPool(t, f, true, BatchOptions{MaxBatchSize: 8, Slots: 1, Fixed: true})
 	first, second, third := &stepRecorder{}, &stepRecorder{}, &stepRecorder{}
 	busy := send(core.WithRequestTrace(context.Background(), first), b, row(2, 1))
 	eventually(t, "the run that holds the slot", func() bool { return len(f.runs()) == 1 })
@@ -256,4 +251,41 @@ func TestSchedulerTracesQueueAndRun(t *testing.T) {
 	if got, want := rec.got(), []recordedStep{{core.StepQueue, 0, true}, {core.StepInfer, 2, true}}; !slices.Equal(got, want) {
 		t.Errorf("pool: steps %+v, want %+v", got, want)
 	}
+}
+
+// TestBatcherQueueDelayCountsFromOldest: max_queue_delay counts from the
+// longest-queued request, not from the head of the queue. A high request
+// that arrives once a normal one has waited out the delay goes ahead of
+// it and both leave at once, merged; they do not wait the delay again
+// from the high request's arrival (the run would come only when the
+// hour-long delay had passed, long after eventually gives up).
+func TestBatcherQueueDelayCountsFromOldest(t *testing.T) {
+	f := newFakeSession(2)
+	b, _ := batcherOverPool(t, f, false, BatchOptions{MaxBatchSize: 8, MaxQueueDelay: time.Hour, Slots: 1, Fixed: true})
+	// Queued by hand as if it had come two hours ago, its delay's timer
+	// about to fire.
+	old := &pending{ctx: context.Background(), inputs: row(2, 1), rows: 1, key: shapeKey(row(2, 1)),
+		since: time.Now().Add(-2 * time.Hour), lead: make(chan []*pending, 1), done: make(chan batchResult, 1)}
+	b.mu.Lock()
+	b.enqueueLocked(old)
+	b.mu.Unlock()
+
+	urgent := send(core.WithPriority(context.Background(), core.PriorityHigh), b, row(2, 2))
+	eventually(t, "the merged run", func() bool { return len(f.runs()) == 1 })
+	if got := f.runs(); !slices.Equal(got, []int64{2}) {
+		t.Fatalf("runs %v, want one run of both requests", got)
+	}
+	if got := f.order(); !slices.Equal(got, []float32{2}) {
+		t.Fatalf("the run began with %v, want the high request first", got)
+	}
+	a := <-urgent
+	if a.err != nil || answerOf(a.res, 2, 2) != nil {
+		t.Fatalf("high request: %v %v", a.err, answerOf(a.res, 2, 2))
+	}
+	a.res.Release()
+	r := <-old.done
+	if r.err != nil || answerOf(r.res, 2, 1) != nil {
+		t.Fatalf("normal request: %v %v", r.err, answerOf(r.res, 2, 1))
+	}
+	r.res.Release()
 }

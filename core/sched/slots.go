@@ -2,6 +2,7 @@ package sched
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/svc-dev/svc/core"
@@ -12,17 +13,17 @@ import (
 // first waiter of the highest priority that has one, so interactive
 // requests overtake bulk ones while each level keeps its arrival order.
 type slotQueue struct {
+	size int // the slots, free or not
 	mu   sync.Mutex
 	free int
 	// waiters holds the waiting requests of each priority, oldest first.
 	waiters [2][]*slotWaiter
-	n       int // waiting, over both levels
 }
 
 // slotWaiter is one waiting request; its channel receives the slot.
 type slotWaiter struct{ got chan struct{} }
 
-func newSlotQueue(n int) *slotQueue { return &slotQueue{free: n} }
+func newSlotQueue(n int) *slotQueue { return &slotQueue{size: n, free: n} }
 
 // tryAcquire takes a free slot without waiting.
 func (q *slotQueue) tryAcquire() bool {
@@ -46,7 +47,6 @@ func (q *slotQueue) acquire(ctx context.Context, p core.Priority) error {
 	}
 	w := &slotWaiter{got: make(chan struct{}, 1)}
 	q.waiters[p] = append(q.waiters[p], w)
-	q.n++
 	q.mu.Unlock()
 	select {
 	case <-w.got:
@@ -68,17 +68,12 @@ func (q *slotQueue) acquire(ctx context.Context, p core.Priority) error {
 // remove takes w out of its queue; false when it is no longer there (it
 // was given a slot).
 func (q *slotQueue) remove(w *slotWaiter, p core.Priority) bool {
-	ws := q.waiters[p]
-	for i, x := range ws {
-		if x == w {
-			copy(ws[i:], ws[i+1:])
-			ws[len(ws)-1] = nil
-			q.waiters[p] = ws[:len(ws)-1]
-			q.n--
-			return true
-		}
+	i := slices.Index(q.waiters[p], w)
+	if i < 0 {
+		return false
 	}
-	return false
+	q.waiters[p] = slices.Delete(q.waiters[p], i, i+1)
+	return true
 }
 
 // release gives a slot back: to the first waiter of the highest priority,
@@ -88,10 +83,7 @@ func (q *slotQueue) release() {
 	for p := len(q.waiters) - 1; p >= 0; p-- {
 		if ws := q.waiters[p]; len(ws) > 0 {
 			w := ws[0]
-			copy(ws, ws[1:])
-			ws[len(ws)-1] = nil
-			q.waiters[p] = ws[:len(ws)-1]
-			q.n--
+			q.waiters[p] = slices.Delete(ws, 0, 1)
 			q.mu.Unlock()
 			w.got <- struct{}{}
 			return
@@ -105,5 +97,5 @@ func (q *slotQueue) release() {
 func (q *slotQueue) waiting() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.n
+	return len(q.waiters[0]) + len(q.waiters[1])
 }

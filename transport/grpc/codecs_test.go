@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -57,6 +58,9 @@ type wireRequest struct {
 	// badBinaryOutput sends binary_data_output as a number (REST) or a
 	// string_param (gRPC).
 	badBinaryOutput bool
+	// params are the request's parameters, each an int64 (REST: a JSON
+	// number; gRPC: an int64_param) or a uint64 (a uint64_param).
+	params map[string]any
 }
 
 var wireFP32 = wireInput{name: "fp32", datatype: "FP32", shape: []int64{1, 2}}
@@ -141,6 +145,9 @@ func (r wireRequest) restBody(binary bool) ([]byte, int) {
 	if r.badBinaryOutput {
 		body["parameters"] = map[string]any{oip.ParamBinaryDataOutput: 1}
 	}
+	if r.params != nil {
+		body["parameters"] = r.params
+	}
 	header, err := json.Marshal(body)
 	if err != nil {
 		panic(err)
@@ -195,6 +202,17 @@ func (r wireRequest) grpcRequest(raw bool) *inference.ModelInferRequest {
 	if r.badBinaryOutput {
 		req.Parameters = map[string]*inference.InferParameter{oip.ParamBinaryDataOutput: strParam}
 	}
+	for k, v := range r.params {
+		if req.Parameters == nil {
+			req.Parameters = map[string]*inference.InferParameter{}
+		}
+		switch v := v.(type) {
+		case int64:
+			req.Parameters[k] = &inference.InferParameter{ParameterChoice: &inference.InferParameter_Int64Param{Int64Param: v}}
+		case uint64:
+			req.Parameters[k] = &inference.InferParameter{ParameterChoice: &inference.InferParameter_Uint64Param{Uint64Param: v}}
+		}
+	}
 	return req
 }
 
@@ -246,6 +264,11 @@ func TestCodecsRefuseAlike(t *testing.T) {
 		if _, err := f.client.Infer(context.Background(), served.grpcRequest(raw)); err != nil {
 			t.Fatalf("gRPC (raw %v): %v", raw, err)
 		}
+	}
+	withParams := func(k string, v any) wireRequest {
+		req := withFP32()
+		req.params = map[string]any{k: v}
+		return req
 	}
 	withOutputs := func(outs ...wireOutput) wireRequest {
 		req := withFP32()
@@ -308,6 +331,16 @@ func TestCodecsRefuseAlike(t *testing.T) {
 			msg: "Duplicate output 'fp32_out'"},
 		{name: "binary_data_output not a boolean", req: wireRequest{model: "echo", inputs: []wireInput{wireFP32}, badBinaryOutput: true}, forms: anyForm, kind: oip.KindInvalid,
 			rest: "Invalid parameters.binary_data_output: expected true or false", grpc: "Invalid parameters.binary_data_output: expected a bool_param"},
+		{name: "timeout out of range", req: withParams(oip.ParamTimeout, int64(math.MaxInt64/1000+1)), forms: anyForm, kind: oip.KindInvalid,
+			msg: "Invalid parameters.timeout: expected microseconds from 0 to 9223372036854775, got 9223372036854776"},
+		{name: "timeout over int64", req: withParams(oip.ParamTimeout, uint64(1<<63)), forms: grpcForm, kind: oip.KindInvalid,
+			msg: "Invalid parameters.timeout: expected a non-negative int64_param or uint64_param of microseconds"},
+		{name: "negative timeout", req: withParams(oip.ParamTimeout, int64(-5)), forms: anyForm, kind: oip.KindInvalid,
+			rest: `Invalid parameters.timeout: expected a non-negative integer, got -5`,
+			grpc: "Invalid parameters.timeout: expected a non-negative int64_param or uint64_param of microseconds"},
+		{name: "negative priority", req: withParams(oip.ParamPriority, int64(-1)), forms: anyForm, kind: oip.KindInvalid,
+			rest: `Invalid parameters.priority: expected a non-negative integer, got -1`,
+			grpc: "Invalid parameters.priority: expected a non-negative int64_param or uint64_param"},
 	}
 	wantStatus := map[oip.Kind]int{oip.KindInvalid: http.StatusBadRequest, oip.KindNotFound: http.StatusNotFound}
 	wantCode := map[oip.Kind]codes.Code{oip.KindInvalid: codes.InvalidArgument, oip.KindNotFound: codes.NotFound}

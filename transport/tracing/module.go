@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.uber.org/fx"
 	"go.uber.org/zap"
@@ -58,6 +59,12 @@ func newTracerFx(p tracerParams) (*Tracer, error) {
 	if err != nil || t == nil {
 		return nil, err
 	}
+	// The SDK reports what goes wrong beside the request, such as an
+	// export the receiver refused or never took, to its global handler,
+	// which otherwise prints a plain-text line into svc's log.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		p.Log.Warn("tracing failed", zap.Error(err))
+	}))
 	p.Log.Info("tracing on", zap.String("protocol", s.Protocol), zap.String("service_name", s.ServiceName))
 	p.LC.Append(fx.StopHook(t.Shutdown))
 	return t, nil
