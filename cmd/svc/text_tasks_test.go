@@ -66,10 +66,11 @@ func postText(t *testing.T, s *server, key string, out any, texts, pairs []strin
 	}
 }
 
-// rawLogits posts the ids the Go tokenizer gives texts (pairs with
-// pairs; the tokenizer equals the reference library's, make tokref) and
-// returns the model's raw logits, with the encodings.
-func rawLogits(t *testing.T, s *server, texts, pairs []string) (json.RawMessage, []tokenizer.Encoding) {
+// modelOutput posts the ids the Go tokenizer gives texts (pairs with
+// pairs; the tokenizer equals the reference library's, make tokref),
+// padded as its tokenizer.json says, and returns the model's raw output
+// (last_hidden_state, logits) with the ids and the encodings.
+func modelOutput(t *testing.T, s *server, output string, texts, pairs []string) (json.RawMessage, map[string][][]int64, []tokenizer.Encoding) {
 	t.Helper()
 	tok, err := tokenizer.Load(bertTokenizer())
 	if err != nil {
@@ -98,13 +99,19 @@ func rawLogits(t *testing.T, s *server, texts, pairs []string) (json.RawMessage,
 	}
 	body, _ := json.Marshal(ids)
 	r := s.predict(string(body))
-	var out struct {
-		Logits json.RawMessage `json:"logits"`
-	}
-	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &out) != nil || out.Logits == nil {
+	var out map[string]json.RawMessage
+	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &out) != nil || out[output] == nil {
 		t.Fatalf("ids: %d %s", r.Status, r.Body)
 	}
-	return out.Logits, encs
+	return out[output], ids, encs
+}
+
+// rawLogits is the model's raw logits for texts (and pairs), with the
+// encodings.
+func rawLogits(t *testing.T, s *server, texts, pairs []string) (json.RawMessage, []tokenizer.Encoding) {
+	t.Helper()
+	logits, _, encs := modelOutput(t, s, "logits", texts, pairs)
+	return logits, encs
 }
 
 // padded pads encodings to the longest with [PAD] (438), mask 0.

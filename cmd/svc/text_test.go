@@ -19,7 +19,6 @@ import (
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/transport/grpc/inference"
 	"github.com/svc-dev/svc/transport/oip"
-	"github.com/svc-dev/svc/transport/text/tokenizer"
 )
 
 // bertTokenizer is the tokenizer tiny_bert.onnx was made for.
@@ -82,34 +81,12 @@ func embeddings(t *testing.T, s *server, texts ...string) [][]float64 {
 	return out.Embedding
 }
 
-// hiddenStates posts the ids the Go tokenizer gives texts (padded as its
-// tokenizer.json says) and returns them with the model's raw
-// last_hidden_state.
+// hiddenStates posts the ids the Go tokenizer gives texts and returns
+// them with the model's raw last_hidden_state.
 func hiddenStates(t *testing.T, s *server, texts []string) (map[string][][]int64, json.RawMessage) {
 	t.Helper()
-	tok, err := tokenizer.Load(bertTokenizer())
-	if err != nil {
-		t.Fatal(err)
-	}
-	encs, err := tok.EncodeBatch(texts, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := map[string][][]int64{}
-	for _, e := range encs {
-		ids["input_ids"] = append(ids["input_ids"], e.IDs)
-		ids["attention_mask"] = append(ids["attention_mask"], e.AttentionMask)
-		ids["token_type_ids"] = append(ids["token_type_ids"], e.TypeIDs)
-	}
-	body, _ := json.Marshal(ids)
-	r := s.predict(string(body))
-	var out struct {
-		Hidden json.RawMessage `json:"last_hidden_state"`
-	}
-	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &out) != nil {
-		t.Fatalf("ids: %d %s", r.Status, r.Body)
-	}
-	return ids, out.Hidden
+	hidden, ids, _ := modelOutput(t, s, "last_hidden_state", texts, nil)
+	return ids, hidden
 }
 
 // numpyPool is mean pooling over the attention mask and L2
