@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -362,6 +363,37 @@ func TestTextClassificationSigmoid(t *testing.T) {
 	postText(t, s2, "labels", &got, sentences, nil)
 	python(t, numpyLabels, map[string]any{"logits": logits, "activation": "softmax", "k": 2, "labels": []string{"a", "b", "c"}}, &want)
 	sameLabels(t, "svc.yml", got, want)
+}
+
+// TestTextClassificationByIndex: a config.json without id2label (and no
+// svc.yml labels) labels each class by its index, with the scores the
+// labelled folder answers; /info lists no labels.
+func TestTextClassificationByIndex(t *testing.T) {
+	s := startServer(t, taskFolder(t, "tiny_bert_classifier", `{"architectures": ["BertForSequenceClassification"]}`))
+	labelled := startServer(t, taskFolder(t, "tiny_bert_classifier", ""))
+	var got, want [][]label
+	postText(t, s, "labels", &got, sentences, nil)
+	postText(t, labelled, "labels", &want, sentences, nil)
+	for _, item := range want {
+		for j := range item {
+			item[j].Label = strconv.Itoa(item[j].Index)
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("labels %v, want %v", got, want)
+	}
+	var info struct {
+		Outputs []struct {
+			Name   string   `json:"name"`
+			Labels []string `json:"labels"`
+		} `json:"outputs"`
+	}
+	if r := s.get("/info"); r.Status != http.StatusOK || json.Unmarshal(r.Body, &info) != nil {
+		t.Fatalf("/info: %d %s", r.Status, r.Body)
+	}
+	if out := info.Outputs[len(info.Outputs)-1]; out.Name != "labels" || out.Labels != nil {
+		t.Fatalf("/info: %+v", info.Outputs)
+	}
 }
 
 // numpyEntities is the simple aggregation of token classification, in

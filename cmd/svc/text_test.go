@@ -363,6 +363,20 @@ func TestTextStartFailures(t *testing.T) {
 			writeFile(t, filepath.Join(dir, "modules.json"), `[{"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}, {"path": "2_Dense", "type": "sentence_transformers.models.Dense"}]`)
 			return []string{dir}
 		}, "module '2_Dense' (sentence_transformers.models.Dense) is not one svc applies"},
+		{"a tokenizer svc.yml names that is not there", func(t *testing.T) []string {
+			return []string{"emb", "--config", textConfig(t, "{tokenizer: nowhere/tokenizer.json}")}
+		}, "text.tokenizer: open "},
+		{"a tokenizer svc.yml names that is not JSON", func(t *testing.T) []string {
+			p := textConfig(t, "{tokenizer: broken.json}")
+			writeFile(t, filepath.Join(filepath.Dir(p), "broken.json"), `{"model": `)
+			return []string{"emb", "--config", p}
+		}, "broken.json: tokenizer.json: unexpected end of JSON input"},
+		{"a label file svc.yml names that is not there", func(t *testing.T) []string {
+			dir := taskFolder(t, "tiny_bert_classifier", "")
+			p := filepath.Join(dir, "svc.yml")
+			writeFile(t, p, fmt.Sprintf("models:\n  cls:\n    path: %s\n    text: {labels: nowhere.txt}\n", filepath.Join(dir, "model.onnx")))
+			return []string{"cls", "--config", p}
+		}, "nowhere.txt: no such file or directory"},
 		{"max_length past the positions", func(t *testing.T) []string {
 			return []string{"emb", "--config", textConfig(t, "{max_length: 200}")}
 		}, "text.max_length: 200 tokens, but the model has 128 positions"},
