@@ -92,6 +92,7 @@ func buildText(decl *config.Text, modelFile string, specs []tensor.Spec, info co
 	if x.MaxLength, err = maxLength(decl.MaxLength, tok.MaxLength(), positions); err != nil {
 		return nil, fmt.Errorf("%s.max_length: %w", key, err)
 	}
+	x.padID, x.padType = tok.PadID()
 	if x.Truncate {
 		x.tok = tok.WithTruncation(x.MaxLength)
 	} else {
