@@ -154,6 +154,9 @@ func (x *Text) bindClassifier(decl *config.Text, hf *hfConfig, hfPath, taskFrom 
 	if classes > 0 {
 		c.TopK = min(c.TopK, int(classes))
 	}
+	if x.Task == config.TaskTokens {
+		c.TopK = 1 // each token's best label
+	}
 	x.classify, x.Labels = c, labels
 	x.From = fmt.Sprintf("%s; %s; %s from %s", taskFrom, from, activation, actFrom)
 	return nil
