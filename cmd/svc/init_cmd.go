@@ -99,7 +99,11 @@ func initEntry(cfgPath, model, name string) (string, error) {
 	}
 	entry := modelEntry(name, relativeTo(cfgPath, model), info)
 	if recognise(info) == nil {
-		entry += textEntry(cfgPath, file, info)
+		text, err := textEntry(cfgPath, file, info)
+		if err != nil {
+			return "", fmt.Errorf("--model %s: %w", model, err)
+		}
+		entry += text
 	}
 	return entry, nil
 }
@@ -110,11 +114,15 @@ func initEntry(cfgPath, model, name string) (string, error) {
 // tokenizer, with the task the folder says (config.json's architectures,
 // sentence-transformers files) and the other keys commented at their
 // defaults; a comment saying why not otherwise; "" for a model without
-// token ids or tokenizer.
-func textEntry(cfgPath, modelFile string, info core.ModelInfo) string {
+// token ids or tokenizer. A config.json svc cannot read is an error: svc
+// serve would refuse the model.
+func textEntry(cfgPath, modelFile string, info core.ModelInfo) (string, error) {
 	f := codec.InspectText(modelFile, info)
+	if f.ConfigErr != nil {
+		return "", fmt.Errorf("%w (svc serve refuses the model until it is mended or removed)", f.ConfigErr)
+	}
 	if f.Tokenizer == "" {
-		return ""
+		return "", nil
 	}
 	tok := yamlString(relativeTo(cfgPath, f.Tokenizer))
 	var b strings.Builder
@@ -124,7 +132,7 @@ func textEntry(cfgPath, modelFile string, info core.ModelInfo) string {
 			fmt.Fprintf(&b, "    #   %s\n", line)
 		}
 		b.WriteString("    # /predict takes the model's token ids.\n")
-		return b.String()
+		return b.String(), nil
 	}
 	answer := map[string]string{
 		config.TaskEmbedding:      "one embedding per text",
@@ -151,7 +159,7 @@ func textEntry(cfgPath, modelFile string, info core.ModelInfo) string {
 	case config.TaskTokens:
 		b.WriteString("      # labels: [O, B-PER, I-PER]   # default: config.json's id2label\n")
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 // onnxInfo reads a model's inputs, outputs and metadata from its file (no

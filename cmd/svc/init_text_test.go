@@ -11,8 +11,9 @@ import (
 // TestInitText runs 'svc init --model' on model folders with a
 // tokenizer.json and serves each from the file it wrote, with no edit:
 // the text section says the task the folder says, and /predict takes a
-// sentence; a tokenizer svc cannot reproduce is named in a comment, and
-// a model without token ids gets no text section.
+// sentence; a tokenizer svc cannot reproduce is named in a comment, a
+// config.json svc cannot read is refused, and a model without token ids
+// gets no text section.
 func TestInitText(t *testing.T) {
 	hub := t.TempDir() // a Hub repository's layout: onnx/model.onnx, the rest at the root
 	if err := os.MkdirAll(filepath.Join(hub, "onnx"), 0o755); err != nil {
@@ -62,7 +63,16 @@ func TestInitText(t *testing.T) {
 			}
 		})
 	}
-	cmd := svcCmd(t, nil, "init", "--model", model("classifier.onnx"))
+	// A config.json svc cannot read fails svc serve, so init refuses the
+	// folder too instead of writing an entry that would not start.
+	cmd := svcCmd(t, nil, "init", "--model", taskFolder(t, "tiny_bert_classifier", `{"architectures": [`), "--name", "m")
+	if code, _, stderr := runCmd(t, cmd); code == 0 || !strings.Contains(stderr, "config.json: unexpected end of JSON input (svc serve refuses the model until it is mended or removed)") {
+		t.Fatalf("init of a folder whose config.json is not JSON: exit %d\n%s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(cmd.Dir, "svc.yml")); err == nil {
+		t.Fatal("init wrote svc.yml for a folder svc serve refuses")
+	}
+	cmd = svcCmd(t, nil, "init", "--model", model("classifier.onnx"))
 	if code, _, stderr := runCmd(t, cmd); code != 0 {
 		t.Fatalf("init: %s", stderr)
 	}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -66,10 +67,11 @@ func postText(t *testing.T, s *server, key string, out any, texts, pairs []strin
 	}
 }
 
-// rawLogits posts the ids the Go tokenizer gives texts (pairs with
-// pairs; the tokenizer equals the reference library's, make tokref) and
-// returns the model's raw logits, with the encodings.
-func rawLogits(t *testing.T, s *server, texts, pairs []string) (json.RawMessage, []tokenizer.Encoding) {
+// modelOutput posts the ids the Go tokenizer gives texts (pairs with
+// pairs; the tokenizer equals the reference library's, make tokref),
+// padded as its tokenizer.json says, and returns the model's raw output
+// (last_hidden_state, logits) with the ids and the encodings.
+func modelOutput(t *testing.T, s *server, output string, texts, pairs []string) (json.RawMessage, map[string][][]int64, []tokenizer.Encoding) {
 	t.Helper()
 	tok, err := tokenizer.Load(bertTokenizer())
 	if err != nil {
@@ -98,13 +100,19 @@ func rawLogits(t *testing.T, s *server, texts, pairs []string) (json.RawMessage,
 	}
 	body, _ := json.Marshal(ids)
 	r := s.predict(string(body))
-	var out struct {
-		Logits json.RawMessage `json:"logits"`
-	}
-	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &out) != nil || out.Logits == nil {
+	var out map[string]json.RawMessage
+	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &out) != nil || out[output] == nil {
 		t.Fatalf("ids: %d %s", r.Status, r.Body)
 	}
-	return out.Logits, encs
+	return out[output], ids, encs
+}
+
+// rawLogits is the model's raw logits for texts (and pairs), with the
+// encodings.
+func rawLogits(t *testing.T, s *server, texts, pairs []string) (json.RawMessage, []tokenizer.Encoding) {
+	t.Helper()
+	logits, _, encs := modelOutput(t, s, "logits", texts, pairs)
+	return logits, encs
 }
 
 // padded pads encodings to the longest with [PAD] (438), mask 0.
@@ -355,6 +363,37 @@ func TestTextClassificationSigmoid(t *testing.T) {
 	postText(t, s2, "labels", &got, sentences, nil)
 	python(t, numpyLabels, map[string]any{"logits": logits, "activation": "softmax", "k": 2, "labels": []string{"a", "b", "c"}}, &want)
 	sameLabels(t, "svc.yml", got, want)
+}
+
+// TestTextClassificationByIndex: a config.json without id2label (and no
+// svc.yml labels) labels each class by its index, with the scores the
+// labelled folder answers; /info lists no labels.
+func TestTextClassificationByIndex(t *testing.T) {
+	s := startServer(t, taskFolder(t, "tiny_bert_classifier", `{"architectures": ["BertForSequenceClassification"]}`))
+	labelled := startServer(t, taskFolder(t, "tiny_bert_classifier", ""))
+	var got, want [][]label
+	postText(t, s, "labels", &got, sentences, nil)
+	postText(t, labelled, "labels", &want, sentences, nil)
+	for _, item := range want {
+		for j := range item {
+			item[j].Label = strconv.Itoa(item[j].Index)
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("labels %v, want %v", got, want)
+	}
+	var info struct {
+		Outputs []struct {
+			Name   string   `json:"name"`
+			Labels []string `json:"labels"`
+		} `json:"outputs"`
+	}
+	if r := s.get("/info"); r.Status != http.StatusOK || json.Unmarshal(r.Body, &info) != nil {
+		t.Fatalf("/info: %d %s", r.Status, r.Body)
+	}
+	if out := info.Outputs[len(info.Outputs)-1]; out.Name != "labels" || out.Labels != nil {
+		t.Fatalf("/info: %+v", info.Outputs)
+	}
 }
 
 // numpyEntities is the simple aggregation of token classification, in

@@ -19,7 +19,6 @@ import (
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/transport/grpc/inference"
 	"github.com/svc-dev/svc/transport/oip"
-	"github.com/svc-dev/svc/transport/text/tokenizer"
 )
 
 // bertTokenizer is the tokenizer tiny_bert.onnx was made for.
@@ -82,34 +81,12 @@ func embeddings(t *testing.T, s *server, texts ...string) [][]float64 {
 	return out.Embedding
 }
 
-// hiddenStates posts the ids the Go tokenizer gives texts (padded as its
-// tokenizer.json says) and returns them with the model's raw
-// last_hidden_state.
+// hiddenStates posts the ids the Go tokenizer gives texts and returns
+// them with the model's raw last_hidden_state.
 func hiddenStates(t *testing.T, s *server, texts []string) (map[string][][]int64, json.RawMessage) {
 	t.Helper()
-	tok, err := tokenizer.Load(bertTokenizer())
-	if err != nil {
-		t.Fatal(err)
-	}
-	encs, err := tok.EncodeBatch(texts, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := map[string][][]int64{}
-	for _, e := range encs {
-		ids["input_ids"] = append(ids["input_ids"], e.IDs)
-		ids["attention_mask"] = append(ids["attention_mask"], e.AttentionMask)
-		ids["token_type_ids"] = append(ids["token_type_ids"], e.TypeIDs)
-	}
-	body, _ := json.Marshal(ids)
-	r := s.predict(string(body))
-	var out struct {
-		Hidden json.RawMessage `json:"last_hidden_state"`
-	}
-	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &out) != nil {
-		t.Fatalf("ids: %d %s", r.Status, r.Body)
-	}
-	return ids, out.Hidden
+	hidden, ids, _ := modelOutput(t, s, "last_hidden_state", texts, nil)
+	return ids, hidden
 }
 
 // numpyPool is mean pooling over the attention mask and L2
@@ -386,6 +363,20 @@ func TestTextStartFailures(t *testing.T) {
 			writeFile(t, filepath.Join(dir, "modules.json"), `[{"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}, {"path": "2_Dense", "type": "sentence_transformers.models.Dense"}]`)
 			return []string{dir}
 		}, "module '2_Dense' (sentence_transformers.models.Dense) is not one svc applies"},
+		{"a tokenizer svc.yml names that is not there", func(t *testing.T) []string {
+			return []string{"emb", "--config", textConfig(t, "{tokenizer: nowhere/tokenizer.json}")}
+		}, "text.tokenizer: open "},
+		{"a tokenizer svc.yml names that is not JSON", func(t *testing.T) []string {
+			p := textConfig(t, "{tokenizer: broken.json}")
+			writeFile(t, filepath.Join(filepath.Dir(p), "broken.json"), `{"model": `)
+			return []string{"emb", "--config", p}
+		}, "broken.json: tokenizer.json: unexpected end of JSON input"},
+		{"a label file svc.yml names that is not there", func(t *testing.T) []string {
+			dir := taskFolder(t, "tiny_bert_classifier", "")
+			p := filepath.Join(dir, "svc.yml")
+			writeFile(t, p, fmt.Sprintf("models:\n  cls:\n    path: %s\n    text: {labels: nowhere.txt}\n", filepath.Join(dir, "model.onnx")))
+			return []string{"cls", "--config", p}
+		}, "nowhere.txt: no such file or directory"},
 		{"max_length past the positions", func(t *testing.T) []string {
 			return []string{"emb", "--config", textConfig(t, "{max_length: 200}")}
 		}, "text.max_length: 200 tokens, but the model has 128 positions"},

@@ -37,6 +37,9 @@ type Text struct {
 	ids, mask, types int
 	dtypes           [3]tensor.DType
 	nInputs          int
+	// padID and padType fill the padding of a batch: the tokenizer.json's
+	// padding (tok has it stripped, as the batch pads itself).
+	padID, padType int64
 	// MaxLength caps a text's tokens (0: no cap); Truncate cuts a longer
 	// text, else it is refused.
 	MaxLength int
@@ -184,14 +187,13 @@ func (x *Text) batch(encs []tokenizer.Encoding, single bool) *Batch {
 	}
 	n := len(encs)
 	ids, mask, types := make([]int64, n*seq), make([]int64, n*seq), make([]int64, n*seq)
-	padID, padType := x.tok.PadID()
 	for i, e := range encs {
 		row := i * seq
 		for j := range seq {
 			if j < e.Len() {
 				ids[row+j], mask[row+j], types[row+j] = e.IDs[j], e.AttentionMask[j], e.TypeIDs[j]
 			} else {
-				ids[row+j], types[row+j] = padID, padType
+				ids[row+j], types[row+j] = x.padID, x.padType
 			}
 		}
 	}

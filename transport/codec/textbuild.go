@@ -83,7 +83,7 @@ func buildText(decl *config.Text, modelFile string, specs []tensor.Spec, info co
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s.tokenizer: %s: %w", key, tokPath, err)
+		return nil, fmt.Errorf("%s.tokenizer: %w", key, err) // Load's error names the file
 	}
 	words, positions := tableRows(modelFile)
 	if words > 0 && int64(tok.VocabSize()) > words {
@@ -92,6 +92,7 @@ func buildText(decl *config.Text, modelFile string, specs []tensor.Spec, info co
 	if x.MaxLength, err = maxLength(decl.MaxLength, tok.MaxLength(), positions); err != nil {
 		return nil, fmt.Errorf("%s.max_length: %w", key, err)
 	}
+	x.padID, x.padType = tok.PadID()
 	if x.Truncate {
 		x.tok = tok.WithTruncation(x.MaxLength)
 	} else {

@@ -81,9 +81,7 @@ func (x *Text) Entities(b *Batch, logits *tensor.Tensor) ([][]meaning.Entity, er
 		return nil, fmt.Errorf("token classification: the logits are %s %v, want [%d, %d, classes]", logits.DType, logits.Shape, b.n, b.seq)
 	}
 	flat := &tensor.Tensor{DType: logits.DType, Shape: []int64{int64(b.n * b.seq), logits.Shape[2]}, Data: logits.Data}
-	c := *x.classify
-	c.TopK = 1
-	best, err := c.Decode(flat)
+	best, err := x.classify.Decode(flat)
 	if err != nil {
 		return nil, fmt.Errorf("token classification: %w", err)
 	}

@@ -177,3 +177,50 @@ func TestTextAnswerClash(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestTextPadding: a batch pads its shorter texts with the
+// tokenizer.json's padding token ([PAD], 438, type 0), masked out, in
+// int64 or int32 as the model's inputs are.
+func TestTextPadding(t *testing.T) {
+	tok := filepath.Join("..", "text", "tokenizer", "testdata", "fixtures", "bert-uncased.json")
+	info := core.ModelInfo{Outputs: []core.OutputSpec{{Name: "last_hidden_state", Type: "float32", Shape: []int64{-1, -1, 32}, Kind: core.KindTensor}}}
+	for _, dt := range []tensor.DType{tensor.Int64, tensor.Int32} {
+		t.Run(dt.String(), func(t *testing.T) {
+			specs := []tensor.Spec{
+				{Name: "input_ids", DType: dt, Shape: []int64{-1, -1}, Required: true},
+				{Name: "attention_mask", DType: dt, Shape: []int64{-1, -1}, Required: true},
+				{Name: "token_type_ids", DType: dt, Shape: []int64{-1, -1}, Required: true},
+			}
+			x, err := buildText(&config.Text{Tokenizer: tok}, "", specs, info)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := x.Encode([]string{"hello world", "a"}, nil, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// [CLS] hello world [SEP] and [CLS] a [SEP] [PAD].
+			want := [][]int64{{440, 378, 358, 441, 440, 17, 441, 438}, {1, 1, 1, 1, 1, 1, 1, 0}, {0, 0, 0, 0, 0, 0, 0, 0}}
+			for k, in := range b.Inputs {
+				if !reflect.DeepEqual(in.Shape, []int64{2, 4}) || !reflect.DeepEqual(int64s(in.Data), want[k]) {
+					t.Errorf("%s: %v %v, want [2 4] %v", specs[k].Name, in.Shape, in.Data, want[k])
+				}
+			}
+		})
+	}
+}
+
+// int64s is an id tensor's data as int64s.
+func int64s(data any) []int64 {
+	switch d := data.(type) {
+	case []int64:
+		return d
+	case []int32:
+		out := make([]int64, len(d))
+		for i, v := range d {
+			out[i] = int64(v)
+		}
+		return out
+	}
+	return nil
+}

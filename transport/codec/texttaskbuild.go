@@ -154,6 +154,9 @@ func (x *Text) bindClassifier(decl *config.Text, hf *hfConfig, hfPath, taskFrom 
 	if classes > 0 {
 		c.TopK = min(c.TopK, int(classes))
 	}
+	if x.Task == config.TaskTokens {
+		c.TopK = 1 // each token's best label
+	}
 	x.classify, x.Labels = c, labels
 	x.From = fmt.Sprintf("%s; %s; %s from %s", taskFrom, from, activation, actFrom)
 	return nil
@@ -162,11 +165,14 @@ func (x *Text) bindClassifier(decl *config.Text, hf *hfConfig, hfPath, taskFrom 
 // TextFolder is what a model's folder offers text, as svc serves it
 // without svc.yml: the tokenizer.json found beside the model (or in the
 // folder above; "" when none), why svc cannot reproduce it (nil when it
-// can), and the task the folder says, with why; Served reports whether
-// svc serves the model text with no svc.yml.
+// can), why svc cannot read the folder's config.json (nil when it can or
+// there is none: svc serve refuses the model until it is mended), and the
+// task the folder says, with why; Served reports whether svc serves the
+// model text with no svc.yml.
 type TextFolder struct {
 	Tokenizer    string
 	TokenizerErr error
+	ConfigErr    error
 	Task         string
 	TaskFrom     string
 	Served       bool
@@ -183,11 +189,12 @@ func InspectText(modelFile string, info core.ModelInfo) TextFolder {
 	if f.Tokenizer = findTokenizer(modelFile); f.Tokenizer == "" {
 		return f
 	}
-	_, f.TokenizerErr = tokenizer.Load(f.Tokenizer)
 	hf, hfPath, err := readHFConfig(f.Tokenizer, modelFile)
 	if err != nil {
-		f.TokenizerErr = err
+		f.ConfigErr = err
+		return f
 	}
+	_, f.TokenizerErr = tokenizer.Load(f.Tokenizer)
 	f.Task, f.TaskFrom = inferTask(hf, hfPath, filepath.Dir(f.Tokenizer))
 	f.Served = f.TokenizerErr == nil && (f.Task != config.TaskEmbedding || hiddenAt(info, true) >= 0)
 	return f
