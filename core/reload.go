@@ -116,38 +116,28 @@ func (m *Model) reloadCounted() (ReloadResult, error) {
 
 func (m *Model) reloadOnce() (ReloadResult, error) {
 	t0 := time.Now()
-	fail := func(err error) (ReloadResult, error) { return ReloadResult{}, &ReloadError{Model: m.name, Err: err} }
-	var l Loaded
-	if err := safely(func() (err error) { l, err = m.loadFn(); return err }); err != nil {
-		return fail(err)
-	}
-	closeNew := func() {
-		if l.Close != nil {
-			_ = safely(l.Close)
-		}
-	}
-	g, err := m.newGeneration(l, m.prepare)
+	g, err := m.loadGeneration()
 	if err != nil {
-		closeNew()
-		return fail(err)
+		return ReloadResult{}, &ReloadError{Model: m.name, Err: err}
 	}
 	if m.warmUp != nil {
 		// A warm-up failure fails the reload when the serving generation
 		// warmed up well; a model whose made-up warm-up inputs never run
 		// (an audio model given one sample) would otherwise never reload.
-		err := safely(func() error { return m.warmUp(l.Runner) })
+		werr := m.warm(g)
 		switch old := m.gen.Load(); {
-		case err != nil && (old == nil || old.warmed.Load()):
-			closeNew()
-			return fail(err)
-		case err != nil && m.warmFailed != nil:
-			m.warmFailed(err)
+		case werr != nil && (old == nil || old.warmed.Load()):
+			err = werr
+		case werr != nil && m.warmFailed != nil:
+			m.warmFailed(werr)
 		}
-		g.warmed.Store(err == nil)
 	}
-	if s := m.State(); s != StateReady {
-		closeNew()
-		return fail(fmt.Errorf("the model is %s", s))
+	if s := m.State(); err == nil && s != StateReady {
+		err = fmt.Errorf("the model is %s", s)
+	}
+	if err != nil {
+		g.close()
+		return ReloadResult{}, &ReloadError{Model: m.name, Err: err}
 	}
 	m.publish(g)
 	return ReloadResult{Seq: g.Seq, Version: g.Version, Took: time.Since(t0)}, nil
