@@ -90,26 +90,47 @@ func (g *Generation) close() {
 	})
 }
 
-// newGeneration runs the preparers over l; the generation is not yet
-// current.
-func (m *Model) newGeneration(l Loaded, prepare []Preparer) (*Generation, error) {
+// loadGeneration loads the model and runs the preparers over it: a
+// generation not yet current. A preparer's failure closes what was
+// loaded.
+func (m *Model) loadGeneration() (*Generation, error) {
+	var l Loaded
+	if err := safely(func() (err error) { l, err = m.loadFn(); return err }); err != nil {
+		return nil, err
+	}
 	g := &Generation{Loaded: l, closed: make(chan struct{})}
-	if l.Runner != nil {
-		if err := safely(func() error { g.Version = l.Runner.Info().Version; return nil }); err != nil {
-			return nil, err
+	if err := m.prepareViews(g); err != nil {
+		g.close()
+		return nil, err
+	}
+	g.refs.Store(1)
+	return g, nil
+}
+
+// prepareViews notes g's version and runs the preparers over it.
+func (m *Model) prepareViews(g *Generation) error {
+	if g.Runner != nil {
+		if err := safely(func() error { g.Version = g.Runner.Info().Version; return nil }); err != nil {
+			return err
 		}
 	}
-	for _, p := range prepare {
+	for _, p := range m.prepare {
 		var v any
-		if err := safely(func() (err error) { v, err = p(l.Runner); return err }); err != nil {
-			return nil, err
+		if err := safely(func() (err error) { v, err = p(g.Runner); return err }); err != nil {
+			return err
 		}
 		if v != nil {
 			g.views = append(g.views, v)
 		}
 	}
-	g.refs.Store(1)
-	return g, nil
+	return nil
+}
+
+// warm runs the warm-up inference on g and notes whether it ran well.
+func (m *Model) warm(g *Generation) error {
+	err := safely(func() error { return m.warmUp(g.Runner) })
+	g.warmed.Store(err == nil)
+	return err
 }
 
 // publish makes g the generation new requests get and retires the one

@@ -209,35 +209,24 @@ func (m *Model) Start(load LoadFunc, prepare []Preparer, warmUp func(Runner) err
 	m.started.Do(func() {
 		m.since = time.Now()
 		m.loadFn, m.prepare, m.warmUp, m.warmFailed = load, prepare, warmUp, warmFailed
-		go m.load(load, prepare, warmUp, warmFailed)
+		go m.load()
 	})
 }
 
-func (m *Model) load(load LoadFunc, prepare []Preparer, warmUp func(Runner) error, warmFailed func(error)) {
+func (m *Model) load() {
 	defer close(m.done)
 	defer func() { m.took = time.Since(m.since) }()
-	var l Loaded
-	err := safely(func() (err error) { l, err = load(); return err })
+	g, err := m.loadGeneration()
 	if err != nil {
-		m.fail(err)
-		return
-	}
-	g, err := m.newGeneration(l, prepare)
-	if err != nil {
-		if l.Close != nil {
-			_ = l.Close()
-		}
 		m.fail(err)
 		return
 	}
 	m.publish(g)
-	if warmUp != nil {
+	if m.warmUp != nil {
 		m.state.CompareAndSwap(int32(StateLoading), int32(StateWarmingUp))
-		err := safely(func() error { return warmUp(l.Runner) })
-		if err != nil && warmFailed != nil {
-			warmFailed(err)
+		if err := m.warm(g); err != nil && m.warmFailed != nil {
+			m.warmFailed(err)
 		}
-		g.warmed.Store(err == nil)
 	}
 	// A drain that came while loading wins.
 	m.state.CompareAndSwap(int32(StateLoading), int32(StateReady))

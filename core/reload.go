@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -33,20 +32,13 @@ type ReloadStatus struct {
 // ErrReloadClosed is returned by Reload once the model is closing.
 var ErrReloadClosed = errors.New("the server is shutting down")
 
-// reloads runs one reload at a time. A trigger while none runs starts one;
-// triggers that come while one runs all wait for one more, started when
-// the running one ends (the model file may have changed again since it
-// began), and share its result.
+// reloads is a Model's: the queue that runs them, and how they ended.
 type reloads struct {
-	mu      sync.Mutex
-	running *reloadRun // nil when idle
-	next    *reloadRun // the one that starts after running
-	closing bool
-	idle    chan struct{} // closed when running goes nil while closing
-	waiting int
+	queue ReloadQueue
 
+	mu                sync.Mutex
 	lastErr           error
-	succeeded, failed atomic.Int64
+	succeeded, failed int64
 	onDone            []func(ReloadResult, error)
 }
 
@@ -82,9 +74,10 @@ func (m *Model) OnReload(f func(ReloadResult, error)) {
 // ReloadStatus reports where reloading stands.
 func (m *Model) ReloadStatus() ReloadStatus {
 	r := &m.reload
+	loading, waiting := r.queue.Busy()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return ReloadStatus{Loading: r.running != nil, LastError: r.lastErr, Succeeded: r.succeeded.Load(), Failed: r.failed.Load(), Waiting: r.waiting}
+	return ReloadStatus{Loading: loading, LastError: r.lastErr, Succeeded: r.succeeded, Failed: r.failed, Waiting: waiting}
 }
 
 // Reload loads the model again beside the generation that serves: the
@@ -95,35 +88,109 @@ func (m *Model) ReloadStatus() ReloadStatus {
 // *ReloadError. Reload waits for the load it triggered (or joined) to end,
 // or for ctx; the load goes on without the caller when ctx ends.
 func (m *Model) Reload(ctx context.Context) (ReloadResult, error) {
-	switch s := m.State(); s {
-	case StateReady:
-	default:
+	if s := m.State(); s != StateReady {
 		return ReloadResult{}, &NotReadyError{Model: m.name, State: s}
 	}
+	return m.reload.queue.Do(ctx, m.reloadCounted)
+}
+
+// reloadCounted runs one reload and counts it; the hooks (the log, the
+// metric) see its result before the callers waiting for it do.
+func (m *Model) reloadCounted() (ReloadResult, error) {
+	res, err := m.reloadOnce()
 	r := &m.reload
 	r.mu.Lock()
-	if r.closing {
-		r.mu.Unlock()
+	r.lastErr = err
+	if err != nil {
+		r.failed++
+	} else {
+		r.succeeded++
+	}
+	hooks := r.onDone
+	r.mu.Unlock()
+	for _, h := range hooks {
+		h(res, err)
+	}
+	return res, err
+}
+
+func (m *Model) reloadOnce() (ReloadResult, error) {
+	t0 := time.Now()
+	g, err := m.loadGeneration()
+	if err != nil {
+		return ReloadResult{}, &ReloadError{Model: m.name, Err: err}
+	}
+	if m.warmUp != nil {
+		// A warm-up failure fails the reload when the serving generation
+		// warmed up well; a model whose made-up warm-up inputs never run
+		// (an audio model given one sample) would otherwise never reload.
+		werr := m.warm(g)
+		switch old := m.gen.Load(); {
+		case werr != nil && (old == nil || old.warmed.Load()):
+			err = werr
+		case werr != nil && m.warmFailed != nil:
+			m.warmFailed(werr)
+		}
+	}
+	if s := m.State(); err == nil && s != StateReady {
+		err = fmt.Errorf("the model is %s", s)
+	}
+	if err != nil {
+		g.close()
+		return ReloadResult{}, &ReloadError{Model: m.name, Err: err}
+	}
+	m.publish(g)
+	return ReloadResult{Seq: g.Seq, Version: g.Version, Took: time.Since(t0)}, nil
+}
+
+// stopReloads refuses new reloads and waits for the running one to end.
+func (m *Model) stopReloads(ctx context.Context) error {
+	if err := m.reload.queue.Close(ctx); err != nil {
+		return fmt.Errorf("model %q still reloading at shutdown: %w", m.name, err)
+	}
+	return nil
+}
+
+// ReloadQueue runs reloads one at a time. A call while none runs starts
+// one; calls that come while one runs all wait for one more, started when
+// the running one ends (the model may have changed again since it began),
+// and share its result. The zero value is ready to use.
+type ReloadQueue struct {
+	mu      sync.Mutex
+	running *reloadRun // nil when idle
+	next    *reloadRun // the one that starts after running
+	closing bool
+	idle    chan struct{} // closed when running goes nil while closing
+	waiting int
+}
+
+// Do runs reload, or joins the run queued behind the one under way, and
+// waits for its result or for ctx; the run goes on without the caller when
+// ctx ends. Once Close has begun it returns ErrReloadClosed.
+func (q *ReloadQueue) Do(ctx context.Context, reload func() (ReloadResult, error)) (ReloadResult, error) {
+	q.mu.Lock()
+	if q.closing {
+		q.mu.Unlock()
 		return ReloadResult{}, ErrReloadClosed
 	}
 	var run *reloadRun
 	switch {
-	case r.running == nil:
+	case q.running == nil:
 		run = &reloadRun{done: make(chan struct{})}
-		r.running = run
-		go m.reloadLoop(run)
-	case r.next == nil:
-		r.next = &reloadRun{done: make(chan struct{})}
-		run = r.next
+		q.running = run
+		go q.loop(run, reload)
+	case q.next == nil:
+		q.next = &reloadRun{done: make(chan struct{})}
+		run = q.next
 	default:
-		run = r.next
+		run = q.next
 	}
-	r.waiting++
-	r.mu.Unlock()
+	q.waiting++
+	q.mu.Unlock()
 	defer func() {
-		r.mu.Lock()
-		r.waiting--
-		r.mu.Unlock()
+		q.mu.Lock()
+		q.waiting--
+		q.mu.Unlock()
 	}()
 	select {
 	case <-run.done:
@@ -133,100 +200,53 @@ func (m *Model) Reload(ctx context.Context) (ReloadResult, error) {
 	}
 }
 
-// reloadLoop runs run, then the reloads queued behind it.
-func (m *Model) reloadLoop(run *reloadRun) {
-	r := &m.reload
+// loop runs run, then the runs queued behind it.
+func (q *ReloadQueue) loop(run *reloadRun, reload func() (ReloadResult, error)) {
 	for run != nil {
-		run.res, run.err = m.reloadOnce()
-		r.mu.Lock()
-		if run.err != nil {
-			r.lastErr = run.err
-			r.failed.Add(1)
-		} else {
-			r.lastErr = nil
-			r.succeeded.Add(1)
-		}
-		hooks := r.onDone
-		r.mu.Unlock()
-		// The hooks (the log, the metric) see the result before the
-		// callers waiting for it do.
-		for _, h := range hooks {
-			h(run.res, run.err)
-		}
-		r.mu.Lock()
+		run.res, run.err = reload()
+		q.mu.Lock()
 		close(run.done)
-		run, r.next = r.next, nil
-		if r.closing && run != nil {
+		run, q.next = q.next, nil
+		if q.closing && run != nil {
 			run.err = ErrReloadClosed
 			close(run.done)
 			run = nil
 		}
-		r.running = run
-		if run == nil && r.idle != nil {
-			close(r.idle)
-			r.idle = nil
+		q.running = run
+		if run == nil && q.idle != nil {
+			close(q.idle)
+			q.idle = nil
 		}
-		r.mu.Unlock()
+		q.mu.Unlock()
 	}
 }
 
-func (m *Model) reloadOnce() (ReloadResult, error) {
-	t0 := time.Now()
-	fail := func(err error) (ReloadResult, error) { return ReloadResult{}, &ReloadError{Model: m.name, Err: err} }
-	var l Loaded
-	if err := safely(func() (err error) { l, err = m.loadFn(); return err }); err != nil {
-		return fail(err)
-	}
-	closeNew := func() {
-		if l.Close != nil {
-			_ = safely(l.Close)
-		}
-	}
-	g, err := m.newGeneration(l, m.prepare)
-	if err != nil {
-		closeNew()
-		return fail(err)
-	}
-	if m.warmUp != nil {
-		// A warm-up failure fails the reload when the serving generation
-		// warmed up well; a model whose made-up warm-up inputs never run
-		// (an audio model given one sample) would otherwise never reload.
-		err := safely(func() error { return m.warmUp(l.Runner) })
-		switch old := m.gen.Load(); {
-		case err != nil && (old == nil || old.warmed.Load()):
-			closeNew()
-			return fail(err)
-		case err != nil && m.warmFailed != nil:
-			m.warmFailed(err)
-		}
-		g.warmed.Store(err == nil)
-	}
-	if s := m.State(); s != StateReady {
-		closeNew()
-		return fail(fmt.Errorf("the model is %s", s))
-	}
-	m.publish(g)
-	return ReloadResult{Seq: g.Seq, Version: g.Version, Took: time.Since(t0)}, nil
+// Busy reports whether a run is under way, and how many callers of Do
+// wait for one.
+func (q *ReloadQueue) Busy() (running bool, waiting int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.running != nil, q.waiting
 }
 
-// stopReloads refuses new reloads and waits for the running one to end.
-func (m *Model) stopReloads(ctx context.Context) error {
-	r := &m.reload
-	r.mu.Lock()
-	r.closing = true
-	if r.running == nil {
-		r.mu.Unlock()
+// Close refuses new runs and the one queued, and waits for the one under
+// way to end (or for ctx).
+func (q *ReloadQueue) Close(ctx context.Context) error {
+	q.mu.Lock()
+	q.closing = true
+	if q.running == nil {
+		q.mu.Unlock()
 		return nil
 	}
-	if r.idle == nil {
-		r.idle = make(chan struct{})
+	if q.idle == nil {
+		q.idle = make(chan struct{})
 	}
-	idle := r.idle
-	r.mu.Unlock()
+	idle := q.idle
+	q.mu.Unlock()
 	select {
 	case <-idle:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("model %q still reloading at shutdown: %w", m.name, ctx.Err())
+		return ctx.Err()
 	}
 }

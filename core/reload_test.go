@@ -268,3 +268,57 @@ func TestReloadWarmUpNeverRan(t *testing.T) {
 		t.Fatalf("%d warm-up warnings, want 2 (start and reload)", n)
 	}
 }
+
+// TestReloadWhileClosing: Close during a reload waits for it to end; the
+// reload queued behind it and any asked for once Close has begun are
+// refused with ErrReloadClosed (the load answers 503), and no load starts
+// after the one running.
+func TestReloadWhileClosing(t *testing.T) {
+	l := &loads{gate: make(chan struct{})}
+	m := core.NewModel("m")
+	m.Start(l.load, nil, nil, nil)
+	<-m.Done()
+	type answer struct {
+		res core.ReloadResult
+		err error
+	}
+	running, queued := make(chan answer, 1), make(chan answer, 1)
+	go func() { res, err := m.Reload(context.Background()); running <- answer{res, err} }()
+	waitStatus(t, m, func(st core.ReloadStatus) bool { return st.Waiting == 1 && l.n.Load() == 2 })
+	go func() { res, err := m.Reload(context.Background()); queued <- answer{res, err} }()
+	waitStatus(t, m, func(st core.ReloadStatus) bool { return st.Waiting == 2 })
+	closed := make(chan error, 1)
+	go func() { closed <- m.Close(context.Background()) }()
+	// A caller whose context has ended joins the queue and leaves at once
+	// until Close has begun; from then on it is refused.
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	for {
+		_, err := m.Reload(ended)
+		if errors.Is(err, core.ErrReloadClosed) {
+			break
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Reload while Close waits: %v", err)
+		}
+		runtime.Gosched()
+	}
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned %v while a reload ran", err)
+	default:
+	}
+	close(l.gate)
+	if a := <-running; a.err != nil || a.res.Version != "2" {
+		t.Errorf("the running reload: %+v, %v; want version 2", a.res, a.err)
+	}
+	if a := <-queued; !errors.Is(a.err, core.ErrReloadClosed) {
+		t.Errorf("the queued reload: %+v, %v; want ErrReloadClosed", a.res, a.err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if n, c := l.n.Load(), l.closed.Load(); n != 2 || c != 2 {
+		t.Errorf("%d loads, %d closed; want 2 and 2 (the queued reload never loads)", n, c)
+	}
+}

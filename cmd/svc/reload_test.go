@@ -443,8 +443,8 @@ func TestHotReloadFollowsInputs(t *testing.T) {
 }
 
 // TestHotReloadConfigRejects: a new model whose outputs do not fit what
-// svc.yml declares (a classify output it lacks) fails the reload; the old
-// one serves on.
+// svc.yml declares (a classify output it lacks) fails the reload, and so
+// does a model file that is gone; the old one serves on.
 func TestHotReloadConfigRejects(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "iris.onnx")
@@ -469,5 +469,18 @@ func TestHotReloadConfigRejects(t *testing.T) {
 	}
 	if ix := reloadIndex(t, s); len(ix) != 2 || ix[1]["state"] != "UNAVAILABLE" || !strings.Contains(ix[1]["reason"], "probabilities") {
 		t.Errorf("index: %v", ix)
+	}
+
+	// The model file gone: the reload fails finding it, the old one
+	// serves on.
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	r = s.do(http.MethodPost, "/v2/repository/models/iris/load", "", nil)
+	if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "keeps serving") || !strings.Contains(string(r.Body), "iris.onnx") {
+		t.Errorf("load of a missing model file: %d %s", r.Status, r.Body)
+	}
+	if after := s.predict(`{"input": [[1, 2, 3, 4]]}`); after.Status != http.StatusOK || string(after.Body) != string(before.Body) {
+		t.Errorf("after the reload of a missing file: %d %s, want %s", after.Status, after.Body, before.Body)
 	}
 }

@@ -1,7 +1,8 @@
 // Package watch reloads the served model when its local file or folder
 // changes: fsnotify reports the changes (writes, renames over the file,
 // symlink swaps) in the directories that hold the model and the file a
-// symlink points to, and a change is acted on only once it has settled:
+// symlink points to (a model folder's parent too: a folder deleted and
+// made again is watched anew), and a change is acted on only once it has settled:
 // the model's size and modification time (of every file, for a folder) stay
 // the same for the settle time, and the model file parses as ONNX. A
 // half-written file never settles into a parseable one until it is whole,
@@ -61,6 +62,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer w.Close()
 	s := &state{o: o, w: w, watched: map[string]bool{}}
+	if st, err := os.Stat(o.Path); err == nil && st.IsDir() {
+		s.folder = filepath.Clean(o.Path)
+	}
 	if err := s.watchDirs(); err != nil {
 		return err
 	}
@@ -81,6 +85,9 @@ func Run(ctx context.Context, o Options) error {
 		case ev, ok := <-w.Events:
 			if !ok {
 				return nil
+			}
+			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+				s.forget(ev.Name)
 			}
 			if !s.relevant(ev.Name) {
 				continue
@@ -127,8 +134,10 @@ func Run(ctx context.Context, o Options) error {
 }
 
 type state struct {
-	o       Options
-	w       *fsnotify.Watcher
+	o Options
+	w *fsnotify.Watcher
+	// folder is the folder served, cleaned ("" when a file is served).
+	folder  string
 	watched map[string]bool
 	// seen is the fingerprint at the last look, loaded the one last
 	// handed to Reload (or skipped).
@@ -136,12 +145,14 @@ type state struct {
 }
 
 // dirs are the directories whose entries can change what is served: the
-// folder served (and its subfolders), the file's directory, and the
-// directory of the file a symlink resolves to.
+// folder served (its parent, which sees it deleted and made again, and its
+// subfolders), the file's directory, and the directory of the file a
+// symlink resolves to.
 func (s *state) dirs() []string {
 	var out []string
-	if st, err := os.Stat(s.o.Path); err == nil && st.IsDir() {
-		_ = filepath.WalkDir(s.o.Path, func(p string, d fs.DirEntry, err error) error {
+	if s.folder != "" {
+		out = append(out, filepath.Dir(s.folder))
+		_ = filepath.WalkDir(s.folder, func(p string, d fs.DirEntry, err error) error {
 			if err == nil && d.IsDir() {
 				out = append(out, p)
 			}
@@ -169,12 +180,19 @@ func (s *state) watchDirs() error {
 	return nil
 }
 
+// forget drops the watch of a directory that was deleted or renamed away,
+// so that the next watchDirs watches the one made in its place.
+func (s *state) forget(name string) {
+	if s.watched[name] {
+		_ = s.w.Remove(name) // already gone with a deleted directory
+		delete(s.watched, name)
+	}
+}
+
 // relevant reports whether a change to name can change the model.
 func (s *state) relevant(name string) bool {
-	if st, err := os.Stat(s.o.Path); err == nil && st.IsDir() {
-		if strings.HasPrefix(name, filepath.Clean(s.o.Path)+string(filepath.Separator)) {
-			return true
-		}
+	if s.folder != "" && (name == s.folder || strings.HasPrefix(name, s.folder+string(filepath.Separator))) {
+		return true
 	}
 	if name == s.o.File || filepath.Base(name) == filepath.Base(s.o.File) {
 		return true
@@ -201,8 +219,8 @@ func (s *state) fingerprint() string {
 		}
 		fmt.Fprintf(&b, "%s>%s:%d:%d;", p, real, st.Size(), st.ModTime().UnixNano())
 	}
-	if st, err := os.Stat(s.o.Path); err == nil && st.IsDir() {
-		_ = filepath.WalkDir(s.o.Path, func(p string, d fs.DirEntry, err error) error {
+	if s.folder != "" {
+		_ = filepath.WalkDir(s.folder, func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() {
 				add(p)
 			}

@@ -108,3 +108,36 @@ func TestCheck(t *testing.T) {
 		t.Fatalf("missing file: %v", err)
 	}
 }
+
+// TestWatchFolderRecreated: a model folder deleted (its model goes
+// missing: skipped) and then made again, renamed into place whole, reloads:
+// the watch does not go blind with the directory it watched.
+func TestWatchFolderRecreated(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "model")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "model.onnx")
+	rename(t, testModel(t, "reload_v1.onnx"), file)
+	reloads, skipped := watching(t, Options{Path: dir, File: file})
+
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-skipped; !errors.Is(err, ErrNotONNX) {
+		t.Fatalf("skipped with %v", err)
+	}
+	next := filepath.Join(parent, "next")
+	if err := os.Mkdir(next, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rename(t, testModel(t, "reload_v2.onnx"), filepath.Join(next, "model.onnx"))
+	if err := os.Rename(next, dir); err != nil {
+		t.Fatal(err)
+	}
+	<-reloads
+	// The new folder is watched: a change in it reloads again.
+	rename(t, testModel(t, "reload_v1.onnx"), file)
+	<-reloads
+}

@@ -8,11 +8,11 @@
 package repository
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -165,8 +165,8 @@ type indexRequest struct {
 
 func (h *Handler) serveIndex(w http.ResponseWriter, r *http.Request) {
 	var req indexRequest
-	if err := readJSON(r, &req); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+	if status, msg := readJSON(r, &req); status != 0 {
+		writeError(w, status, msg)
 		return
 	}
 	entries := h.Index()
@@ -251,8 +251,8 @@ func (h *Handler) serveLoad(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req map[string]json.RawMessage
-	if err := readJSON(r, &req); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+	if status, msg := readJSON(r, &req); status != 0 {
+		writeError(w, status, msg)
 		return
 	}
 	_, params := req["parameters"]
@@ -281,28 +281,22 @@ func writeFailure(w http.ResponseWriter, err error) {
 // maxRequest bounds the small JSON bodies these routes take.
 const maxRequest = 64 << 10
 
-// readJSON decodes an optional JSON object body into v; the message of
-// its error is the client's.
-func readJSON(r *http.Request, v any) (msg error) {
-	b, err := io.ReadAll(io.LimitReader(r.Body, maxRequest+1))
-	switch {
-	case err != nil:
-		return bodyError("Cannot read the request body: " + err.Error())
-	case len(b) > maxRequest:
-		return bodyError(fmt.Sprintf("The request body is over %d bytes", maxRequest))
-	case strings.TrimSpace(string(b)) == "":
-		return nil
+// readJSON decodes an optional JSON object body into v, read as every
+// HTTP frontend reads its bodies (transport.ReadBody); a refusal comes
+// with the status and the message to answer with (status 0: none).
+func readJSON(r *http.Request, v any) (status int, msg string) {
+	b, err := transport.ReadBody(r, maxRequest)
+	defer transport.PutBody(b)
+	if err != nil {
+		return transport.BodyError(err, maxRequest)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return bodyError("The request body is not a JSON object: " + err.Error())
+	if b := bytes.TrimSpace(transport.TrimBOM(b)); len(b) > 0 {
+		if err := json.Unmarshal(b, v); err != nil {
+			return http.StatusBadRequest, "The request body is not a JSON object: " + err.Error()
+		}
 	}
-	return nil
+	return 0, ""
 }
-
-// bodyError is a refused body, its message as the client reads it.
-type bodyError string
-
-func (e bodyError) Error() string { return string(e) }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)

@@ -1,6 +1,8 @@
 package repository
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -153,6 +155,51 @@ func TestLoadAnswers(t *testing.T) {
 				if json.Unmarshal([]byte(body), &e) != nil || e.Error == "" {
 					t.Fatalf("not an {\"error\"} body: %s", body)
 				}
+			}
+		})
+	}
+}
+
+// TestRequestBodies: the routes read their bodies as every frontend does:
+// gzip and a byte order mark are taken, a body over the limit, one in an
+// encoding svc does not decode and one that is not JSON are refused, each
+// with its status and the protocol's {"error"}.
+func TestRequestBodies(t *testing.T) {
+	m := core.NewModel("m")
+	m.Start(func() (core.Loaded, error) { return core.Loaded{Runner: runner{"1"}}, nil }, nil, nil, nil)
+	<-m.Done()
+	defer m.Close(context.Background())
+	h := transport.NewRouter(New(m, reloader{}, nil).Routes(), writeError)
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	_, _ = zw.Write([]byte(`{"ready": true}`))
+	_ = zw.Close()
+	tests := []struct {
+		name, path, encoding, body string
+		status                     int
+		want                       string
+	}{
+		{"gzip", PathIndex, "gzip", zipped.String(), http.StatusOK, `"state":"READY"`},
+		{"byte order mark", "/v2/repository/models/m/load", "", "\ufeff{}", http.StatusOK, `"version":"9"`},
+		{"over the limit", PathIndex, "", `{"ready": true, "pad": "` + strings.Repeat("x", maxRequest) + `"}`, http.StatusRequestEntityTooLarge, "the limit is 64 KiB"},
+		{"unknown encoding", "/v2/repository/models/m/load", "br", "{}", http.StatusUnsupportedMediaType, "Unsupported Content-Encoding 'br'"},
+		{"broken gzip", PathIndex, "gzip", "{}", http.StatusBadRequest, "gzip"},
+		{"not JSON", PathIndex, "", "ready", http.StatusBadRequest, "not a JSON object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodPost, tt.path, strings.NewReader(tt.body))
+			if tt.encoding != "" {
+				req.Header.Set("Content-Encoding", tt.encoding)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != tt.status || !strings.Contains(rec.Body.String(), tt.want) {
+				t.Fatalf("%d %s, want %d with %q", rec.Code, rec.Body, tt.status, tt.want)
+			}
+			var e struct{ Error string }
+			if tt.status != http.StatusOK && (json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Error == "") {
+				t.Fatalf("not an {\"error\"} body: %s", rec.Body)
 			}
 		})
 	}

@@ -9,67 +9,21 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 
 	"go.uber.org/zap"
 
 	"github.com/svc-dev/svc/core"
 )
 
-// reloads is the supervisor's: one pass over the workers at a time; a
-// request during a pass waits for one more pass after it, shared with
-// every other request that came during the same pass.
-type reloads struct {
-	mu      sync.Mutex
-	running *pass
-	next    *pass
-}
-
-type pass struct {
-	done chan struct{}
-	res  core.ReloadResult
-	err  error
-}
-
 // Reload reloads the workers one at a time, in order, each confirming on
 // its socket before the next begins: the others serve meanwhile. Every
 // worker is asked, also after one has failed, so that each reports the
 // failure in its own index and metrics (a broken file fails them all, and
-// each keeps its old model).
+// each keeps its old model). One pass runs at a time: a request during a
+// pass waits for one more pass after it, shared with every other request
+// that came during the same pass.
 func (s *Supervisor) Reload(ctx context.Context) (core.ReloadResult, error) {
-	r := &s.reloads
-	r.mu.Lock()
-	var p *pass
-	switch {
-	case r.running == nil:
-		p = &pass{done: make(chan struct{})}
-		r.running = p
-		go s.reloadLoop(p)
-	case r.next == nil:
-		r.next = &pass{done: make(chan struct{})}
-		p = r.next
-	default:
-		p = r.next
-	}
-	r.mu.Unlock()
-	select {
-	case <-p.done:
-		return p.res, p.err
-	case <-ctx.Done():
-		return core.ReloadResult{}, ctx.Err()
-	}
-}
-
-func (s *Supervisor) reloadLoop(p *pass) {
-	r := &s.reloads
-	for p != nil {
-		p.res, p.err = s.reloadPass()
-		r.mu.Lock()
-		close(p.done)
-		p, r.next = r.next, nil
-		r.running = p
-		r.mu.Unlock()
-	}
+	return s.reloads.Do(ctx, s.reloadPass)
 }
 
 func (s *Supervisor) reloadPass() (core.ReloadResult, error) {

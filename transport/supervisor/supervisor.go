@@ -19,6 +19,8 @@ import (
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
+
+	"github.com/svc-dev/svc/core"
 )
 
 // Supported reports whether worker processes can share a socket here.
@@ -75,7 +77,7 @@ type Supervisor struct {
 	stopped bool
 	wg      sync.WaitGroup
 
-	reloads reloads
+	reloads core.ReloadQueue
 }
 
 // proc is one running worker process.
