@@ -211,13 +211,7 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 		h.writeErr(w, err)
 		return core.OutcomeBadRequest
 	}
-	ctx, cancel, err := scheduling(r, h.opts.MaxTimeout)
-	if err != nil {
-		WriteError(w, http.StatusBadRequest, err.Error())
-		return core.OutcomeBadRequest
-	}
-	defer cancel()
-	began := core.TraceStart(ctx)
+	began := core.TraceStart(r.Context())
 	body, err := transport.ReadBody(r, h.opts.MaxBodyBytes)
 	// The answer is written over the body; the buffer goes back once it
 	// is sent.
@@ -230,12 +224,20 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 	// The body is in: lift the server's read timeout, which would
 	// otherwise cancel the request's context during a long inference.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	// The request's timeout counts from here, once it is read; its
+	// context carries the timeout and the priority to every path below.
+	ctx, cancel, err := scheduling(r, h.opts.MaxTimeout)
+	if err != nil {
+		WriteError(w, http.StatusBadRequest, err.Error())
+		return core.OutcomeBadRequest
+	}
+	defer cancel()
 	if st, isStep, err := sequenceHeaders(r); err != nil || isStep {
 		if err != nil {
 			h.writeErr(w, err)
 			return core.OutcomeBadRequest
 		}
-		return h.serveStep(w, r, v, st, body)
+		return h.serveStep(ctx, w, v, st, body)
 	}
 	var inputs []*tensor.Tensor
 	var texts *codec.Batch

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -70,7 +71,7 @@ func sequenceHeaders(r *http.Request) (st sequenceStep, ok bool, err error) {
 // states, unless X-Sequence-State asks for them. The body is checked by
 // the decoder, which names the input at fault, not by the OpenAPI
 // document (whose schema requires the states).
-func (h *Handler) serveStep(w http.ResponseWriter, r *http.Request, v *view, st sequenceStep, body []byte) core.Outcome {
+func (h *Handler) serveStep(ctx context.Context, w http.ResponseWriter, v *view, st sequenceStep, body []byte) core.Outcome {
 	store := h.opts.Sequences
 	if store == nil {
 		WriteError(w, http.StatusBadRequest, seq.ErrStateless.Error())
@@ -97,7 +98,7 @@ func (h *Handler) serveStep(w http.ResponseWriter, r *http.Request, v *view, st 
 		h.writeErr(w, err)
 		return core.OutcomeBadRequest
 	}
-	outs, err := store.Step(r.Context(), seq.Step{ID: st.id, Start: st.start, End: st.end, Inputs: inputs})
+	outs, err := store.Step(ctx, seq.Step{ID: st.id, Start: st.start, End: st.end, Inputs: inputs})
 	if err != nil {
 		status, detail, outcome := stepError(err)
 		if status == 0 {

@@ -72,7 +72,9 @@ var vadSpecs = []tensor.Spec{
 	{Name: "sr", DType: tensor.Int64, Shape: []int64{}, Required: true},
 }
 
-func stateAt(i int) *seq.Layout { return &seq.Layout{Pairs: []seq.Pair{{Input: "state", Output: "stateN", In: i}}} }
+func stateAt(i int) *seq.Layout {
+	return &seq.Layout{Pairs: []seq.Pair{{Input: "state", Output: "stateN", In: i}}}
+}
 
 func TestNewPlan(t *testing.T) {
 	tests := []struct {
