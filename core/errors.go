@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -32,6 +33,14 @@ func (e *TimeoutError) Error() string {
 // ErrCanceled is returned when the caller gave up (client disconnected or
 // server shutting down) and the run was stopped.
 var ErrCanceled = errors.New("inference canceled")
+
+// Canceled is the error of work that ctx ended before it ran or finished:
+// ErrCanceled wrapping ctx's cause (a *TimeoutError for a request whose
+// own timeout passed, context.Canceled for a client gone), so that each
+// protocol answers it as what it was.
+func Canceled(ctx context.Context) error {
+	return fmt.Errorf("%w: %w", ErrCanceled, context.Cause(ctx))
+}
 
 // InputError is a request whose inputs the model cannot take, found before
 // ONNX Runtime runs (a 400 for clients). Input names the input at fault;

@@ -193,7 +193,7 @@ func (b *Batcher) Predict(ctx context.Context, inputs []*tensor.Tensor) (core.Re
 		return r.res, r.err
 	case r := <-p.done:
 		if r.expired {
-			return nil, canceled(ctx)
+			return nil, core.Canceled(ctx)
 		}
 		b.opts.Observer.Queued(p.taken.Sub(p.since))
 		traceQueue(ctx, p.since, p.taken.Sub(p.since))
@@ -204,7 +204,7 @@ func (b *Batcher) Predict(ctx context.Context, inputs []*tensor.Tensor) (core.Re
 			if q == p {
 				b.queue = append(b.queue[:i], b.queue[i+1:]...)
 				b.mu.Unlock()
-				return nil, canceled(ctx)
+				return nil, core.Canceled(ctx)
 			}
 		}
 		b.mu.Unlock()
@@ -220,7 +220,7 @@ func (b *Batcher) Predict(ctx context.Context, inputs []*tensor.Tensor) (core.Re
 		if r.res != nil {
 			r.res.Release()
 		}
-		return nil, canceled(ctx)
+		return nil, core.Canceled(ctx)
 	}
 }
 

@@ -3,7 +3,6 @@ package sched
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -112,14 +111,14 @@ func (p *Pool) Predict(ctx context.Context, inputs []*tensor.Tensor) (core.Resul
 		if !p.slots.tryAcquire() {
 			since = time.Now()
 			if err := p.slots.acquire(ctx, core.PriorityOf(ctx)); err != nil {
-				return nil, canceled(ctx)
+				return nil, core.Canceled(ctx)
 			}
 			wait = time.Since(since)
 		}
 		defer p.slots.release()
 		if ctx.Err() != nil {
 			// It ended as the slot came: it never runs.
-			return nil, canceled(ctx)
+			return nil, core.Canceled(ctx)
 		}
 		p.obs.Queued(wait)
 		if p.front {
@@ -137,9 +136,6 @@ func (p *Pool) Predict(ctx context.Context, inputs []*tensor.Tensor) (core.Resul
 // canceled is the error of a request that ended before it ran: core's
 // ErrCanceled wrapping ctx's cause (a core.TimeoutError when the request's
 // own timeout passed).
-func canceled(ctx context.Context) error {
-	return fmt.Errorf("%w: %w", core.ErrCanceled, context.Cause(ctx))
-}
 
 // traceQueue reports a wait for a session that began at since and took
 // wait to ctx's trace, if any (a zero since: it ran at once, now).

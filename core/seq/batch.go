@@ -78,7 +78,7 @@ func live(batch []*pending) []*pending {
 	out := batch[:0]
 	for _, p := range batch {
 		if p.ctx.Err() != nil {
-			p.err = fmt.Errorf("%w: %w", core.ErrCanceled, context.Cause(p.ctx))
+			p.err = core.Canceled(p.ctx)
 			close(p.done)
 			continue
 		}

@@ -363,7 +363,7 @@ func (s *Store) StepHere(ctx context.Context, st Step) ([]*tensor.Tensor, error)
 	case seq.turn <- struct{}{}:
 	case <-ctx.Done():
 		s.finish(seq, false, false)
-		return nil, fmt.Errorf("%w: %w", core.ErrCanceled, context.Cause(ctx))
+		return nil, core.Canceled(ctx)
 	}
 	ok := false
 	defer func() { <-seq.turn; s.finish(seq, st.End, ok) }()

@@ -238,7 +238,7 @@ func (p *Predictor) run(ctx context.Context, in, out []ort.Value) error {
 	}
 	if ctx.Err() != nil {
 		p.runOpts.Put(ro)
-		return fmt.Errorf("%w: %w", core.ErrCanceled, context.Cause(ctx))
+		return core.Canceled(ctx)
 	}
 	g := p.watch.begin(ctx, ro, p.timeout)
 	err := p.session.RunWithOptions(in, out, ro)
@@ -258,7 +258,7 @@ func (p *Predictor) run(ctx context.Context, in, out []ort.Value) error {
 	case timedOut:
 		return &core.TimeoutError{After: p.timeout}
 	case canceled:
-		return fmt.Errorf("%w: %w", core.ErrCanceled, context.Cause(ctx))
+		return core.Canceled(ctx)
 	}
 	return &core.InferenceError{Err: cleanORTError(err)}
 }

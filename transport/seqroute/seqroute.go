@@ -191,7 +191,7 @@ func (r *Router) Forward(ctx context.Context, peer int, st seq.Step) ([]*tensor.
 		if ctx.Err() != nil {
 			// The request ended (its deadline, its client gone), not the
 			// worker: the sequence lives on there.
-			return nil, fmt.Errorf("%w: %w", core.ErrCanceled, context.Cause(ctx))
+			return nil, core.Canceled(ctx)
 		}
 		if st.Start {
 			return nil, &seq.ClosedError{Reason: fmt.Sprintf("worker %d, which holds the sequences of id '%s', is not answering (restarting?); start the sequence again shortly", peer, st.ID)}
