@@ -170,29 +170,15 @@ func rawParameter() *openapi3.ParameterRef {
 // the decoded form, or with ?raw=true the model's tensor. anyOf: an empty
 // batch fits both.
 func decodedOutputSchema(out core.OutputSpec, o *codec.Output) *openapi3.Schema {
-	score := openapi3.NewFloat64Schema()
-	score.Nullable = true
-	score.Description = "The score (null if it is not a finite number)."
 	var decoded *openapi3.Schema
 	switch o.Kind {
 	case codec.KindClassify:
-		class := openapi3.NewObjectSchema().
-			WithProperty("label", openapi3.NewStringSchema()).
-			WithProperty("index", openapi3.NewIntegerSchema().WithMin(0)).
-			WithPropertyRef("score", openapi3.NewSchemaRef("", score)).
-			WithRequired([]string{"label", "index", "score"})
-		class.Properties["label"].Value.Description = "The class label (empty when the class has none)."
-		class.Properties["index"].Value.Description = "The class index."
-		top := openapi3.NewArraySchema().WithItems(class)
-		if k := o.TopK(); k > 0 {
-			top = top.WithMaxItems(int64(k))
-		}
-		top.Description = "One item's top classes, best first."
+		top := classesSchema(o.TopK(), "The class label (empty when the class has none).", "The class index.", "One item's top classes, best first.")
 		decoded = openapi3.NewArraySchema().WithItems(top)
 	default:
 		text := openapi3.NewObjectSchema().
 			WithProperty("text", openapi3.NewStringSchema()).
-			WithPropertyRef("score", openapi3.NewSchemaRef("", score)).
+			WithPropertyRef("score", openapi3.NewSchemaRef("", scoreSchema())).
 			WithRequired([]string{"text", "score"})
 		text.Properties["text"].Value.Description = "The decoded text."
 		decoded = openapi3.NewArraySchema().WithItems(text)

@@ -48,18 +48,7 @@ func (b builder) addTextOutput(s *openapi3.Schema) {
 	var e *openapi3.Schema
 	switch t.Answer() {
 	case codec.OutputLabels:
-		class := openapi3.NewObjectSchema().
-			WithProperty("label", openapi3.NewStringSchema()).
-			WithProperty("index", openapi3.NewIntegerSchema().WithMin(0)).
-			WithPropertyRef("score", openapi3.NewSchemaRef("", scoreSchema())).
-			WithRequired([]string{"label", "index", "score"})
-		class.Properties["label"].Value.Description = "The label (its index when the model names none)."
-		class.Properties["index"].Value.Description = "The label's index in the model's logits."
-		top := openapi3.NewArraySchema().WithItems(class)
-		if k := t.TopK(); k > 0 {
-			top = top.WithMaxItems(int64(k))
-		}
-		top.Description = "One text's labels, best first."
+		top := classesSchema(t.TopK(), "The label (its index when the model names none).", "The label's index in the model's logits.", "One text's labels, best first.")
 		e = openapi3.NewArraySchema().WithItems(top)
 		e.Description = fmt.Sprintf("The labels of each text (the answer to a text request; a request with the id inputs, or with raw, answers the model's outputs): %s scores.", t.Activation())
 	case codec.OutputEntities:
@@ -90,6 +79,25 @@ func (b builder) addTextOutput(s *openapi3.Schema) {
 		e.Description = "One embedding per text (the answer to a text request; a request with the id inputs, or with raw, answers the model's outputs)."
 	}
 	s.Properties[t.Answer()] = openapi3.NewSchemaRef("", e)
+}
+
+// classesSchema is one item's classes, best first (at most topK when it
+// is above 0): each its label, index and score; the descriptions say what
+// label, index and the list are for the answer at hand.
+func classesSchema(topK int, labelDoc, indexDoc, listDoc string) *openapi3.Schema {
+	class := openapi3.NewObjectSchema().
+		WithProperty("label", openapi3.NewStringSchema()).
+		WithProperty("index", openapi3.NewIntegerSchema().WithMin(0)).
+		WithPropertyRef("score", openapi3.NewSchemaRef("", scoreSchema())).
+		WithRequired([]string{"label", "index", "score"})
+	class.Properties["label"].Value.Description = labelDoc
+	class.Properties["index"].Value.Description = indexDoc
+	top := openapi3.NewArraySchema().WithItems(class)
+	if topK > 0 {
+		top = top.WithMaxItems(int64(topK))
+	}
+	top.Description = listDoc
+	return top
 }
 
 // scoreSchema is a score: a number, or null when it is not finite.
