@@ -51,3 +51,24 @@ type InputError struct {
 }
 
 func (e *InputError) Error() string { return e.Message }
+
+// LimitError is a request refused because it asks for more than a limit
+// allows, found before the work it would cost starts (a 413 for clients,
+// RESOURCE_EXHAUSTED on gRPC). Key is the configuration key that sets the
+// limit; Message, the whole message for the client, names it.
+type LimitError struct {
+	Key     string
+	Message string
+}
+
+func (e *LimitError) Error() string { return e.Message }
+
+// BusyError is a request refused because the server holds, for the
+// requests in flight, what this one needs, and it did not come free in
+// time (a 503 with Retry-After for clients, UNAVAILABLE on gRPC).
+type BusyError struct {
+	Message    string
+	RetryAfter time.Duration
+}
+
+func (e *BusyError) Error() string { return e.Message }

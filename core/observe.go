@@ -23,13 +23,16 @@ const (
 	OutcomeInference
 	// OutcomeCanceled: the client went away or the server stopped first.
 	OutcomeCanceled
+	// OutcomeBusy: the memory the request needed was held by others past
+	// its wait (limits.request_memory, limits.memory_wait).
+	OutcomeBusy
 	numOutcomes
 )
 
-var outcomeNames = [numOutcomes]string{"success", "bad_request", "not_ready", "timeout", "inference", "canceled"}
+var outcomeNames = [numOutcomes]string{"success", "bad_request", "not_ready", "timeout", "inference", "canceled", "busy"}
 
 // String is the outcome's label value ("success", "bad_request",
-// "not_ready", "timeout", "inference", "canceled").
+// "not_ready", "timeout", "inference", "canceled", "busy").
 func (o Outcome) String() string {
 	if o >= numOutcomes {
 		return "inference"
@@ -56,8 +59,15 @@ func OutcomeOf(err error) Outcome {
 	var (
 		notReady *NotReadyError
 		timeout  *TimeoutError
+		input    *InputError
+		limit    *LimitError
+		busy     *BusyError
 	)
 	switch {
+	case errors.As(err, &input), errors.As(err, &limit):
+		return OutcomeBadRequest
+	case errors.As(err, &busy):
+		return OutcomeBusy
 	case errors.As(err, &notReady):
 		return OutcomeNotReady
 	case errors.As(err, &timeout), errors.Is(err, context.DeadlineExceeded):

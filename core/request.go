@@ -52,13 +52,23 @@ func PriorityOf(ctx context.Context) Priority {
 // still queued never runs, one running is stopped. d <= 0 leaves ctx
 // as it is.
 func WithRequestTimeout(ctx context.Context, d, bound time.Duration) (context.Context, context.CancelFunc) {
+	return WithRequestDeadline(ctx, time.Time{}, d, bound)
+}
+
+// WithRequestDeadline is WithRequestTimeout counted from start, when the
+// request arrived (the zero time: now), so that the time it took to read
+// and decode counts too.
+func WithRequestDeadline(ctx context.Context, start time.Time, d, bound time.Duration) (context.Context, context.CancelFunc) {
 	if d <= 0 {
 		return ctx, func() {}
 	}
 	if bound > 0 && d > bound {
 		d = bound
 	}
-	return context.WithTimeoutCause(ctx, d, &TimeoutError{After: d, Requested: true})
+	if start.IsZero() {
+		start = time.Now()
+	}
+	return context.WithDeadlineCause(ctx, start.Add(d), &TimeoutError{After: d, Requested: true})
 }
 
 // Step is a part of a request's work that a RequestTrace records.

@@ -94,7 +94,7 @@ func mediaCases() []mediaCase {
 
 func (c mediaCase) set(t testing.TB) *codec.Set {
 	t.Helper()
-	set, err := codec.New(c.decl, config.DefaultMaxImagePixels).For(c.runner)
+	set, err := codec.New(c.decl, config.Default().Limits).For(c.runner)
 	if err != nil || set == nil {
 		t.Fatalf("codec: %v (set %v)", err, set)
 	}
@@ -298,7 +298,8 @@ func TestMediaExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.set(t).Image("x").Tensor([][]byte{pic}, true); err != nil {
+	set := c.set(t)
+	if _, err := set.Tensor(context.Background(), set.Image("x"), [][]byte{pic}, true); err != nil {
 		t.Fatalf("the example picture is refused: %v", err)
 	}
 }
@@ -340,7 +341,7 @@ func TestMediaValidateBody(t *testing.T) {
 func TestSiteTakesCodec(t *testing.T) {
 	c := mediaCases()[0]
 	m := core.NewModel("m")
-	site := openapi.NewSite(openapi.SiteParams{Codec: codec.New(c.decl, config.DefaultMaxImagePixels), Model: m})
+	site := openapi.NewSite(openapi.SiteParams{Codec: codec.New(c.decl, config.Default().Limits), Model: m})
 	m.Start(func() (core.Loaded, error) { return core.Loaded{Runner: c.runner}, nil }, []core.Preparer{site.Prepare}, nil, nil)
 	<-m.Done()
 	if err := m.Err(); err != nil {

@@ -44,7 +44,7 @@ func TestTextDocument(t *testing.T) {
 			text := tt.text
 			text.Tokenizer = tok
 			r := newMediaRunner(inputs, []core.OutputSpec{tt.out})
-			set, err := codec.New(config.Model{Text: &text}, config.DefaultMaxImagePixels).For(r)
+			set, err := codec.New(config.Model{Text: &text}, config.Default().Limits).For(r)
 			if err != nil || set.Text() == nil {
 				t.Fatalf("codec: %v", err)
 			}

@@ -2,7 +2,9 @@ package transport
 
 import (
 	"errors"
+	"math"
 	"net/http"
+	"strconv"
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/tensor/tensorjson"
@@ -20,12 +22,18 @@ func ErrorStatus(err error) (status int, msg string, known bool) {
 		timeout  *core.TimeoutError
 		infer    *core.InferenceError
 		notReady *core.NotReadyError
+		limit    *core.LimitError
+		busy     *core.BusyError
 	)
 	switch {
 	case errors.As(err, &client):
 		return http.StatusBadRequest, client.Message, true
 	case errors.As(err, &input):
 		return http.StatusBadRequest, input.Message, true
+	case errors.As(err, &limit):
+		return http.StatusRequestEntityTooLarge, limit.Message, true
+	case errors.As(err, &busy):
+		return http.StatusServiceUnavailable, busy.Message, true
 	case errors.As(err, &notReady):
 		return http.StatusServiceUnavailable, notReady.Error(), true
 	case errors.As(err, &timeout):
@@ -38,4 +46,13 @@ func ErrorStatus(err error) (status int, msg string, known bool) {
 		return http.StatusServiceUnavailable, "Request canceled before inference finished", true
 	}
 	return http.StatusInternalServerError, "Inference failed: " + err.Error(), false
+}
+
+// SetRetryAfter sets the Retry-After header of an answer to err when err
+// says when to come back (*core.BusyError).
+func SetRetryAfter(h http.Header, err error) {
+	var busy *core.BusyError
+	if errors.As(err, &busy) {
+		h.Set("Retry-After", strconv.Itoa(max(int(math.Ceil(busy.RetryAfter.Seconds())), 1)))
+	}
 }

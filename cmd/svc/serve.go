@@ -26,6 +26,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/budget"
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/core/onnxrt"
 	"github.com/svc-dev/svc/core/registry"
@@ -401,7 +402,7 @@ func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logge
 			providers.Requested(cfg.Serve.Provider),
 			oip.ServerVersion(version),
 			grpcapi.ServerVersion(version),
-			codec.New(declared(src, cfg), cfg.Limits.ImagePixels()).ModelFile(src.File),
+			codec.New(declared(src, cfg), cfg.Limits).ModelFile(src.File),
 			sequenceOptions(src, cfg, worker),
 		),
 		fx.Provide(cfg.Sections),
@@ -437,6 +438,7 @@ func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logge
 			return fxevent.NopLogger
 		}),
 		transport.Module,
+		budget.Module,
 		tracing.Module,
 		access.Module,
 		rest.Module,

@@ -152,46 +152,6 @@ type Runtime struct {
 	GoProcs int `yaml:"go_procs"`
 }
 
-// Limits holds request limits.
-type Limits struct {
-	// MaxBodyBytes caps the /predict request body.
-	MaxBodyBytes ByteSize `yaml:"max_body_size"`
-	// MaxElements caps the values (numbers, strings, booleans) in one
-	// request, over all inputs; 0 means MaxBodyBytes/4 (see Elements).
-	MaxElements int64 `yaml:"max_elements"`
-	// MaxStringLength caps one string element, in bytes after unescaping.
-	MaxStringLength ByteSize `yaml:"max_string_length"`
-	// ReadTimeout bounds reading one request, headers and body (0 = none).
-	ReadTimeout Duration `yaml:"read_timeout"`
-	// MaxImagePixels caps an image input's width × height, checked from
-	// its header before decoding (0 = DefaultMaxImagePixels).
-	MaxImagePixels int64 `yaml:"max_image_pixels"`
-}
-
-// ImagePixels is the effective MaxImagePixels.
-func (l Limits) ImagePixels() int64 {
-	if l.MaxImagePixels > 0 {
-		return l.MaxImagePixels
-	}
-	return DefaultMaxImagePixels
-}
-
-// Elements is the effective MaxElements: a body needs at least two bytes
-// per value ("0,"), so the default, a quarter of the body limit, only
-// turns away bodies made almost entirely of one-digit numbers.
-func (l Limits) Elements() int64 {
-	if l.MaxElements > 0 {
-		return l.MaxElements
-	}
-	return max(int64(l.MaxBodyBytes)/4, 1)
-}
-
-// Default request limits.
-const (
-	DefaultMaxStringLength = 1 << 20
-	DefaultReadTimeout     = 60 * time.Second
-)
-
 // Batching configures dynamic batching.
 type Batching struct {
 	// Enabled turns batching on for models whose inputs and outputs all
@@ -243,11 +203,7 @@ func Default() Config {
 			AccessLog:     DefaultAccessLog,
 		},
 		Runtime: Runtime{GraphOptimization: "all", WarmUp: true, ReleaseMemoryAfter: Duration(2 * time.Second)},
-		Limits: Limits{
-			MaxBodyBytes:    DefaultMaxBodyBytes,
-			MaxStringLength: DefaultMaxStringLength,
-			ReadTimeout:     Duration(DefaultReadTimeout),
-		},
+		Limits:    defaultLimits(),
 		Batching:  Batching{Enabled: true, MaxBatchSize: 32, Adaptive: true},
 		Providers: Providers{Settings: defaultSettings()},
 		Reload:    Reload{Settle: Duration(500 * time.Millisecond), Interval: Duration(time.Minute)},
@@ -371,14 +327,6 @@ func (c *Config) check() (string, string) {
 		return "runtime.inter_op_threads", "cannot be negative"
 	case c.Runtime.GoProcs < 0:
 		return "runtime.go_procs", "cannot be negative"
-	case c.Limits.MaxBodyBytes <= 0:
-		return "limits.max_body_size", "must be positive"
-	case c.Limits.MaxElements < 0:
-		return "limits.max_elements", "cannot be negative"
-	case c.Limits.MaxStringLength <= 0:
-		return "limits.max_string_length", "must be positive"
-	case c.Limits.ReadTimeout < 0:
-		return "limits.read_timeout", "cannot be negative"
 	case c.Batching.MaxBatchSize < 1:
 		return "batching.max_batch_size", "must be at least 1"
 	case c.Batching.MaxQueueDelay < 0:
@@ -397,6 +345,9 @@ func (c *Config) check() (string, string) {
 	}
 	if _, err := ParseAccessLog(c.Serve.AccessLog); err != nil {
 		return "serve.access_log", err.Error()
+	}
+	if key, msg := c.Limits.check(); key != "" {
+		return key, msg
 	}
 	if key, msg := c.Access.check(); key != "" {
 		return key, msg

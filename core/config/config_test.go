@@ -63,6 +63,14 @@ limits:
   max_elements: 1000000
   max_string_length: 64KiB
   read_timeout: 15s
+  max_image_pixels: 1000000
+  max_images: 8
+  max_request_pixels: 4000000
+  max_jpeg_scan_pixels: 20000000
+  max_texts: 100
+  max_tokens: 4096
+  request_memory: 64MiB
+  memory_wait: 2s
 batching:
   enabled: false
   max_batch_size: 8
@@ -91,9 +99,11 @@ sequence:
 		Models: map[string]Model{"iris": {Path: "models/iris", Version: "2.1", Description: "Iris classifier",
 			Metadata: map[string]string{"team": "ml"}, Labels: map[string][]string{"probabilities": {"a", "b", "c"}},
 			Sequence: &ModelSequence{States: map[string]string{"state": "stateN"}, Initial: map[string]float64{"state": 0.5}, Context: map[string]int{"input": 64}}}},
-		Serve:     Serve{Host: "127.0.0.1", Port: 9000, Workers: 3, Provider: "cuda", ShutdownGrace: Duration(5 * time.Second), DrainDelay: Duration(2 * time.Second), AccessLog: "sampled:5%"},
-		Runtime:   Runtime{Library: "/opt/ort/libonnxruntime.so", Timeout: Duration(1500 * time.Millisecond), MemoryLimit: 2 << 30, IntraOpThreads: 4, InterOpThreads: 2, Spinning: true, GraphOptimization: "basic", OptimizedModelPath: "/tmp/opt.onnx"},
-		Limits:    Limits{MaxBodyBytes: 32 << 20, MaxElements: 1000000, MaxStringLength: 64 << 10, ReadTimeout: Duration(15 * time.Second)},
+		Serve:   Serve{Host: "127.0.0.1", Port: 9000, Workers: 3, Provider: "cuda", ShutdownGrace: Duration(5 * time.Second), DrainDelay: Duration(2 * time.Second), AccessLog: "sampled:5%"},
+		Runtime: Runtime{Library: "/opt/ort/libonnxruntime.so", Timeout: Duration(1500 * time.Millisecond), MemoryLimit: 2 << 30, IntraOpThreads: 4, InterOpThreads: 2, Spinning: true, GraphOptimization: "basic", OptimizedModelPath: "/tmp/opt.onnx"},
+		Limits: Limits{MaxBodyBytes: 32 << 20, MaxElements: 1000000, MaxStringLength: 64 << 10, ReadTimeout: Duration(15 * time.Second),
+			MaxImagePixels: 1000000, MaxImages: 8, MaxRequestPixels: 4000000, MaxJPEGScanPixels: 20000000, MaxTexts: 100, MaxTokens: 4096,
+			RequestMemory: 64 << 20, MemoryWait: Duration(2 * time.Second)},
 		Batching:  Batching{Enabled: false, MaxBatchSize: 8, MaxQueueDelay: Duration(2 * time.Millisecond)},
 		Providers: Providers{DeviceID: 1},
 		Reload:    Reload{Watch: true, Settle: Duration(250 * time.Millisecond), Interval: Duration(30 * time.Second)},
@@ -173,6 +183,14 @@ func TestLoadErrors(t *testing.T) {
 		{"bad drain delay", "serve:\n  drain_delay: -1s\n", []string{"line 2: invalid duration"}},
 		{"negative elements", "limits:\n  max_elements: -1\n", []string{"line 2: limits.max_elements cannot be negative"}},
 		{"zero string length", "limits:\n  max_string_length: 0\n", []string{"line 2: limits.max_string_length must be positive"}},
+		{"negative picture pixels", "limits:\n  max_image_pixels: -1\n", []string{"line 2: limits.max_image_pixels cannot be negative"}},
+		{"no pictures", "limits:\n  max_images: 0\n", []string{"line 2: limits.max_images must be at least 1"}},
+		{"no request pixels", "limits:\n  max_request_pixels: 0\n", []string{"line 2: limits.max_request_pixels must be positive"}},
+		{"no scan pixels", "limits:\n  max_jpeg_scan_pixels: -5\n", []string{"line 2: limits.max_jpeg_scan_pixels must be positive"}},
+		{"no texts", "limits:\n  max_texts: 0\n", []string{"line 2: limits.max_texts must be at least 1"}},
+		{"no tokens", "limits:\n  max_tokens: 0\n", []string{"line 2: limits.max_tokens must be positive"}},
+		{"no request memory", "limits:\n  request_memory: 0\n", []string{"line 2: limits.request_memory must be positive"}},
+		{"no memory wait", "limits:\n  memory_wait: 0s\n", []string{"line 2: limits.memory_wait must be positive"}},
 		{"model without path", "models:\n  iris:\n    version: \"1\"\n", []string{"line 2: models.iris.path is required"}},
 		{"access log mode", "name: x\nserve:\n  port: 80\n  access_log: verbose\n", []string{"svc.yml: line 4: serve.access_log must be one of all, errors, sampled", `"verbose"`}},
 		{"access log empty", "serve:\n  access_log: \"\"\n", []string{"svc.yml: line 2: serve.access_log must be one of"}},

@@ -11,7 +11,6 @@
 package codec
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -29,7 +28,7 @@ import (
 type Codec struct {
 	decl      config.Model
 	legacy    map[string][]string
-	maxPixels int64
+	lim       config.Limits
 	modelFile string
 
 	mu     sync.Mutex
@@ -39,10 +38,11 @@ type Codec struct {
 }
 
 // New returns the codec of a model declared as decl (the zero Model for a
-// model served from a path or the registry: nothing declared); maxPixels
-// caps an image's width × height.
-func New(decl config.Model, maxPixels int64) *Codec {
-	return &Codec{decl: decl, legacy: decl.Labels, maxPixels: maxPixels}
+// model served from a path or the registry: nothing declared); lim bounds
+// what one request's pictures and texts may cost (a zero field of lim
+// bounds nothing, but for MaxImagePixels, whose zero is its default).
+func New(decl config.Model, lim config.Limits) *Codec {
+	return &Codec{decl: decl, legacy: decl.Labels, lim: lim}
 }
 
 // ModelFile tells the codec the path of the model file it serves, where
@@ -69,7 +69,7 @@ func (c *Codec) For(r core.Runner) (*Set, error) {
 			// snapshot): its tokenizer is beside that one.
 			file = p
 		}
-		c.set, c.err = build(c.decl, c.maxPixels, file, r.Info(), r.Specs())
+		c.set, c.err = build(c.decl, c.lim, file, r.Info(), r.Specs())
 		c.runner = r
 	}
 	return c.set, c.err
@@ -79,10 +79,10 @@ func (c *Codec) For(r core.Runner) (*Set, error) {
 // its decoded outputs. A nil *Set declares nothing; its methods answer
 // accordingly.
 type Set struct {
-	images    []*Image
-	outputs   []*Output
-	text      *Text
-	maxPixels int64
+	images  []*Image
+	outputs []*Output
+	text    *Text
+	lim     config.Limits
 }
 
 // Image is an image input.
@@ -91,7 +91,6 @@ type Image struct {
 	Name  string
 	Index int
 	Plan  *image.Plan
-	max   int64
 }
 
 // Output is a decoded output.
@@ -200,29 +199,7 @@ func (s *Set) MaxPixels() int64 {
 	if s == nil {
 		return 0
 	}
-	return s.maxPixels
-}
-
-// Tensor decodes a batch of encoded pictures into the input's tensor,
-// [len(pictures), ...]. single says the client sent one picture, not a
-// list, so messages name no item. A picture that is not one, or that
-// the limits refuse, is a *core.InputError naming the input and the item.
-func (im *Image) Tensor(pictures [][]byte, single bool) (*tensor.Tensor, error) {
-	if len(pictures) == 0 {
-		return nil, &core.InputError{Input: im.Name, Message: fmt.Sprintf("Input '%s' is an image input: send at least one image (%s)", im.Name, formatList())}
-	}
-	t, err := im.Plan.Tensor(pictures, im.max)
-	if err == nil {
-		return t, nil
-	}
-	var ie *image.Error
-	if !errors.As(err, &ie) {
-		return nil, &core.InputError{Input: im.Name, Message: fmt.Sprintf("Input '%s': %v", im.Name, err)}
-	}
-	if single {
-		return nil, &core.InputError{Input: im.Name, Message: fmt.Sprintf("Input '%s': %s", im.Name, ie.Msg)}
-	}
-	return nil, &core.InputError{Input: im.Name, Message: fmt.Sprintf("Input '%s', item %d: %s", im.Name, ie.Index, ie.Msg)}
+	return s.lim.ImagePixels()
 }
 
 // Describe says in one line what the input takes, for /info and OpenAPI.
@@ -300,7 +277,7 @@ func (o *Output) wrap(err error) error {
 }
 
 // build resolves the declarations against the loaded model.
-func build(decl config.Model, maxPixels int64, modelFile string, info core.ModelInfo, specs []tensor.Spec) (*Set, error) {
+func build(decl config.Model, lim config.Limits, modelFile string, info core.ModelInfo, specs []tensor.Spec) (*Set, error) {
 	text, err := buildText(decl.Text, modelFile, specs, info)
 	if err != nil {
 		return nil, err
@@ -308,9 +285,12 @@ func build(decl config.Model, maxPixels int64, modelFile string, info core.Model
 	if len(decl.Inputs) == 0 && len(decl.Outputs) == 0 && text == nil {
 		return nil, nil
 	}
-	s := &Set{maxPixels: maxPixels, text: text}
+	if text != nil {
+		text.lim = lim
+	}
+	s := &Set{lim: lim, text: text}
 	for _, name := range sortedKeys(decl.Inputs) {
-		im, err := buildImage(name, *decl.Inputs[name].Image, maxPixels, info, specs)
+		im, err := buildImage(name, *decl.Inputs[name].Image, info, specs)
 		if err != nil {
 			return nil, err
 		}
@@ -328,7 +308,7 @@ func build(decl config.Model, maxPixels int64, modelFile string, info core.Model
 	return s, nil
 }
 
-func buildImage(name string, decl config.ImageInput, maxPixels int64, info core.ModelInfo, specs []tensor.Spec) (*Image, error) {
+func buildImage(name string, decl config.ImageInput, info core.ModelInfo, specs []tensor.Spec) (*Image, error) {
 	key := "inputs." + name + ".image"
 	k := slices.IndexFunc(specs, func(s tensor.Spec) bool { return s.Name == name })
 	if k < 0 {
@@ -341,7 +321,7 @@ func buildImage(name string, decl config.ImageInput, maxPixels int64, info core.
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
-	return &Image{Name: name, Index: k, Plan: plan, max: maxPixels}, nil
+	return &Image{Name: name, Index: k, Plan: plan}, nil
 }
 
 func inputNames(info core.ModelInfo) string {

@@ -144,7 +144,7 @@ func TestBuild(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			set, err := New(tt.decl, 1<<20).For(fakeRunner{})
+			set, err := New(tt.decl, config.Limits{MaxImagePixels: 1 << 20}).For(fakeRunner{})
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("err = %v, want %q", err, tt.err)
@@ -180,7 +180,7 @@ func TestOutputs(t *testing.T) {
 	set, err := New(config.Model{Outputs: map[string]config.ModelOutput{
 		"p": {Classify: &config.Classify{Labels: config.Labels{List: []string{"up", "down"}}}},
 		"s": {CTC: &config.CTC{Labels: config.Labels{List: []string{"a", "b", "c"}}}},
-	}}, 0).For(fakeRunner{})
+	}}, config.Limits{}).For(fakeRunner{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,13 +221,13 @@ func TestOutputs(t *testing.T) {
 // TestImageTensor: pictures become the input's tensor; a bad one is an
 // InputError naming the input, and the item when the client sent a list.
 func TestImageTensor(t *testing.T) {
-	set, err := New(config.Model{Inputs: map[string]config.ModelInput{"x": {Image: &config.ImageInput{Preset: "paddleocr-cls"}}}}, 1000).For(fakeRunner{})
+	set, err := New(config.Model{Inputs: map[string]config.ModelInput{"x": {Image: &config.ImageInput{Preset: "paddleocr-cls"}}}}, config.Limits{MaxImagePixels: 1000}).For(fakeRunner{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	im := set.Image("x")
 	pic := tinyPNG(t, 20, 10)
-	got, err := im.Tensor([][]byte{pic, pic}, false)
+	got, err := set.Tensor(context.Background(), im, [][]byte{pic, pic}, false)
 	if err != nil || len(got.Shape) != 4 || got.Shape[0] != 2 || got.Shape[2] != 48 || got.Shape[3] != 192 {
 		t.Fatalf("tensor %v, %v", got, err)
 	}
@@ -243,7 +243,7 @@ func TestImageTensor(t *testing.T) {
 		{"over the pixel cap", [][]byte{tinyPNG(t, 100, 20)}, true, "Input 'x': "},
 	}
 	for _, tt := range tests {
-		_, err := im.Tensor(tt.pictures, tt.single)
+		_, err := set.Tensor(context.Background(), im, tt.pictures, tt.single)
 		var ie *core.InputError
 		if !errors.As(err, &ie) || ie.Input != "x" || !strings.HasPrefix(ie.Message, tt.want) {
 			t.Errorf("%s: %v, want an InputError starting %q", tt.name, err, tt.want)
@@ -254,7 +254,7 @@ func TestImageTensor(t *testing.T) {
 // TestFor builds the set once per runner, and a nil Codec declares
 // nothing.
 func TestFor(t *testing.T) {
-	c := New(config.Model{Outputs: map[string]config.ModelOutput{"p": {Classify: &config.Classify{}}}}, 0)
+	c := New(config.Model{Outputs: map[string]config.ModelOutput{"p": {Classify: &config.Classify{}}}}, config.Limits{})
 	a, err := c.For(fakeRunner{})
 	if err != nil {
 		t.Fatal(err)

@@ -1,10 +1,15 @@
 package codec
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"strings"
 
+	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/budget"
+	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/transport/image"
 )
 
@@ -49,4 +54,101 @@ func PictureBytes(b []byte) []byte {
 		return p
 	}
 	return b
+}
+
+// Pictures are the encoded pictures that one request sends to one image
+// input.
+type Pictures struct {
+	Input *Image
+	Data  [][]byte
+	// Single says the client sent one picture, not a list, so messages
+	// name no item.
+	Single bool
+}
+
+// Tensors makes each image input's tensor from its pictures, in ps's
+// order. Before any picture is decoded, the request's pictures are
+// counted and their headers read, and what the limits do not allow is
+// refused: more than limits.max_images pictures, or more than
+// limits.max_request_pixels together (*core.LimitError, a 413); one
+// picture too large or too costly, or not a picture (*core.InputError
+// naming the input and the item, a 400). Then the memory that decoding
+// them holds is reserved against the request's ticket (core/budget),
+// and they are decoded; ctx is looked at between pictures and by the
+// decoders' reads, and once it ends the work stops with core.Canceled.
+func (s *Set) Tensors(ctx context.Context, ps []Pictures) ([]*tensor.Tensor, error) {
+	total := 0
+	for _, p := range ps {
+		if len(p.Data) == 0 {
+			return nil, &core.InputError{Input: p.Input.Name, Message: fmt.Sprintf("Input '%s' is an image input: send at least one image (%s)", p.Input.Name, formatList())}
+		}
+		total += len(p.Data)
+	}
+	if n := s.lim.MaxImages; n > 0 && total > n {
+		return nil, &core.LimitError{Key: "limits.max_images", Message: fmt.Sprintf("%s %d pictures, more than the %d one request may send (limits.max_images)", whose(ps), total, n)}
+	}
+	lim := image.Limits{MaxPixels: s.lim.ImagePixels(), MaxScanPixels: s.lim.MaxJPEGScanPixels}
+	batches := make([]*image.Batch, len(ps))
+	var pixels, tensors, work int64
+	for i, p := range ps {
+		b, err := p.Input.Plan.Inspect(p.Data, lim)
+		if err != nil {
+			return nil, p.Input.refusal(err, p.Single)
+		}
+		batches[i] = b
+		pixels += b.Pixels
+		tensors += b.TensorBytes
+		work = max(work, b.WorkBytes)
+	}
+	if n := s.lim.MaxRequestPixels; n > 0 && pixels > n {
+		return nil, &core.LimitError{Key: "limits.max_request_pixels", Message: fmt.Sprintf("%s pictures of %d pixels together, more than the %d one request may send (limits.max_request_pixels)", whose(ps), pixels, n)}
+	}
+	if err := budget.Reserve(ctx, tensors+work, "to decode its pictures"); err != nil {
+		return nil, err
+	}
+	out := make([]*tensor.Tensor, len(ps))
+	for i, b := range batches {
+		t, err := b.Tensor(ctx)
+		if err != nil {
+			tensor.RecycleAll(out)
+			if ctx.Err() != nil {
+				return nil, core.Canceled(ctx)
+			}
+			return nil, ps[i].Input.refusal(err, ps[i].Single)
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+// Tensor makes the input's tensor from one request's pictures (Set.Tensors
+// for one image input).
+func (s *Set) Tensor(ctx context.Context, im *Image, pictures [][]byte, single bool) (*tensor.Tensor, error) {
+	ts, err := s.Tensors(ctx, []Pictures{{Input: im, Data: pictures, Single: single}})
+	if err != nil {
+		return nil, err
+	}
+	return ts[0], nil
+}
+
+// whose begins a message about a request's pictures: the input's when
+// they go to one.
+func whose(ps []Pictures) string {
+	if len(ps) == 1 {
+		return fmt.Sprintf("Input '%s':", ps[0].Input.Name)
+	}
+	return "The request sends"
+}
+
+// refusal is a picture's error as the client sees it: a *core.InputError
+// naming the input, and the item unless the client sent one picture.
+func (im *Image) refusal(err error, single bool) error {
+	var ie *image.Error
+	if !errors.As(err, &ie) {
+		return &core.InputError{Input: im.Name, Message: fmt.Sprintf("Input '%s': %v", im.Name, err)}
+	}
+	if single {
+		return &core.InputError{Input: im.Name, Message: fmt.Sprintf("Input '%s': %s", im.Name, ie.Msg)}
+	}
+	return &core.InputError{Input: im.Name, Message: fmt.Sprintf("Input '%s', item %d: %s", im.Name, ie.Index, ie.Msg)}
 }

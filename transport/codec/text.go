@@ -1,12 +1,14 @@
 package codec
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/budget"
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/transport/meaning"
@@ -31,7 +33,9 @@ const (
 type Text struct {
 	// Task is config.TaskEmbedding, TaskClassification or TaskTokens.
 	Task string
-	tok  *tokenizer.Tokenizer
+	// lim bounds the texts of one request (MaxTexts, MaxTokens).
+	lim config.Limits
+	tok *tokenizer.Tokenizer
 	// ids, mask and types are the indices of input_ids, attention_mask
 	// and token_type_ids among the model's inputs (-1: absent).
 	ids, mask, types int
@@ -120,9 +124,19 @@ func (x *Text) describeLength() string {
 // inputs. single says the client sent one text, not a list, so messages
 // name no item. A text that is not valid UTF-8, or too long with
 // truncation off, is a *core.InputError naming the input and the item.
-func (x *Text) Encode(texts, pairs []string, single bool) (*Batch, error) {
+// The request's cost is bounded before the work: more than
+// limits.max_texts texts are refused before any is tokenized, and the
+// tokenizing stops as soon as the texts padded to the longest so far
+// are more than limits.max_tokens (*core.LimitError, a 413); the ids'
+// memory is reserved against the request's ticket (core/budget) before
+// the batch is made; ctx is looked at between texts, and once it ends
+// the work stops with core.Canceled.
+func (x *Text) Encode(ctx context.Context, texts, pairs []string, single bool) (*Batch, error) {
 	if len(texts) == 0 {
 		return nil, &core.InputError{Input: InputText, Message: fmt.Sprintf("Input '%s': send a text or a list of texts", InputText)}
+	}
+	if n := x.lim.MaxTexts; n > 0 && len(texts) > n {
+		return nil, &core.LimitError{Key: "limits.max_texts", Message: fmt.Sprintf("Input '%s': %d texts, more than the %d one request may send (limits.max_texts)", InputText, len(texts), n)}
 	}
 	if pairs != nil && x.Task == config.TaskTokens {
 		return nil, &core.InputError{Input: InputTextPair, Message: fmt.Sprintf("Input '%s': token classification finds the entities of one text; send '%s' alone", InputTextPair, InputText)}
@@ -131,12 +145,24 @@ func (x *Text) Encode(texts, pairs []string, single bool) (*Batch, error) {
 		return nil, &core.InputError{Input: InputTextPair, Message: fmt.Sprintf("Input '%s' has %d texts, '%s' %d: send one pair text per text", InputTextPair, len(pairs), InputText, len(texts))}
 	}
 	encs := make([]tokenizer.Encoding, len(texts))
+	longest := 0
 	for i, t := range texts {
+		if ctx.Err() != nil {
+			return nil, core.Canceled(ctx)
+		}
 		e, err := x.encodeOne(t, pairs, i, single)
 		if err != nil {
 			return nil, err
 		}
 		encs[i] = e
+		longest = max(longest, e.Len())
+		if err := x.checkTokens(len(texts), longest, i, single); err != nil {
+			return nil, err
+		}
+	}
+	// input_ids, attention_mask, token_type_ids and the mask pooling keeps.
+	if err := budget.Reserve(ctx, 4*8*int64(len(texts))*int64(longest), "for its token ids"); err != nil {
+		return nil, err
 	}
 	b := x.batch(encs, single)
 	if x.Task == config.TaskTokens {
@@ -147,6 +173,19 @@ func (x *Text) Encode(texts, pairs []string, single bool) (*Batch, error) {
 		}
 	}
 	return b, nil
+}
+
+// checkTokens refuses n texts padded to longest tokens (text i is the
+// longest) past limits.max_tokens.
+func (x *Text) checkTokens(n, longest, i int, single bool) error {
+	limit := x.lim.MaxTokens
+	if limit <= 0 || int64(n)*int64(longest) <= limit {
+		return nil
+	}
+	if single {
+		return &core.LimitError{Key: "limits.max_tokens", Message: fmt.Sprintf("Input '%s': %d tokens, more than the %d one request may send (limits.max_tokens)", InputText, longest, limit)}
+	}
+	return &core.LimitError{Key: "limits.max_tokens", Message: fmt.Sprintf("Input '%s': %d texts padded to the %d tokens of item %d are %d tokens, more than the %d one request may send (limits.max_tokens)", InputText, n, longest, i, int64(n)*int64(longest), limit)}
 }
 
 func (x *Text) encodeOne(t string, pairs []string, i int, single bool) (tokenizer.Encoding, error) {

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -125,7 +126,7 @@ func TestTextEntities(t *testing.T) {
 		t.Fatal(err)
 	}
 	texts := []string{"Zoë hello", "a"}
-	b, err := x.Encode(texts, nil, false)
+	b, err := x.Encode(context.Background(), texts, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestTextEntities(t *testing.T) {
 	if e := got[0][0]; e.Entity != "PER" || e.Start != 0 || e.End != 3 || e.Text != "Zoë" {
 		t.Fatalf("entity %+v, want PER [0, 3) Zoë (tokens at %v)", e, b.offsets[0])
 	}
-	if _, err := x.Encode(texts, texts, false); err == nil || !strings.Contains(err.Error(), "Input 'text_pair': token classification") {
+	if _, err := x.Encode(context.Background(), texts, texts, false); err == nil || !strings.Contains(err.Error(), "Input 'text_pair': token classification") {
 		t.Fatalf("a pair: %v", err)
 	}
 }
@@ -195,7 +196,7 @@ func TestTextPadding(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := x.Encode([]string{"hello world", "a"}, nil, false)
+			b, err := x.Encode(context.Background(), []string{"hello world", "a"}, nil, false)
 			if err != nil {
 				t.Fatal(err)
 			}

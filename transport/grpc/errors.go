@@ -42,10 +42,19 @@ func toStatus(err error) (st *status.Status, known bool) {
 		timeout  *core.TimeoutError
 		infer    *core.InferenceError
 		notReady *core.NotReadyError
+		input    *core.InputError
+		limit    *core.LimitError
+		busy     *core.BusyError
 	)
 	switch {
 	case errors.As(err, &own):
 		return status.New(kindCode(own.Kind), own.Message), true
+	case errors.As(err, &input):
+		return status.New(codes.InvalidArgument, input.Message), true
+	case errors.As(err, &limit):
+		return status.New(codes.ResourceExhausted, limit.Message), true
+	case errors.As(err, &busy):
+		return status.New(codes.Unavailable, busy.Message), true
 	case errors.As(err, &notReady):
 		return status.New(codes.Unavailable, notReady.Error()), true
 	case errors.As(err, &timeout):

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/stats"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/budget"
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/transport"
@@ -42,6 +43,8 @@ type serviceParams struct {
 	Codec   *codec.Codec  `optional:"true"`
 	// Sequences keeps the state of sequences (core/seq's module).
 	Sequences *seq.Store `optional:"true"`
+	// Memory is the server-wide budget of request memory (core/budget).
+	Memory *budget.Memory `optional:"true"`
 	// Repository serves the model-repository RPCs (transport/repository's
 	// module).
 	Repository *repository.Handler `optional:"true"`
@@ -56,6 +59,7 @@ func newServiceFx(p serviceParams) (*Service, error) {
 		MaxTimeout:     p.Runtime.Timeout.Std(),
 		Codec:          p.Codec,
 		Sequences:      p.Sequences,
+		Memory:         p.Memory,
 		Repository:     p.Repository,
 		Logger:         p.Log.Named("grpc"),
 	})

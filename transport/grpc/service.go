@@ -39,6 +39,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/budget"
 	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/transport/codec"
 	"github.com/svc-dev/svc/transport/grpc/inference"
@@ -68,7 +69,9 @@ type Options struct {
 	Sequences *seq.Store
 	// Repository serves the model-repository RPCs (nil: Unimplemented).
 	Repository *repository.Handler
-	Logger     *zap.Logger
+	// Memory is the server-wide budget of request memory (nil: none).
+	Memory *budget.Memory
+	Logger *zap.Logger
 }
 
 // Service implements inference.GRPCInferenceServiceServer over the served
@@ -225,7 +228,7 @@ func (s *Service) ModelInfer(ctx context.Context, r *inference.ModelInferRequest
 	start := s.opts.Model.BeginRequest()
 	outcome := core.OutcomeInference // if infer panics, the request still ends
 	defer func() { s.opts.Model.EndRequest(start, outcome) }()
-	resp, err = s.infer(ctx, r)
+	resp, err = s.infer(ctx, r, start)
 	outcome = outcomeOf(err)
 	if err != nil {
 		return nil, s.fail("ModelInfer", err)
@@ -233,11 +236,15 @@ func (s *Service) ModelInfer(ctx context.Context, r *inference.ModelInferRequest
 	return resp, nil
 }
 
-func (s *Service) infer(ctx context.Context, r *inference.ModelInferRequest) (*inference.ModelInferResponse, error) {
+func (s *Service) infer(ctx context.Context, r *inference.ModelInferRequest, start time.Time) (*inference.ModelInferResponse, error) {
 	v, g, err := s.model(r.GetModelName(), r.GetModelVersion())
 	if err != nil {
 		return nil, err
 	}
+	// What the request holds of the memory budget, until it is answered
+	// (the response holds copies of the outputs).
+	ctx, end := s.opts.Memory.Begin(ctx)
+	defer end()
 	began := core.TraceStart(ctx)
 	// The response holds copies of the outputs: the generation may close
 	// once it is encoded.
@@ -247,6 +254,7 @@ func (s *Service) infer(ctx context.Context, r *inference.ModelInferRequest) (*i
 		return nil, err
 	}
 	req.BeginTrace(began)
+	req.Arrived(start)
 	res, err := v.Run(ctx, &req, s.opts.MaxStringBytes)
 	if err != nil {
 		return nil, err

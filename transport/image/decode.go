@@ -2,7 +2,7 @@ package image
 
 import (
 	"bytes"
-	"encoding/binary"
+	"context"
 	"errors"
 	"fmt"
 	"image"
@@ -58,11 +58,25 @@ var codecs = map[string]codec{
 }
 
 // header is what an image is before decoding: its format, its stored size,
-// its EXIF orientation and the size once oriented.
+// its EXIF orientation and the size once oriented, and what decoding it
+// costs.
 type header struct {
 	format      string
 	orientation int
 	w, h        int // as displayed (after orientation)
+	// decoded is the memory the format's decoder allocates for it.
+	decoded int64
+}
+
+// Limits bound what decoding one picture may cost, checked on its header
+// before anything is decoded; 0 bounds nothing.
+type Limits struct {
+	// MaxPixels caps its width × height (limits.max_image_pixels).
+	MaxPixels int64
+	// MaxScanPixels caps a JPEG's scans × pixels
+	// (limits.max_jpeg_scan_pixels): Go's decoder makes one pass over the
+	// pixels per scan, and one more to finish a progressive JPEG.
+	MaxScanPixels int64
 }
 
 func notImage() string {
@@ -70,8 +84,9 @@ func notImage() string {
 }
 
 // readHeader sniffs data and reads its size from the header only, refusing
-// more than maxPixels (0: no limit) before anything is decoded.
-func readHeader(i int, data []byte, maxPixels int64) (header, error) {
+// what lim does not allow, or a file too short for the pixels its header
+// declares, before anything is decoded.
+func readHeader(i int, data []byte, lim Limits) (header, error) {
 	if len(data) == 0 {
 		return header{}, &Error{Index: i, Msg: "empty: " + notImage()}
 	}
@@ -86,80 +101,59 @@ func readHeader(i int, data []byte, maxPixels int64) (header, error) {
 	if cfg.Width <= 0 || cfg.Height <= 0 {
 		return header{}, &Error{Index: i, Msg: fmt.Sprintf("%s of %d×%d pixels: nothing to see", f, cfg.Width, cfg.Height)}
 	}
-	if maxPixels > 0 && int64(cfg.Width)*int64(cfg.Height) > maxPixels {
-		return header{}, &Error{Index: i, Msg: fmt.Sprintf("%s of %d×%d pixels: more than the %d pixels allowed", f, cfg.Width, cfg.Height, maxPixels)}
+	pixels := int64(cfg.Width) * int64(cfg.Height)
+	if lim.MaxPixels > 0 && pixels > lim.MaxPixels {
+		return header{}, &Error{Index: i, Msg: fmt.Sprintf("%s of %d×%d pixels: more than the %d pixels allowed (limits.max_image_pixels)", f, cfg.Width, cfg.Height, lim.MaxPixels)}
 	}
 	hd := header{format: f, orientation: 1, w: cfg.Width, h: cfg.Height}
+	var jpeg jpegInfo
 	if f == "jpeg" {
-		if n := jpegScans(data, maxJPEGScans); n > maxJPEGScans {
-			return header{}, &Error{Index: i, Msg: fmt.Sprintf("jpeg of more than %d scans: refused", maxJPEGScans)}
+		if jpeg, err = jpegCost(data, cfg.Width, cfg.Height, lim.MaxScanPixels); err != nil {
+			return header{}, &Error{Index: i, Msg: err.Error()}
 		}
 		hd.orientation = jpegOrientation(data)
 		if hd.orientation >= 5 {
 			hd.w, hd.h = hd.h, hd.w
 		}
 	}
+	var whole bool
+	if hd.decoded, whole = decodedBytes(f, data, cfg.Width, cfg.Height, jpeg); !whole {
+		return header{}, &Error{Index: i, Msg: fmt.Sprintf("%s of %d×%d pixels truncated: the file is shorter than the pixels its header declares", f, cfg.Width, cfg.Height)}
+	}
 	return hd, nil
 }
 
-// maxJPEGScans caps a JPEG's scans (SOS markers). Go's decoder walks every
-// block of the image in every scan of a progressive JPEG, and a scan that
-// skips them all with end-of-band runs is a dozen bytes: without a cap a
-// 40 KB file of 1000 such scans over a megapixel took 3 s to decode (25 s
-// for 340 KB), a cost of the input's size times its pixels. libjpeg's
-// progressive script has 10 scans, a sequential JPEG one per component at
-// most, so 100 refuses no real picture and bounds the decoding to about
-// 100 passes over the pixels the header declared.
+// maxJPEGScans caps a JPEG's scans (SOS markers), whatever its size: each
+// scan costs the decoder a pass over its blocks and a header's work.
+// libjpeg's progressive script has 10 scans, a sequential JPEG one per
+// component at most, so 100 refuses no real picture.
 const maxJPEGScans = 100
 
-// jpegScans counts the SOS markers of a JPEG, stopping past limit. It
-// walks the marker segments and skips entropy-coded data to the next
-// marker (0xFF not followed by 0x00, a restart marker or a fill byte), in
-// one pass over data.
-func jpegScans(data []byte, limit int) int {
-	n := 0
-	for i := 2; i+4 <= len(data) && n <= limit; {
-		if data[i] != 0xff {
-			return n
-		}
-		marker := data[i+1]
-		switch {
-		case marker == 0xff:
-			i++
-			continue
-		case marker == 0xd9:
-			return n
-		case marker >= 0xd0 && marker <= 0xd7 || marker == 0x01:
-			i += 2
-			continue
-		}
-		i += 2 + int(binary.BigEndian.Uint16(data[i+2:]))
-		if marker != 0xda {
-			continue
-		}
-		n++
-		i = nextMarker(data, i)
+// jpegCost reads a w×h JPEG's markers as the decoder will, and refuses
+// more than maxJPEGScans scans, or more than maxScanPixels (0: no bound)
+// scans × pixels.
+func jpegCost(data []byte, w, h int, maxScanPixels int64) (jpegInfo, error) {
+	px := int64(w) * int64(h)
+	limit := maxJPEGScans
+	if maxScanPixels > 0 {
+		limit = int(min(int64(limit), maxScanPixels/px))
 	}
-	return n
-}
-
-// nextMarker is the index of the marker that ends the entropy-coded data
-// starting at i (len(data) when none).
-func nextMarker(data []byte, i int) int {
-	for i < len(data) {
-		j := bytes.IndexByte(data[i:], 0xff)
-		if j < 0 {
-			return len(data)
-		}
-		i += j
-		if i+1 < len(data) {
-			if m := data[i+1]; m != 0 && m != 0xff && (m < 0xd0 || m > 0xd7) {
-				return i
-			}
-		}
-		i++
+	in := jpegWalk(data, limit)
+	if in.scans > maxJPEGScans {
+		return in, fmt.Errorf("jpeg of more than %d scans: refused", maxJPEGScans)
 	}
-	return len(data)
+	passes := int64(in.scans)
+	if in.progressive {
+		passes++
+	}
+	if maxScanPixels > 0 && passes*px > maxScanPixels {
+		what := fmt.Sprintf("%d scans", in.scans)
+		if in.scans > limit {
+			what = fmt.Sprintf("more than %d scans", limit)
+		}
+		return in, fmt.Errorf("jpeg of %d×%d pixels in %s: decoding it is a pass over its %d pixels per scan, more than the %d scans × pixels allowed (limits.max_jpeg_scan_pixels)", w, h, what, px, maxScanPixels)
+	}
+	return in, nil
 }
 
 func cleanErr(err error) string {
@@ -169,9 +163,13 @@ func cleanErr(err error) string {
 	return err.Error()
 }
 
-// decodeImage decodes data, whose header is hd.
-func decodeImage(i int, data []byte, hd header) (image.Image, error) {
-	img, err := codecs[hd.format].decode(bytes.NewReader(data))
+// decodeImage decodes data, whose header is hd; the decoder stops
+// reading once ctx ends, and the error is then ctx's cause.
+func decodeImage(ctx context.Context, i int, data []byte, hd header) (image.Image, error) {
+	img, err := codecs[hd.format].decode(&ctxReader{ctx: ctx, r: bytes.NewReader(data)})
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
 	if err != nil {
 		return nil, &Error{Index: i, Msg: fmt.Sprintf("%s undecodable: %s", hd.format, cleanErr(err))}
 	}
@@ -212,9 +210,25 @@ func pack(img image.Image, hd header, channels int, r *resizer) pixels {
 // decode decodes data (whose header is hd) into a packed, oriented 8-bit
 // buffer of channels 1 (grey) or 3 (RGB), every pixel converted.
 func decode(i int, data []byte, hd header, channels int) (pixels, error) {
-	img, err := decodeImage(i, data, hd)
+	img, err := decodeImage(context.Background(), i, data, hd)
 	if err != nil {
 		return pixels{}, err
 	}
 	return pack(img, hd, channels, nil), nil
+}
+
+// ctxReader reads r until ctx ends: a decoder reading through it stops at
+// its next read once the request is over (decoders read in blocks of a
+// few KiB, so a picture whose work grows with its bytes stops early; one
+// whose work does not is bounded by its header, readHeader).
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }

@@ -116,7 +116,7 @@ func TestJPEGScans(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := jpegScans(data, c.limit); got != c.want {
+		if got := jpegWalk(data, c.limit).scans; got != c.want {
 			t.Errorf("%s (limit %d): %d scans, want %d", c.file, c.limit, got, c.want)
 		}
 	}
@@ -197,7 +197,7 @@ func displayed(o, x, y, w, h int) (int, int) {
 func TestOrientation(t *testing.T) {
 	const w, h = 37, 23
 	j := jpegBytes(t, photo(w, h, 4), 95)
-	hd, err := readHeader(0, j, 0)
+	hd, err := readHeader(0, j, Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestOrientation(t *testing.T) {
 	for o := 1; o <= 8; o++ {
 		for _, big := range []bool{false, true} {
 			data := withOrientation(j, uint16(o), big)
-			hd, err := readHeader(0, data, 0)
+			hd, err := readHeader(0, data, Limits{})
 			if err != nil {
 				t.Fatal(err)
 			}

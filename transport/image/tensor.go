@@ -1,6 +1,7 @@
 package image
 
 import (
+	"context"
 	"math"
 
 	"github.com/svc-dev/svc/core/tensor"
@@ -69,24 +70,72 @@ func (p *Plan) batchWidth(hs []header) int {
 	return w
 }
 
+// Batch is a batch of encoded pictures whose headers were read: what
+// making its tensor costs is known before anything is decoded.
+type Batch struct {
+	p      *Plan
+	images [][]byte
+	hs     []header
+	w      int // the tensor's width
+	// Pixels is the pictures' width × height, summed.
+	Pixels int64
+	// TensorBytes is the size of the tensor; WorkBytes what decoding and
+	// preprocessing the largest picture holds beside it (the decoder's
+	// picture, its packed and oriented pixels, the resized window): the
+	// pictures are decoded one at a time.
+	TensorBytes, WorkBytes int64
+}
+
+// Inspect reads the header of each picture of a batch, refusing what lim
+// does not allow, and works out what decoding the batch costs. Its errors
+// are *Error, naming the batch index.
+func (p *Plan) Inspect(images [][]byte, lim Limits) (*Batch, error) {
+	if len(images) == 0 {
+		return nil, &Error{Index: 0, Msg: "no images in the batch"}
+	}
+	b := &Batch{p: p, images: images, hs: make([]header, len(images))}
+	for i, data := range images {
+		hd, err := readHeader(i, data, lim)
+		if err != nil {
+			return nil, err
+		}
+		b.hs[i] = hd
+		b.Pixels += int64(hd.w) * int64(hd.h)
+	}
+	b.w = p.batchWidth(b.hs)
+	H, W, C := int64(p.height), int64(b.w), int64(p.channels)
+	for _, hd := range b.hs {
+		px := int64(hd.w) * int64(hd.h) * C
+		if hd.orientation != 1 {
+			px *= 2
+		}
+		g := p.place(hd.w, hd.h, b.w, p.height)
+		b.WorkBytes = max(b.WorkBytes, hd.decoded+px+int64(g.win.w)*int64(g.win.h)*C)
+	}
+	b.TensorBytes = int64(len(images)) * C * H * W * int64(p.dtype.Size())
+	return b, nil
+}
+
 // Tensor decodes a batch of encoded images into one tensor [N, ...] in the
 // model's layout and element type. maxPixels (width×height, 0 for no limit)
 // is checked on every header before anything is decoded. Its errors are
 // *Error, naming the batch index.
 func (p *Plan) Tensor(images [][]byte, maxPixels int64) (*tensor.Tensor, error) {
-	if len(images) == 0 {
-		return nil, &Error{Index: 0, Msg: "no images in the batch"}
+	b, err := p.Inspect(images, Limits{MaxPixels: maxPixels})
+	if err != nil {
+		return nil, err
 	}
-	hs := make([]header, len(images))
-	for i, data := range images {
-		hd, err := readHeader(i, data, maxPixels)
-		if err != nil {
-			return nil, err
-		}
-		hs[i] = hd
-	}
-	H, W, C := p.height, p.batchWidth(hs), p.channels
-	n := len(images)
+	return b.Tensor(context.Background())
+}
+
+// Tensor decodes the batch into one tensor [N, ...] in the model's layout
+// and element type. ctx is looked at between pictures and by the
+// decoders' reads: once it ends, the work stops and the error is ctx's
+// cause. A picture that does not decode is an *Error naming its index.
+func (b *Batch) Tensor(ctx context.Context) (*tensor.Tensor, error) {
+	p := b.p
+	H, W, C := p.height, b.w, p.channels
+	n := len(b.images)
 	t := &tensor.Tensor{DType: p.dtype, Shape: []int64{int64(n), int64(C), int64(H), int64(W)}}
 	if p.nhwc {
 		t.Shape = []int64{int64(n), int64(H), int64(W), int64(C)}
@@ -96,13 +145,13 @@ func (p *Plan) Tensor(images [][]byte, maxPixels int64) (*tensor.Tensor, error) 
 	switch p.dtype {
 	case tensor.Float16:
 		d := tensor.MakeSlice[uint16](size)[:size]
-		t.Data, err = d, fill(p, images, hs, d, W, halfLUT(p))
+		t.Data, err = d, fill(ctx, b, d, halfLUT(p))
 	case tensor.Uint8:
 		d := tensor.MakeSlice[uint8](size)[:size]
-		t.Data, err = d, fill(p, images, hs, d, W, byteLUT(p))
+		t.Data, err = d, fill(ctx, b, d, byteLUT(p))
 	default:
 		d := tensor.MakeSlice[float32](size)[:size]
-		t.Data, err = d, fill(p, images, hs, d, W, floatLUT(p))
+		t.Data, err = d, fill(ctx, b, d, floatLUT(p))
 	}
 	if err != nil {
 		t.Recycle()
@@ -156,18 +205,23 @@ func byteLUT(p *Plan) *lut[uint8] {
 }
 
 // fill decodes, resizes and writes each image into its place of out.
-func fill[T any](p *Plan, images [][]byte, hs []header, out []T, W int, l *lut[T]) error {
+func fill[T any](ctx context.Context, b *Batch, out []T, l *lut[T]) error {
+	p, W := b.p, b.w
 	H, C := p.height, p.channels
 	item := H * W * C
-	for i, data := range images {
-		img, err := decodeImage(i, data, hs[i])
+	for i, data := range b.images {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		hd := b.hs[i]
+		img, err := decodeImage(ctx, i, data, hd)
 		if err != nil {
 			return err
 		}
-		w, h := shown(img, hs[i])
+		w, h := shown(img, hd)
 		g := p.place(w, h, W, H)
 		r := newResizer(w, h, C, g.rw, g.rh, p.interp, g.win)
-		px := pack(img, hs[i], C, r)
+		px := pack(img, hd, C, r)
 		tmp := newPixels(g.win.w, g.win.h, C)
 		r.run(px, tmp.pix)
 		px.free()

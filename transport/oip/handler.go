@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/budget"
 	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/core/tensor/tensorjson"
@@ -56,7 +57,9 @@ type Options struct {
 	Codec *codec.Codec
 	// Sequences keeps the state of sequences (nil: none).
 	Sequences *seq.Store
-	Logger    *zap.Logger
+	// Memory is the server-wide budget of request memory (nil: none).
+	Memory *budget.Memory
+	Logger *zap.Logger
 }
 
 // Handler serves the v2 endpoints.
@@ -299,15 +302,16 @@ func (h *Handler) infer(w http.ResponseWriter, r *http.Request) {
 	start := h.opts.Model.BeginRequest()
 	outcome := core.OutcomeInference // if serveInfer panics, the request still ends
 	defer func() { h.opts.Model.EndRequest(start, outcome) }()
-	err := h.serveInfer(w, r)
+	err := h.serveInfer(w, r, start)
 	if err != nil {
 		h.fail(w, err)
 	}
 	outcome = outcomeOf(err)
 }
 
-// serveInfer serves one inference; an error is answered by the caller.
-func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request) error {
+// serveInfer serves one inference, which arrived at start; an error is
+// answered by the caller.
+func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request, start time.Time) error {
 	if ct := r.Header.Get("Content-Type"); !acceptedContentType(ct) {
 		return &httpError{status: http.StatusUnsupportedMediaType, message: fmt.Sprintf(
 			"Unsupported Content-Type '%s': send application/json, or application/octet-stream with the %s header", transport.Quote(ct), HeaderInferenceHeaderLength)}
@@ -318,6 +322,9 @@ func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The generation's sessions stay open until the answer is written.
 	defer g.Release()
+	// What the request holds of the memory budget, until it is answered.
+	ctx, end := h.opts.Memory.Begin(r.Context())
+	defer end()
 	body, err := transport.ReadBody(r, h.opts.MaxBodyBytes)
 	// The answer is written over the body; the buffer goes back once it
 	// is sent.
@@ -344,13 +351,13 @@ func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request) error {
 	if _, over := tensorjson.ValuesOver(header, h.opts.MaxElements); over && h.opts.MaxElements > 0 {
 		return Errorf(KindTooLarge, "Too many elements: the request's JSON holds more than the limit of %d values (send large tensors as binary data)", h.opts.MaxElements)
 	}
-	ctx := r.Context()
 	began := core.TraceStart(ctx)
 	req, err := parseRequest(header, bin, binaryMode, v)
 	if err != nil {
 		return err
 	}
 	req.BeginTrace(began)
+	req.Arrived(start)
 	res, err := v.Run(ctx, &req.Request, h.opts.MaxStringBytes)
 	if err != nil {
 		return err

@@ -159,8 +159,9 @@ type Request struct {
 	timeout  time.Duration
 	priority core.Priority
 	// began is when decoding began, for the request's trace (zero: no
-	// trace).
-	began time.Time
+	// trace); arrived is when the request arrived, which its timeout
+	// counts from (zero: when it runs).
+	began, arrived time.Time
 	// text is the batch of a request that sends text (nil: none).
 	text *codec.Batch
 	// seq is what the request says of its sequence (sequence.go).
@@ -170,6 +171,10 @@ type Request struct {
 // BeginTrace marks the start of decoding for ctx's trace (see
 // core.TraceStart); View.Run reports the decoding step up to the run.
 func (r *Request) BeginTrace(t time.Time) { r.began = t }
+
+// Arrived sets when the request arrived: its timeout (parameters.timeout)
+// counts from then, reading and decoding it included.
+func (r *Request) Arrived(t time.Time) { r.arrived = t }
 
 // SetRaw sets the request's parameters.raw: decoded outputs answer the
 // model's tensors, not their meaning.

@@ -5,6 +5,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/budget"
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/transport"
@@ -33,6 +34,8 @@ type handlerParams struct {
 	Codec   *codec.Codec  `optional:"true"`
 	// Sequences keeps the state of sequences (core/seq's module).
 	Sequences *seq.Store `optional:"true"`
+	// Memory is the server-wide budget of request memory (core/budget).
+	Memory *budget.Memory `optional:"true"`
 }
 
 func newHandlerFx(p handlerParams) (*Handler, error) {
@@ -45,6 +48,7 @@ func newHandlerFx(p handlerParams) (*Handler, error) {
 		MaxTimeout:     p.Runtime.Timeout.Std(),
 		Codec:          p.Codec,
 		Sequences:      p.Sequences,
+		Memory:         p.Memory,
 		Logger:         p.Log,
 	})
 }

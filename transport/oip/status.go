@@ -75,6 +75,7 @@ func (h *Handler) fail(w http.ResponseWriter, err error) {
 	if !known {
 		h.log.Error("v2 inference", zap.Error(err), zap.String("request_id", w.Header().Get(transport.RequestIDHeader)))
 	}
+	transport.SetRetryAfter(w.Header(), err)
 	WriteError(w, status, msg)
 }
 

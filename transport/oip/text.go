@@ -1,6 +1,7 @@
 package oip
 
 import (
+	"context"
 	"errors"
 
 	"github.com/svc-dev/svc/core"
@@ -49,7 +50,7 @@ func (v *View) addAnswer() {
 
 // texts makes a text request's id inputs from its texts, or checks that a
 // request without text sends the model's required inputs.
-func (v *View) texts(req *Request) error {
+func (v *View) texts(ctx context.Context, req *Request) error {
 	t := v.text
 	if t == nil {
 		return nil
@@ -78,7 +79,7 @@ func (v *View) texts(req *Request) error {
 	if pair != nil {
 		pairs = append([]string(nil), pair.Data.([]string)...)
 	}
-	b, err := t.x.Encode(texts, pairs, false)
+	b, err := t.x.Encode(ctx, texts, pairs, false)
 	if err != nil {
 		var ie *core.InputError
 		if errors.As(err, &ie) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/budget"
 	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/transport/codec"
@@ -159,25 +160,29 @@ func (v *View) BoundTimeouts(d time.Duration) { v.maxTimeout = d }
 // as soon as the run is over (no output shares their storage), before the
 // answer is encoded.
 func (v *View) Run(ctx context.Context, req *Request, maxString int) (core.Result, error) {
-	if err := v.texts(req); err != nil {
-		tensor.RecycleAll(req.inputs)
-		return nil, err
-	}
-	if err := v.pictures(req, maxString); err != nil {
-		tensor.RecycleAll(req.inputs)
-		return nil, err
-	}
-	core.TraceStep(ctx, core.StepDecode, req.began, 0)
 	if req.priority != core.PriorityNormal {
 		ctx = core.WithPriority(ctx, req.priority)
 	}
 	if req.timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = core.WithRequestTimeout(ctx, req.timeout, v.maxTimeout)
+		ctx, cancel = core.WithRequestDeadline(ctx, req.arrived, req.timeout, v.maxTimeout)
 		defer cancel()
 	}
+	if err := v.texts(ctx, req); err != nil {
+		tensor.RecycleAll(req.inputs)
+		return nil, err
+	}
+	if err := v.pictures(ctx, req, maxString); err != nil {
+		tensor.RecycleAll(req.inputs)
+		return nil, err
+	}
+	core.TraceStep(ctx, core.StepDecode, req.began, 0)
 	if req.seq.set {
 		return v.step(ctx, req)
+	}
+	if err := budget.ReserveRun(ctx, v.runner.Info(), req.inputs); err != nil {
+		tensor.RecycleAll(req.inputs)
+		return nil, err
 	}
 	res, err := v.runner.Predict(ctx, req.inputs)
 	tensor.RecycleAll(req.inputs)
@@ -225,10 +230,11 @@ func (v *View) OutputTensor(res core.Result, i int, req *Request) (*tensor.Tenso
 // from the pictures they hold, and checks the other inputs' BYTES
 // elements against maxString (the decoders let every element through
 // when the model has image inputs).
-func (v *View) pictures(req *Request, maxString int) error {
+func (v *View) pictures(ctx context.Context, req *Request, maxString int) error {
 	if !v.HasImages() {
 		return nil
 	}
+	var ps []codec.Pictures
 	for k, t := range req.inputs {
 		if t == nil {
 			continue
@@ -247,15 +253,19 @@ func (v *View) pictures(req *Request, maxString int) error {
 		for i, s := range strs {
 			pics[i] = codec.PictureBytes([]byte(s))
 		}
-		img, err := im.Tensor(pics, false)
-		if err != nil {
-			var ie *core.InputError
-			if errors.As(err, &ie) {
-				return invalid("%s", ie.Message)
-			}
-			return err
+		ps = append(ps, codec.Pictures{Input: im, Data: pics})
+	}
+	ts, err := v.media.Tensors(ctx, ps)
+	if err != nil {
+		var ie *core.InputError
+		if errors.As(err, &ie) {
+			return invalid("%s", ie.Message)
 		}
-		req.inputs[k] = img
+		return err
+	}
+	for i, p := range ps {
+		req.inputs[p.Input.Index].Recycle()
+		req.inputs[p.Input.Index] = ts[i]
 	}
 	return nil
 }

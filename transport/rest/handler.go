@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/budget"
 	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/core/tensor/tensorjson"
@@ -57,7 +58,9 @@ type Options struct {
 	Codec *codec.Codec
 	// Sequences keeps the state of sequences (nil: none; sequence.go).
 	Sequences *seq.Store
-	Logger    *zap.Logger
+	// Memory is the server-wide budget of request memory (nil: none).
+	Memory *budget.Memory
+	Logger *zap.Logger
 }
 
 // Handler serves the v1 endpoints.
@@ -211,7 +214,19 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 		h.writeErr(w, err)
 		return core.OutcomeBadRequest
 	}
-	began := core.TraceStart(r.Context())
+	// The request's timeout counts from here, its start: reading and
+	// decoding it count too. Its context carries the timeout, the
+	// priority and the request's ticket of the memory budget to every
+	// path below.
+	ctx, cancel, err := scheduling(r, h.opts.MaxTimeout)
+	if err != nil {
+		WriteError(w, http.StatusBadRequest, err.Error())
+		return core.OutcomeBadRequest
+	}
+	defer cancel()
+	ctx, end := h.opts.Memory.Begin(ctx)
+	defer end()
+	began := core.TraceStart(ctx)
 	body, err := transport.ReadBody(r, h.opts.MaxBodyBytes)
 	// The answer is written over the body; the buffer goes back once it
 	// is sent.
@@ -224,14 +239,6 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 	// The body is in: lift the server's read timeout, which would
 	// otherwise cancel the request's context during a long inference.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
-	// The request's timeout counts from here, once it is read; its
-	// context carries the timeout and the priority to every path below.
-	ctx, cancel, err := scheduling(r, h.opts.MaxTimeout)
-	if err != nil {
-		WriteError(w, http.StatusBadRequest, err.Error())
-		return core.OutcomeBadRequest
-	}
-	defer cancel()
 	if st, isStep, err := sequenceHeaders(r); err != nil || isStep {
 		if err != nil {
 			h.writeErr(w, err)
@@ -243,15 +250,20 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 	var texts *codec.Batch
 	switch kind {
 	case bodyJSON:
-		inputs, texts, err = h.jsonInputs(r, v, g, transport.TrimBOM(body))
+		inputs, texts, err = h.jsonInputs(ctx, v, g, transport.TrimBOM(body))
 	case bodyMultipart:
-		inputs, err = multipartBody(body, params["boundary"], v.runner.Specs(), v.media, h.opts.MaxStringBytes)
+		inputs, err = multipartBody(ctx, body, params["boundary"], v.runner.Specs(), v.media, h.opts.MaxStringBytes)
 	default:
-		inputs, err = pictureBody(body, v.runner.Specs(), v.media)
+		inputs, err = pictureBody(ctx, body, v.runner.Specs(), v.media)
+	}
+	if err == nil {
+		if err = budget.ReserveRun(ctx, v.runner.Info(), inputs); err != nil {
+			tensor.RecycleAll(inputs)
+		}
 	}
 	if err != nil {
 		h.writeErr(w, err)
-		return core.OutcomeBadRequest
+		return decodeOutcome(err)
 	}
 	core.TraceStep(ctx, core.StepDecode, began, 0)
 	res, err := v.runner.Predict(ctx, inputs)
@@ -290,7 +302,7 @@ func (h *Handler) hasImages() bool {
 // jsonInputs decodes a JSON body: counted, validated, then decoded into
 // the model's inputs, image inputs from the pictures their strings carry,
 // id inputs from the texts of a text body (its batch returned).
-func (h *Handler) jsonInputs(r *http.Request, v *view, g *core.Generation, body []byte) ([]*tensor.Tensor, *codec.Batch, error) {
+func (h *Handler) jsonInputs(ctx context.Context, v *view, g *core.Generation, body []byte) ([]*tensor.Tensor, *codec.Batch, error) {
 	commas, input, over := tensorjson.CountValues(body, h.opts.MaxElements)
 	if over {
 		return nil, nil, &tooLarge{fmt.Sprintf("Too many elements: input '%s' takes the request past the limit of %d values", transport.Quote(input), h.opts.MaxElements)}
@@ -301,23 +313,23 @@ func (h *Handler) jsonInputs(r *http.Request, v *view, g *core.Generation, body 
 		return nil, nil, err
 	}
 	if h.opts.Validator != nil {
-		if err := h.opts.Validator.ValidateBody(r.Context(), g, body); err != nil {
+		if err := h.opts.Validator.ValidateBody(ctx, g, body); err != nil {
 			return nil, nil, &tensorjson.Error{Message: err.Error()}
 		}
 	}
 	if isText {
-		b, err := textInputs(body, x, h.opts.MaxStringBytes, min(commas+1, h.opts.MaxElements))
+		b, err := textInputs(ctx, body, x, h.opts.MaxStringBytes, min(commas+1, h.opts.MaxElements))
 		if err != nil {
 			return nil, nil, err
 		}
 		return b.Inputs, b, nil
 	}
-	inputs, err := h.decodeInputs(v, body, commas)
+	inputs, err := h.decodeInputs(ctx, v, body, commas)
 	return inputs, nil, err
 }
 
 // decodeInputs decodes a JSON body of the model's inputs.
-func (h *Handler) decodeInputs(v *view, body []byte, commas int64) ([]*tensor.Tensor, error) {
+func (h *Handler) decodeInputs(ctx context.Context, v *view, body []byte, commas int64) ([]*tensor.Tensor, error) {
 	// The commas bound the values, but a body may hide commas in strings:
 	// past MaxElements values it was refused above, so no tensor is larger.
 	images := len(v.media.Images()) > 0
@@ -331,11 +343,21 @@ func (h *Handler) decodeInputs(v *view, body []byte, commas int64) ([]*tensor.Te
 	if err != nil || !images {
 		return inputs, err
 	}
-	if err := imageInputs(inputs, v.specs, v.media, h.opts.MaxStringBytes); err != nil {
+	if err := imageInputs(ctx, inputs, v.specs, v.media, h.opts.MaxStringBytes); err != nil {
 		tensor.RecycleAll(inputs)
 		return nil, err
 	}
 	return inputs, nil
+}
+
+// decodeOutcome is the outcome of a request that failed before its run:
+// refused (the client's doing, whatever the error), unless the server was
+// busy, or the request ended or timed out first.
+func decodeOutcome(err error) core.Outcome {
+	if o := core.OutcomeOf(err); o != core.OutcomeInference {
+		return o
+	}
+	return core.OutcomeBadRequest
 }
 
 // tooLarge is a body with more values than the limit (a 413).
@@ -355,6 +377,7 @@ func (h *Handler) writeErr(w http.ResponseWriter, err error) {
 	if !known {
 		h.log.Error("predict", zap.Error(err), zap.String("request_id", w.Header().Get(transport.RequestIDHeader)))
 	}
+	transport.SetRetryAfter(w.Header(), err)
 	WriteError(w, status, detail)
 }
 

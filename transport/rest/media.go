@@ -2,6 +2,7 @@ package rest
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -89,7 +90,8 @@ func mediaSpecs(specs []tensor.Spec, set *codec.Set) []tensor.Spec {
 // imageInputs replaces each image input's strings with the input's tensor
 // made from the pictures they carry. maxString caps the other inputs'
 // strings (the body's decoder let every string through).
-func imageInputs(inputs []*tensor.Tensor, specs []tensor.Spec, set *codec.Set, maxString int) error {
+func imageInputs(ctx context.Context, inputs []*tensor.Tensor, specs []tensor.Spec, set *codec.Set, maxString int) error {
+	var ps []codec.Pictures
 	for k, t := range inputs {
 		im := set.ImageAt(k)
 		if im == nil {
@@ -116,11 +118,14 @@ func imageInputs(inputs []*tensor.Tensor, specs []tensor.Spec, set *codec.Set, m
 			}
 			pictures[i] = p
 		}
-		img, err := im.Tensor(pictures, len(t.Shape) == 0)
-		if err != nil {
-			return err
-		}
-		inputs[k] = img
+		ps = append(ps, codec.Pictures{Input: im, Data: pictures, Single: len(t.Shape) == 0})
+	}
+	ts, err := set.Tensors(ctx, ps)
+	if err != nil {
+		return err
+	}
+	for i, p := range ps {
+		inputs[p.Input.Index] = ts[i]
 	}
 	return nil
 }
@@ -144,7 +149,7 @@ func checkStrings(t *tensor.Tensor, name string, maxString int) error {
 
 // pictureBody makes the inputs of a body that is one picture, for a model
 // whose one required input is its image input.
-func pictureBody(body []byte, specs []tensor.Spec, set *codec.Set) ([]*tensor.Tensor, error) {
+func pictureBody(ctx context.Context, body []byte, specs []tensor.Spec, set *codec.Set) ([]*tensor.Tensor, error) {
 	ims := set.Images()
 	for k, s := range specs {
 		if s.Required && (len(ims) != 1 || ims[0].Index != k) {
@@ -154,7 +159,7 @@ func pictureBody(body []byte, specs []tensor.Spec, set *codec.Set) ([]*tensor.Te
 	if len(ims) != 1 {
 		return nil, &tensorjson.Error{Message: "The model has several image inputs: send multipart/form-data with one field per input, or JSON"}
 	}
-	t, err := ims[0].Tensor([][]byte{body}, true)
+	t, err := set.Tensor(ctx, ims[0], [][]byte{body}, true)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +171,7 @@ func pictureBody(body []byte, specs []tensor.Spec, set *codec.Set) ([]*tensor.Te
 // multipartBody makes the inputs of a multipart/form-data body: one field
 // per input, repeated for a batch of pictures; an image input's field is
 // the picture file, any other input's field is its JSON value.
-func multipartBody(body []byte, boundary string, specs []tensor.Spec, set *codec.Set, maxString int) ([]*tensor.Tensor, error) {
+func multipartBody(ctx context.Context, body []byte, boundary string, specs []tensor.Spec, set *codec.Set, maxString int) ([]*tensor.Tensor, error) {
 	if boundary == "" {
 		return nil, &tensorjson.Error{Message: "multipart/form-data body without a boundary in its Content-Type"}
 	}
@@ -196,18 +201,25 @@ func multipartBody(body []byte, boundary string, specs []tensor.Spec, set *codec
 	if err != nil {
 		return nil, err
 	}
+	var ps []codec.Pictures
 	for _, im := range set.Images() {
 		p, ok := pictures[im.Name]
 		if !ok {
 			if specs[im.Index].Required {
+				tensor.RecycleAll(inputs)
 				return nil, &tensorjson.Error{Input: im.Name, Message: "Missing required input: '" + im.Name + "'"}
 			}
 			continue
 		}
-		if inputs[im.Index], err = im.Tensor(p, len(p) == 1); err != nil {
-			tensor.RecycleAll(inputs)
-			return nil, err
-		}
+		ps = append(ps, codec.Pictures{Input: im, Data: p, Single: len(p) == 1})
+	}
+	ts, err := set.Tensors(ctx, ps)
+	if err != nil {
+		tensor.RecycleAll(inputs)
+		return nil, err
+	}
+	for i, p := range ps {
+		inputs[p.Input.Index] = ts[i]
 	}
 	return inputs, nil
 }

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -55,7 +56,7 @@ func jsonKind(c byte) string {
 }
 
 // textInputs decodes a text body and tokenizes it into the model's inputs.
-func textInputs(body []byte, x *codec.Text, maxString int, values int64) (*codec.Batch, error) {
+func textInputs(ctx context.Context, body []byte, x *codec.Text, maxString int, values int64) (*codec.Batch, error) {
 	ts, err := decodeRequest(body, textSpecs, maxString, values)
 	if err != nil {
 		return nil, err
@@ -73,7 +74,7 @@ func textInputs(body []byte, x *codec.Text, maxString int, values int64) (*codec
 		}
 		pairs, _ = pair.Data.([]string)
 	}
-	return x.Encode(append([]string(nil), texts...), append([]string(nil), pairs...), len(text.Shape) == 0)
+	return x.Encode(ctx, append([]string(nil), texts...), append([]string(nil), pairs...), len(text.Shape) == 0)
 }
 
 // addTextInfo says in /info what text does: input_ids may give way to
