@@ -202,7 +202,7 @@ func Default() Config {
 			ShutdownGrace: Duration(30 * time.Second),
 			AccessLog:     DefaultAccessLog,
 		},
-		Runtime: Runtime{GraphOptimization: "all", WarmUp: true, ReleaseMemoryAfter: Duration(2 * time.Second)},
+		Runtime:   Runtime{GraphOptimization: "all", WarmUp: true, ReleaseMemoryAfter: Duration(2 * time.Second)},
 		Limits:    defaultLimits(),
 		Batching:  Batching{Enabled: true, MaxBatchSize: 32, Adaptive: true},
 		Providers: Providers{Settings: defaultSettings()},

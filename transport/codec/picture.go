@@ -84,8 +84,12 @@ func (s *Set) Tensors(ctx context.Context, ps []Pictures) ([]*tensor.Tensor, err
 		}
 		total += len(p.Data)
 	}
-	if n := s.lim.MaxImages; n > 0 && total > n {
-		return nil, &core.LimitError{Key: "limits.max_images", Message: fmt.Sprintf("%s %d pictures, more than the %d one request may send (limits.max_images)", whose(ps), total, n)}
+	input := ""
+	if len(ps) == 1 {
+		input = ps[0].Input.Name
+	}
+	if err := s.CountPictures(input, total); err != nil {
+		return nil, err
 	}
 	lim := image.Limits{MaxPixels: s.lim.ImagePixels(), MaxScanPixels: s.lim.MaxJPEGScanPixels}
 	batches := make([]*image.Batch, len(ps))
@@ -119,6 +123,23 @@ func (s *Set) Tensors(ctx context.Context, ps []Pictures) ([]*tensor.Tensor, err
 		out[i] = t
 	}
 	return out, nil
+}
+
+// CountPictures refuses a request that sends n pictures in all, to input
+// (its name; "" for several), if that is more than limits.max_images:
+// the protocols call it with what the request declares (a shape, the
+// strings of a JSON body) before they decode the pictures, and Tensors
+// with the pictures themselves.
+func (s *Set) CountPictures(input string, n int) error {
+	if s == nil || s.lim.MaxImages <= 0 || n <= s.lim.MaxImages {
+		return nil
+	}
+	limit := s.lim.MaxImages
+	who := "The request sends"
+	if input != "" {
+		who = fmt.Sprintf("Input '%s':", input)
+	}
+	return &core.LimitError{Key: "limits.max_images", Message: fmt.Sprintf("%s %d pictures, more than the %d one request may send (limits.max_images)", who, n, limit)}
 }
 
 // Tensor makes the input's tensor from one request's pictures (Set.Tensors

@@ -135,8 +135,8 @@ func (x *Text) Encode(ctx context.Context, texts, pairs []string, single bool) (
 	if len(texts) == 0 {
 		return nil, &core.InputError{Input: InputText, Message: fmt.Sprintf("Input '%s': send a text or a list of texts", InputText)}
 	}
-	if n := x.lim.MaxTexts; n > 0 && len(texts) > n {
-		return nil, &core.LimitError{Key: "limits.max_texts", Message: fmt.Sprintf("Input '%s': %d texts, more than the %d one request may send (limits.max_texts)", InputText, len(texts), n)}
+	if err := x.CountTexts(len(texts)); err != nil {
+		return nil, err
 	}
 	if pairs != nil && x.Task == config.TaskTokens {
 		return nil, &core.InputError{Input: InputTextPair, Message: fmt.Sprintf("Input '%s': token classification finds the entities of one text; send '%s' alone", InputTextPair, InputText)}
@@ -173,6 +173,16 @@ func (x *Text) Encode(ctx context.Context, texts, pairs []string, single bool) (
 		}
 	}
 	return b, nil
+}
+
+// CountTexts refuses a request of n texts, if that is more than
+// limits.max_texts: the protocols call it with what the request declares
+// before they decode the texts, and Encode with the texts themselves.
+func (x *Text) CountTexts(n int) error {
+	if limit := x.lim.MaxTexts; limit > 0 && n > limit {
+		return &core.LimitError{Key: "limits.max_texts", Message: fmt.Sprintf("Input '%s': %d texts, more than the %d one request may send (limits.max_texts)", InputText, n, limit)}
+	}
+	return nil
 }
 
 // checkTokens refuses n texts padded to longest tokens (text i is the

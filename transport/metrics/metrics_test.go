@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/budget"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/transport"
 )
@@ -424,4 +425,44 @@ func BenchmarkObserveRequest(b *testing.B) {
 			model.EndRequest(start, core.OutcomeSuccess)
 		}
 	})
+}
+
+// TestBudgetSeries: the memory budget's figures, read at scrape time.
+func TestBudgetSeries(t *testing.T) {
+	m, _ := newLoaded(t, Options{Worker: 2})
+	b := budget.New(1000, time.Nanosecond)
+	if err := m.ObserveBudget(b); err != nil {
+		t.Fatal(err)
+	}
+	ctx, end := b.Begin(context.Background())
+	if err := budget.Reserve(ctx, 600, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := budget.Reserve(ctx, 600, "x"); err == nil {
+		t.Fatal("a reservation over the budget was granted")
+	}
+	other, endOther := b.Begin(context.Background())
+	if err := budget.Reserve(other, 500, "x"); err == nil {
+		t.Fatal("a reservation of memory others hold was granted at once")
+	}
+	endOther()
+	w := map[string]string{"worker": "2"}
+	for name, want := range map[string]float64{
+		"svc_request_memory_limit_bytes": 1000, "svc_request_memory_bytes": 600, "svc_request_memory_peak_bytes": 600,
+		"svc_request_memory_reservations_total": 1, "svc_request_memory_waits_total": 1,
+	} {
+		mt := sample(t, m, name, w)
+		if got := mt.GetGauge().GetValue() + mt.GetCounter().GetValue(); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	for reason, want := range map[string]float64{"too_large": 1, "busy": 1} {
+		if got := sample(t, m, "svc_request_memory_refused_total", map[string]string{"worker": "2", "reason": reason}).GetCounter().GetValue(); got != want {
+			t.Errorf("refused %s = %v, want %v", reason, got, want)
+		}
+	}
+	end()
+	if got := sample(t, m, "svc_request_memory_bytes", w).GetGauge().GetValue(); got != 0 {
+		t.Errorf("in use after the request = %v", got)
+	}
 }

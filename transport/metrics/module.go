@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/budget"
 	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/transport"
 )
@@ -24,7 +25,23 @@ var Module = fx.Module("metrics",
 	fx.Invoke(func(model *core.Model, m *Metrics) { model.SetObserver(m) }),
 	fx.Invoke(servePeers),
 	fx.Invoke(observeSequences),
+	fx.Invoke(observeBudget),
 )
+
+type budgetParams struct {
+	fx.In
+	Metrics *Metrics
+	Memory  *budget.Memory `optional:"true"`
+}
+
+// observeBudget registers the memory budget's metrics (core/budget's
+// module).
+func observeBudget(p budgetParams) error {
+	if p.Memory == nil {
+		return nil
+	}
+	return p.Metrics.ObserveBudget(p.Memory)
+}
 
 type sequencesParams struct {
 	fx.In

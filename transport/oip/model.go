@@ -164,6 +164,8 @@ type Request struct {
 	began, arrived time.Time
 	// text is the batch of a request that sends text (nil: none).
 	text *codec.Batch
+	// pictures counts the pictures its inputs' shapes declare.
+	pictures int64
 	// seq is what the request says of its sequence (sequence.go).
 	seq Sequence
 }
@@ -245,8 +247,30 @@ func (r *Request) CheckInput(d Dialect, in *InputHeader) (int, int64, error) {
 	if err != nil {
 		return 0, 0, err
 	}
+	if err := r.countItems(k, count); err != nil {
+		return 0, 0, err
+	}
 	r.see(k)
 	return k, count, nil
+}
+
+// countItems refuses, before their data is decoded, the pictures of an
+// image input or the texts of a text request past the limits, from the
+// count the input's shape declares.
+func (r *Request) countItems(k int, count int64) error {
+	v := r.view
+	if im := v.media.ImageAt(k); im != nil {
+		r.pictures += count
+		input := im.Name
+		if r.pictures != count {
+			input = ""
+		}
+		return v.media.CountPictures(input, int(min(r.pictures, 1<<40)))
+	}
+	if v.text != nil && k == v.text.text {
+		return v.text.x.CountTexts(int(min(count, 1<<40)))
+	}
+	return nil
 }
 
 // checkShape checks a request's shape against the rank and fixed

@@ -312,6 +312,9 @@ func (h *Handler) jsonInputs(ctx context.Context, v *view, g *core.Generation, b
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := countStrings(body, v.media, isText); err != nil {
+		return nil, nil, err
+	}
 	if h.opts.Validator != nil {
 		if err := h.opts.Validator.ValidateBody(ctx, g, body); err != nil {
 			return nil, nil, &tensorjson.Error{Message: err.Error()}

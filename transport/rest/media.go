@@ -130,6 +130,42 @@ func imageInputs(ctx context.Context, inputs []*tensor.Tensor, specs []tensor.Sp
 	return nil
 }
 
+// countStrings refuses, before the body is validated or decoded, a JSON
+// body that sends more pictures or texts than the limits allow, counting
+// the strings under the image inputs' keys (or under "text" for a text
+// body) as they are written.
+func countStrings(body []byte, set *codec.Set, isText bool) error {
+	if len(set.Images()) == 0 && !isText {
+		return nil
+	}
+	pictures, texts := 0, 0
+	input := ""
+	for _, kv := range tensorjson.StringCounts(body) {
+		key := string(kv.Key)
+		switch {
+		case isText && key == codec.InputText:
+			texts += int(kv.Values)
+		case set.Image(key) != nil:
+			pictures += int(kv.Values)
+			if input == "" || input == key {
+				input = key
+			} else {
+				input = "-"
+			}
+		}
+	}
+	if input == "-" {
+		input = ""
+	}
+	if err := set.CountPictures(input, pictures); err != nil {
+		return err
+	}
+	if isText {
+		return set.Text().CountTexts(texts)
+	}
+	return nil
+}
+
 // checkStrings refuses a string element over maxString bytes.
 func checkStrings(t *tensor.Tensor, name string, maxString int) error {
 	if t == nil || maxString <= 0 {

@@ -191,3 +191,24 @@ func showCounts(cs []KeyValues) string {
 	}
 	return b.String()
 }
+
+func TestStringCounts(t *testing.T) {
+	type kv = KeyValues
+	tests := []struct {
+		name string
+		body string
+		want []kv
+	}{
+		{"one picture", `{"x": "aGVsbG8="}`, []kv{{[]byte("x"), 1}}},
+		{"a list and a number", `{"x": ["a", "b,c", "d\"e"], "n": 3}`, []kv{{[]byte("x"), 3}, {[]byte("n"), 0}}},
+		{"nested lists", ` {"x" : [["a", "b"], ["c"]] ,"t":"z"}`, []kv{{[]byte("x"), 3}, {[]byte("t"), 1}}},
+		{"data URLs", `{"x": ["data:image/png;base64,AAAA", "data:image/png;base64,BBBB"]}`, []kv{{[]byte("x"), 2}}},
+		{"not an object", `["a"]`, nil},
+		{"unterminated", `{"x": ["a", "b`, []kv{{[]byte("x"), 1}}},
+	}
+	for _, tt := range tests {
+		if got := StringCounts([]byte(tt.body)); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: StringCounts(%s) = %s, want %s", tt.name, tt.body, showCounts(got), showCounts(tt.want))
+		}
+	}
+}

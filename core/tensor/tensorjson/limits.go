@@ -148,3 +148,46 @@ func closingQuote(body []byte, from int) int {
 	}
 	return -1
 }
+
+// StringCounts finds the keys of a JSON object body and counts the
+// strings under each: the string values between one key and the next.
+// Like ValueCounts it does not parse, jumping from one quote to the next,
+// so it costs a small part of decoding the strings; a request that sends
+// pictures or texts as JSON strings is counted by it before anything is
+// decoded. A string followed by a colon is a key, wherever it is, so a
+// body that is not what it seems can only split a count; the decoder
+// judges the body. It returns nil when the body does not start as an
+// object.
+func StringCounts(body []byte) []KeyValues {
+	i := 0
+	for i < len(body) && isSpace(body[i]) {
+		i++
+	}
+	if i == len(body) || body[i] != '{' {
+		return nil
+	}
+	var out []KeyValues
+	for {
+		q := bytes.IndexByte(body[i:], '"')
+		if q < 0 {
+			return out
+		}
+		start := i + q
+		end := closingQuote(body, start+1)
+		if end < 0 {
+			return out
+		}
+		k := end + 1
+		for k < len(body) && isSpace(body[k]) {
+			k++
+		}
+		i = k
+		switch {
+		case k < len(body) && body[k] == ':':
+			out = append(out, KeyValues{Key: body[start+1 : end]})
+			i = k + 1
+		case len(out) > 0:
+			out[len(out)-1].Values++
+		}
+	}
+}
