@@ -64,7 +64,34 @@ func Outputs(info core.ModelInfo, inputs []*tensor.Tensor) int64 {
 }
 
 // ReserveRun reserves, against the request's ticket, the memory of the
-// outputs of a run of info's model on inputs (Outputs), before the run.
+// outputs of a run of info's model on inputs (Outputs), and of the answer
+// they are written into, before the run: three times the outputs, since a
+// JSON answer writes a float32 in about ten bytes.
 func ReserveRun(ctx context.Context, info core.ModelInfo, inputs []*tensor.Tensor) error {
-	return Reserve(ctx, Outputs(info, inputs), "for its outputs")
+	return Reserve(ctx, answerCopies*Outputs(info, inputs), "for its outputs and its answer")
+}
+
+// answerCopies is what the outputs are counted at: themselves, and their
+// encoding in the answer.
+const answerCopies = 3
+
+// ReserveRead reserves, against the request's ticket, the memory of
+// reading a body of contentLength bytes (as its header says; negative
+// when unknown), at most max, before it is read; it returns what it
+// reserved, for ReserveBody.
+func ReserveRead(ctx context.Context, contentLength, max int64) (int64, error) {
+	n := min(contentLength, max)
+	if n <= 0 {
+		return 0, nil
+	}
+	return n, Reserve(ctx, n, "to read its body")
+}
+
+// ReserveBody reserves, against the request's ticket, the memory of a
+// body of size bytes that holds values values to decode (0 for a body of
+// pictures or binary tensors): the body itself and the strings or bytes
+// it decodes into, and each value decoded into an element of at most
+// eight bytes; read is what ReserveRead reserved of it.
+func ReserveBody(ctx context.Context, size, values, read int64) error {
+	return Reserve(ctx, 2*size+8*values-read, "to decode its body")
 }

@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/budget"
@@ -245,6 +246,9 @@ func (s *Service) infer(ctx context.Context, r *inference.ModelInferRequest, sta
 	// (the response holds copies of the outputs).
 	ctx, end := s.opts.Memory.Begin(ctx)
 	defer end()
+	if err := budget.ReserveBody(ctx, int64(proto.Size(r)), 0, 0); err != nil {
+		return nil, err
+	}
 	began := core.TraceStart(ctx)
 	// The response holds copies of the outputs: the generation may close
 	// once it is encoded.

@@ -80,7 +80,11 @@
 // pure-Go package; at about 2× on the decode alone, next to model
 // inference that usually takes longer, it is not worth it.
 //
-// Go's decoder walks every block in every scan of a progressive JPEG, so
-// a JPEG of more than 100 scans (maxJPEGScans) is refused with its
-// header, before anything is decoded.
+// What decoding a picture costs is read from its header before anything
+// is decoded (cost.go): the memory the format's decoder allocates, and
+// for a JPEG its scans, counted as Go's decoder sees them, since it walks
+// every block in every scan: more than 100 scans (maxJPEGScans), or more
+// scans × pixels than Limits.MaxScanPixels, is refused. Plan.Inspect adds
+// the preprocessing's memory, so that the protocols can refuse a batch,
+// or reserve its memory, before decoding it.
 package image

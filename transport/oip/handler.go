@@ -325,6 +325,10 @@ func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request, start time.
 	// What the request holds of the memory budget, until it is answered.
 	ctx, end := h.opts.Memory.Begin(r.Context())
 	defer end()
+	read, err := budget.ReserveRead(ctx, r.ContentLength, h.opts.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
 	body, err := transport.ReadBody(r, h.opts.MaxBodyBytes)
 	// The answer is written over the body; the buffer goes back once it
 	// is sent.
@@ -348,8 +352,12 @@ func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request, start time.
 	// The body is in: lift the server's read timeout, which would
 	// otherwise cancel the request's context during a long inference.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
-	if _, over := tensorjson.ValuesOver(header, h.opts.MaxElements); over && h.opts.MaxElements > 0 {
+	commas, _, over := tensorjson.CountValues(header, h.opts.MaxElements)
+	if over && h.opts.MaxElements > 0 {
 		return Errorf(KindTooLarge, "Too many elements: the request's JSON holds more than the limit of %d values (send large tensors as binary data)", h.opts.MaxElements)
+	}
+	if err := budget.ReserveBody(ctx, int64(len(body)), commas+1, read); err != nil {
+		return err
 	}
 	began := core.TraceStart(ctx)
 	req, err := parseRequest(header, bin, binaryMode, v)

@@ -227,6 +227,11 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 	ctx, end := h.opts.Memory.Begin(ctx)
 	defer end()
 	began := core.TraceStart(ctx)
+	read, err := budget.ReserveRead(ctx, r.ContentLength, h.opts.MaxBodyBytes)
+	if err != nil {
+		h.writeErr(w, err)
+		return decodeOutcome(err)
+	}
 	body, err := transport.ReadBody(r, h.opts.MaxBodyBytes)
 	// The answer is written over the body; the buffer goes back once it
 	// is sent.
@@ -250,11 +255,15 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 	var texts *codec.Batch
 	switch kind {
 	case bodyJSON:
-		inputs, texts, err = h.jsonInputs(ctx, v, g, transport.TrimBOM(body))
+		inputs, texts, err = h.jsonInputs(ctx, v, g, transport.TrimBOM(body), read)
 	case bodyMultipart:
-		inputs, err = multipartBody(ctx, body, params["boundary"], v.runner.Specs(), v.media, h.opts.MaxStringBytes)
+		if err = budget.ReserveBody(ctx, int64(len(body)), 0, read); err == nil {
+			inputs, err = multipartBody(ctx, body, params["boundary"], v.runner.Specs(), v.media, h.opts.MaxStringBytes)
+		}
 	default:
-		inputs, err = pictureBody(ctx, body, v.runner.Specs(), v.media)
+		if err = budget.ReserveBody(ctx, int64(len(body)), 0, read); err == nil {
+			inputs, err = pictureBody(ctx, body, v.runner.Specs(), v.media)
+		}
 	}
 	if err == nil {
 		if err = budget.ReserveRun(ctx, v.runner.Info(), inputs); err != nil {
@@ -302,10 +311,13 @@ func (h *Handler) hasImages() bool {
 // jsonInputs decodes a JSON body: counted, validated, then decoded into
 // the model's inputs, image inputs from the pictures their strings carry,
 // id inputs from the texts of a text body (its batch returned).
-func (h *Handler) jsonInputs(ctx context.Context, v *view, g *core.Generation, body []byte) ([]*tensor.Tensor, *codec.Batch, error) {
+func (h *Handler) jsonInputs(ctx context.Context, v *view, g *core.Generation, body []byte, read int64) ([]*tensor.Tensor, *codec.Batch, error) {
 	commas, input, over := tensorjson.CountValues(body, h.opts.MaxElements)
 	if over {
 		return nil, nil, &tooLarge{fmt.Sprintf("Too many elements: input '%s' takes the request past the limit of %d values", transport.Quote(input), h.opts.MaxElements)}
+	}
+	if err := budget.ReserveBody(ctx, int64(len(body)), min(commas+1, h.opts.MaxElements), read); err != nil {
+		return nil, nil, err
 	}
 	x := v.media.Text()
 	isText, err := textBody(body, x)
