@@ -1,6 +1,9 @@
 package config
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Sequence configures sequences with implicit state (core/seq): stateful
 // models whose state svc keeps between the steps of each sequence.
@@ -47,6 +50,11 @@ const (
 	DefaultSequenceMaxBatch  = 64
 	// DefaultSequenceMaxIDLength is the longest sequence id, in bytes.
 	DefaultSequenceMaxIDLength = 256
+	// MinSequenceIDLength is the least sequence.max_id_length: the ids
+	// svc gives a stream's own sequence ("grpc-stream-" and a uint64,
+	// "ws-" and a uint64) must fit, and so does a uint64 id's decimal
+	// string.
+	MinSequenceIDLength = 32
 	// DefaultSequenceMaxConnections is the most open WebSocket streams.
 	DefaultSequenceMaxConnections = 1000
 )
@@ -63,8 +71,8 @@ func (s Sequence) check() (string, string) {
 		return "sequence.max_active", "must be at least 1"
 	case s.MaxBatchSize < 1:
 		return "sequence.max_batch_size", "must be at least 1"
-	case s.MaxIDLength < 1:
-		return "sequence.max_id_length", "must be at least 1 byte"
+	case s.MaxIDLength < MinSequenceIDLength:
+		return "sequence.max_id_length", fmt.Sprintf("must be at least %d bytes, the length of the ids svc gives the sequences of gRPC and WebSocket streams", MinSequenceIDLength)
 	case s.MaxConnections < 1:
 		return "sequence.max_connections", "must be at least 1"
 	}
