@@ -271,6 +271,7 @@ func waitActive(t *testing.T, s *server, n float64) {
 // closed with 1008 and a reason that names the key, and its sequence
 // ends. (Issue 37, finding 6.)
 func TestBoundsWebSocketIdle(t *testing.T) {
+	skipShort(t, "waits sequence.max_idle (3 s) twice")
 	s := startServer(t, model("running_sum.onnx"), "--config", seqConfig(t, "sequence: {max_idle: 3s}\n"))
 	path := "/v2/models/running_sum/stream"
 	t.Run("never a step", func(t *testing.T) {
