@@ -21,10 +21,11 @@ import (
 func sequenceOptions(src core.Source, cfg config.Config, worker *supervisor.Worker) seq.Options {
 	s := cfg.Sequence
 	o := seq.Options{
-		MaxIdle:    s.MaxIdle.Std(),
-		MaxActive:  s.MaxActive,
-		NoBatching: !s.BatchingOn(),
-		MaxBatch:   s.MaxBatchSize,
+		MaxIdle:     s.MaxIdle.Std(),
+		MaxActive:   s.MaxActive,
+		NoBatching:  !s.BatchingOn(),
+		MaxBatch:    s.MaxBatchSize,
+		MaxIDLength: int(s.MaxIDLength),
 	}
 	if d := declared(src, cfg).Sequence; d != nil {
 		o.States, o.Initial, o.Context = d.States, d.Initial, d.Context

@@ -208,7 +208,8 @@ func Default() Config {
 		Providers: Providers{Settings: defaultSettings()},
 		Reload:    Reload{Settle: Duration(500 * time.Millisecond), Interval: Duration(time.Minute)},
 		Sequence: Sequence{MaxIdle: Duration(DefaultSequenceMaxIdle), MaxActive: DefaultSequenceMaxActive,
-			MaxBatchSize: DefaultSequenceMaxBatch},
+			MaxBatchSize: DefaultSequenceMaxBatch, MaxIDLength: DefaultSequenceMaxIDLength,
+			MaxConnections: DefaultSequenceMaxConnections},
 	}
 }
 

@@ -89,6 +89,8 @@ sequence:
   max_active: 5
   batching: false
   max_batch_size: 16
+  max_id_length: 64
+  max_connections: 7
 `)
 	c, err := Load(p, true)
 	if err != nil {
@@ -107,7 +109,7 @@ sequence:
 		Batching:  Batching{Enabled: false, MaxBatchSize: 8, MaxQueueDelay: Duration(2 * time.Millisecond)},
 		Providers: Providers{DeviceID: 1},
 		Reload:    Reload{Watch: true, Settle: Duration(250 * time.Millisecond), Interval: Duration(30 * time.Second)},
-		Sequence:  Sequence{MaxIdle: Duration(30 * time.Second), MaxActive: 5, Batching: new(false), MaxBatchSize: 16},
+		Sequence:  Sequence{MaxIdle: Duration(30 * time.Second), MaxActive: 5, Batching: new(false), MaxBatchSize: 16, MaxIDLength: 64, MaxConnections: 7},
 		File:      p,
 	}
 	wantSections := map[string]map[string]any{

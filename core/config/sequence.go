@@ -1,6 +1,9 @@
 package config
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Sequence configures sequences with implicit state (core/seq): stateful
 // models whose state svc keeps between the steps of each sequence.
@@ -15,6 +18,14 @@ type Sequence struct {
 	Batching *bool `yaml:"batching"`
 	// MaxBatchSize caps the steps in one run (default 64).
 	MaxBatchSize int `yaml:"max_batch_size"`
+	// MaxIDLength bounds a sequence id, in bytes: a longer one is
+	// refused with a 400 (INVALID_ARGUMENT on gRPC) before anything is
+	// stored. Default 256.
+	MaxIDLength ByteSize `yaml:"max_id_length"`
+	// MaxConnections bounds the open WebSocket streams
+	// (/v2/models/NAME/stream): an upgrade beyond it gets a 429. Default
+	// 1000.
+	MaxConnections int `yaml:"max_connections"`
 }
 
 // ModelSequence is what svc.yml declares of one model's sequences
@@ -37,6 +48,15 @@ const (
 	DefaultSequenceMaxIdle   = 60 * time.Second
 	DefaultSequenceMaxActive = 10000
 	DefaultSequenceMaxBatch  = 64
+	// DefaultSequenceMaxIDLength is the longest sequence id, in bytes.
+	DefaultSequenceMaxIDLength = 256
+	// MinSequenceIDLength is the least sequence.max_id_length: the ids
+	// svc gives a stream's own sequence ("grpc-stream-" and a uint64,
+	// "ws-" and a uint64) must fit, and so does a uint64 id's decimal
+	// string.
+	MinSequenceIDLength = 32
+	// DefaultSequenceMaxConnections is the most open WebSocket streams.
+	DefaultSequenceMaxConnections = 1000
 )
 
 // BatchingOn is Batching with its default.
@@ -51,6 +71,10 @@ func (s Sequence) check() (string, string) {
 		return "sequence.max_active", "must be at least 1"
 	case s.MaxBatchSize < 1:
 		return "sequence.max_batch_size", "must be at least 1"
+	case s.MaxIDLength < MinSequenceIDLength:
+		return "sequence.max_id_length", fmt.Sprintf("must be at least %d bytes, the length of the ids svc gives the sequences of gRPC and WebSocket streams", MinSequenceIDLength)
+	case s.MaxConnections < 1:
+		return "sequence.max_connections", "must be at least 1"
 	}
 	return "", ""
 }

@@ -7,8 +7,9 @@ import (
 
 // Why a sequence ended, as its errors and the metrics say.
 const (
-	ReasonEnded   = "ended by its client (sequence_end)"
-	ReasonExpired = "expired: no step for longer than sequence.max_idle"
+	ReasonEnded     = "ended by its client (sequence_end)"
+	ReasonExpired   = "expired: no step for longer than sequence.max_idle"
+	ReasonRestarted = "restarted by sequence_start"
 )
 
 // ErrStateless is returned for a sequence asked of a model without state
@@ -41,6 +42,16 @@ func (e *LimitError) Error() string {
 	return fmt.Sprintf("sequence '%s' not started: %d sequences are active, the most that sequence.max_active allows; end one (sequence_end) or wait for idle ones to expire", e.ID, e.Max)
 }
 
+// IDError is a sequence id longer than sequence.max_id_length (a 400 for
+// clients, INVALID_ARGUMENT on gRPC). It holds the lengths, not the id.
+type IDError struct {
+	Length, Max int
+}
+
+func (e *IDError) Error() string {
+	return fmt.Sprintf("the sequence id is %d bytes long, longer than %d bytes, the most that sequence.max_id_length allows: use a shorter id", e.Length, e.Max)
+}
+
 // StepError is a step whose inputs cannot be run as a step of the
 // sequence (a 400 for clients).
 type StepError struct {
@@ -64,8 +75,8 @@ type Refusal int
 // The classes of Classify.
 const (
 	NotRefused Refusal = iota
-	// Invalid: an unknown or ended sequence, a malformed step, a model
-	// without state (400, INVALID_ARGUMENT).
+	// Invalid: an unknown or ended sequence, an id too long, a malformed
+	// step, a model without state (400, INVALID_ARGUMENT).
 	Invalid
 	// Exhausted: sequence.max_active reached (429, RESOURCE_EXHAUSTED).
 	Exhausted
@@ -81,13 +92,14 @@ func Classify(err error) Refusal {
 		limit   *LimitError
 		bad     *StepError
 		closed  *ClosedError
+		long    *IDError
 	)
 	switch {
 	case errors.As(err, &limit):
 		return Exhausted
 	case errors.As(err, &closed):
 		return Unavailable
-	case errors.As(err, &unknown), errors.As(err, &bad), errors.Is(err, ErrStateless):
+	case errors.As(err, &unknown), errors.As(err, &bad), errors.As(err, &long), errors.Is(err, ErrStateless):
 		return Invalid
 	}
 	return NotRefused

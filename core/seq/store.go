@@ -3,6 +3,7 @@ package seq
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +17,8 @@ const (
 	DefaultMaxIdle   = 60 * time.Second
 	DefaultMaxActive = 10000
 	DefaultMaxBatch  = 64
+	// DefaultMaxIDLength is the longest sequence id, in bytes.
+	DefaultMaxIDLength = 256
 	// remembered is how many ended sequences the store remembers, to say
 	// why a later step finds its sequence gone.
 	remembered = 1 << 16
@@ -29,6 +32,10 @@ type Options struct {
 	// MaxActive bounds the active sequences (sequence.max_active; default
 	// 10000): a new one beyond it gets a *LimitError.
 	MaxActive int
+	// MaxIDLength bounds a sequence id, in bytes
+	// (sequence.max_id_length; default 256): a longer one gets an
+	// *IDError before anything is stored or forwarded.
+	MaxIDLength int
 	// NoBatching runs every step alone (sequence.batching: false); by
 	// default the steps of different sequences that wait together share
 	// one run.
@@ -83,8 +90,7 @@ type Store struct {
 	initial []*tensor.Tensor // by pair
 	noMerge string           // why merged runs were switched off at run time
 	active  map[string]*sequence
-	gone    map[string]string
-	goneIDs []string
+	gone    endedSet
 	closed  string
 
 	started, ended, expired, steps, runs, batched atomic.Uint64
@@ -147,12 +153,15 @@ func New(o Options, runner Acquire) *Store {
 	if o.MaxBatch <= 0 {
 		o.MaxBatch = DefaultMaxBatch
 	}
+	if o.MaxIDLength <= 0 {
+		o.MaxIDLength = DefaultMaxIDLength
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	s := &Store{
 		o: o, runner: runner,
-		active: map[string]*sequence{}, gone: map[string]string{},
+		active: map[string]*sequence{}, gone: newEndedSet(maphash.MakeSeed()),
 		queue: make(chan *pending, 4*o.MaxBatch), stop: make(chan struct{}),
 	}
 	ticks, stopTicker := o.Ticks, func() {}
@@ -334,12 +343,26 @@ type Router interface {
 	ForwardEnd(ctx context.Context, peer int, id, reason string) error
 }
 
+// CheckID refuses an id longer than sequence.max_id_length (an
+// *IDError). Step, StepHere and End check it before anything is stored
+// or forwarded; a protocol may check it sooner, before it reads the rest
+// of the request.
+func (s *Store) CheckID(id string) error {
+	if len(id) > s.o.MaxIDLength {
+		return &IDError{Length: len(id), Max: s.o.MaxIDLength}
+	}
+	return nil
+}
+
 // SetRouter has the steps of sequences held elsewhere sent there.
 func (s *Store) SetRouter(r Router) { s.router.Store(&r) }
 
 // Step runs one step where its sequence lives: here (StepHere) or, under
 // a Router, in the process that holds it.
 func (s *Store) Step(ctx context.Context, st Step) ([]*tensor.Tensor, error) {
+	if err := s.CheckID(st.ID); err != nil {
+		return nil, err
+	}
 	if r := s.router.Load(); r != nil {
 		if peer, local := (*r).Owner(st.ID); !local {
 			return (*r).Forward(ctx, peer, st)
@@ -353,6 +376,9 @@ func (s *Store) Step(ctx context.Context, st Step) ([]*tensor.Tensor, error) {
 // model's order (state outputs included). A step waits for the steps of
 // its sequence before it; a failed step leaves the state as it was.
 func (s *Store) StepHere(ctx context.Context, st Step) ([]*tensor.Tensor, error) {
+	if err := s.CheckID(st.ID); err != nil {
+		return nil, err
+	}
 	t0 := s.o.Now()
 	seq, l, err := s.begin(st)
 	if err != nil {
@@ -474,17 +500,17 @@ func (s *Store) begin(st Step) (*sequence, *Layout, error) {
 		if seq != nil {
 			// A start on an active id restarts it: the old sequence's
 			// waiting steps fail, its state is dropped.
-			s.forget(seq, "restarted by sequence_start")
+			s.forget(seq, ReasonRestarted)
 			s.ended.Add(1)
 		} else if len(s.active) >= s.o.MaxActive {
 			return nil, nil, &LimitError{ID: st.ID, Max: s.o.MaxActive}
 		}
 		seq = &sequence{id: st.ID, turn: make(chan struct{}, 1), state: append([]*tensor.Tensor(nil), s.initial...), last: now, context: map[int]*tensor.Tensor{}}
 		s.active[st.ID] = seq
-		delete(s.gone, st.ID)
+		s.gone.drop(st.ID)
 		s.started.Add(1)
 	case seq == nil:
-		why, ok := s.gone[st.ID]
+		why, ok := s.gone.reason(st.ID)
 		if !ok {
 			why = s.o.Unheard
 		}
@@ -516,20 +542,16 @@ func (s *Store) forget(seq *sequence, reason string) {
 	if s.active[seq.id] == seq {
 		delete(s.active, seq.id)
 	}
-	if _, ok := s.gone[seq.id]; !ok {
-		s.goneIDs = append(s.goneIDs, seq.id)
-		if len(s.goneIDs) > remembered {
-			delete(s.gone, s.goneIDs[0])
-			s.goneIDs = s.goneIDs[1:]
-		}
-	}
-	s.gone[seq.id] = reason
+	s.gone.add(seq.id, reason)
 }
 
 // End ends sequence id if it is active (a stream that carried it closed),
 // saying why to its later steps; steps under way finish. It reports
 // whether the sequence was active.
 func (s *Store) End(id, reason string) bool {
+	if s.CheckID(id) != nil {
+		return false
+	}
 	if r := s.router.Load(); r != nil {
 		if peer, local := (*r).Owner(id); !local {
 			return (*r).ForwardEnd(context.Background(), peer, id, reason) == nil

@@ -456,6 +456,7 @@ func TestClassify(t *testing.T) {
 		{&UnknownError{ID: "a", Reason: ReasonReloaded}, Invalid},
 		{fmt.Errorf("step: %w", ErrStateless), Invalid},
 		{&StepError{Input: "state", Message: "svc keeps it"}, Invalid},
+		{&IDError{Length: 300, Max: 256}, Invalid},
 		{&LimitError{ID: "a", Max: 1}, Exhausted},
 		{&ClosedError{Reason: ReasonStopping}, Unavailable},
 		{errors.New("Inference failed: bad shape"), NotRefused},

@@ -30,6 +30,8 @@ type handlerParams struct {
 	LC        fx.Lifecycle
 	Model     *core.Model
 	Limits    config.Limits
+	Sequence  config.Sequence
+	Access    config.Access
 	Log       *zap.Logger
 	Sequences *seq.Store `optional:"true"`
 }
@@ -38,7 +40,14 @@ func newHandlerFx(p handlerParams) *Handler {
 	if p.Sequences == nil {
 		return nil
 	}
-	h := New(Options{Model: p.Model, Sequences: p.Sequences, MaxMessageBytes: int64(p.Limits.MaxBodyBytes), Logger: p.Log})
+	h := New(Options{
+		Model: p.Model, Sequences: p.Sequences, Logger: p.Log,
+		MaxMessageBytes: int64(p.Limits.MaxBodyBytes),
+		MaxIdle:         p.Sequence.MaxIdle.Std(),
+		ReadTimeout:     p.Limits.ReadTimeout.Std(),
+		MaxConnections:  p.Sequence.MaxConnections,
+		AllowedOrigins:  p.Access.CORS.AllowedOrigins,
+	})
 	// Built before the HTTP server (its routes) and after the store, the
 	// handler stops after the server has stopped taking requests and before
 	// the store closes: the steps it lets finish still run.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -42,11 +43,17 @@ type plan struct {
 // and has no query value, a float one if there is one); ?shape= the shape
 // of its messages where the model leaves it open; every other NAME=VALUE
 // is a one-element value of that input. Errors are the query's mistakes,
-// answered 400 before the upgrade.
-func newPlan(specs []tensor.Spec, l *seq.Layout, q map[string][]string) (*plan, error) {
+// answered 400 before the upgrade: a key that names nothing a connection
+// takes, or a state, a key given twice, a value or a shape that does not
+// fit the input, a shape that no binary message of at most maxBytes
+// (limits.max_body_size) can fit.
+func newPlan(specs []tensor.Spec, l *seq.Layout, q map[string][]string, maxBytes int64) (*plan, error) {
 	p := &plan{specs: specs, state: make([]bool, len(specs)), fixed: make([]*tensor.Tensor, len(specs)), stream: -1}
 	for i := range specs {
 		p.state[i] = l.StateInput(i)
+	}
+	if err := p.checkQuery(q); err != nil {
+		return nil, err
 	}
 	for i, s := range specs {
 		v, ok := q[s.Name]
@@ -91,7 +98,73 @@ func newPlan(specs []tensor.Spec, l *seq.Layout, q map[string][]string) (*plan, 
 		return nil, err
 	}
 	p.shape = shape
+	if why := fits(s, shape, maxBytes); why != "" {
+		if given != nil {
+			return nil, fmt.Errorf("shape=%s: %s; input '%s' is %s", transport.Quote(given[0]), why, s.Name, describe(s))
+		}
+		if p.binErr == nil {
+			p.binErr = fmt.Errorf("input '%s' is %s: %s; send JSON text steps", s.Name, describe(s), why)
+		}
+	}
 	return p, nil
+}
+
+// fits says why no binary message of input s in shape (-1: the axis its
+// length gives) can be at most maxBytes long, or "": an axis of 0 leaves
+// no element to send, and the fixed axes' elements may take more bytes
+// than a message may hold (or than an int64 counts).
+func fits(s tensor.Spec, shape []int64, maxBytes int64) string {
+	if maxBytes <= 0 {
+		maxBytes = math.MaxInt64
+	}
+	least := int64(s.DType.Size()) // the bytes of the shortest message
+	for i, d := range shape {
+		switch {
+		case d == 0:
+			return fmt.Sprintf("axis %d is 0, so a binary message holds no element and none can fit", i)
+		case d > 0 && least > maxBytes/d:
+			return fmt.Sprintf("a binary message of that shape takes more than %d bytes, the most that limits.max_body_size allows a message", maxBytes)
+		case d > 0:
+			least *= d
+		}
+	}
+	return ""
+}
+
+// checkQuery refuses the keys of the query that a connection does not
+// take (a state's name among them: svc keeps the state) and a key given
+// more than once.
+func (p *plan) checkQuery(q map[string][]string) error {
+	keys := make([]string, 0, len(q))
+	for k := range q {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		i := p.index(k)
+		switch {
+		case k == queryInput || k == queryShape:
+		case i >= 0 && p.state[i]:
+			return fmt.Errorf("%s: svc keeps state '%s', which the URL cannot give; the URL takes %s", k, k, p.keys())
+		case i < 0:
+			return fmt.Errorf("the URL has the key '%s', which a stream does not take; the URL takes %s", transport.Quote(k), p.keys())
+		}
+		if n := len(q[k]); n > 1 {
+			return fmt.Errorf("the URL gives '%s' %d times; give it once", k, n)
+		}
+	}
+	return nil
+}
+
+// keys lists the query keys a connection takes.
+func (p *plan) keys() string {
+	k := []string{queryInput + "=NAME", queryShape + "=D,D,..."}
+	for i, s := range p.specs {
+		if !p.state[i] && s.Name != queryInput && s.Name != queryShape {
+			k = append(k, s.Name+"=VALUE")
+		}
+	}
+	return strings.Join(k, ", ")
 }
 
 // pickStream sets the streamed input: the one ?input= names, or the first

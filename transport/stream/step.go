@@ -42,7 +42,9 @@ func (p *plan) binary(data []byte) ([]*tensor.Tensor, error) {
 func (p *plan) fit(size int) ([]int64, error) {
 	s := p.specs[p.stream]
 	es := int64(s.DType.Size())
-	row, open := int64(1), -1 // row: the elements of the fixed axes
+	// row: the elements of the fixed axes; newPlan saw that row*es is
+	// positive and at most a message's limit.
+	row, open := int64(1), -1
 	for i, d := range p.shape {
 		if d < 0 {
 			open = i
@@ -64,9 +66,6 @@ func (p *plan) fit(size int) ([]int64, error) {
 	}
 	if row == 1 {
 		return nil, p.misfit(size, fmt.Sprintf("a positive multiple of %d bytes (one %s each)", es, s.DType))
-	}
-	if row == 0 {
-		return nil, p.misfit(size, "no bytes: its other axes hold no element")
 	}
 	return nil, p.misfit(size, fmt.Sprintf("a positive multiple of %d bytes (%d %s for each step of axis %d)", row*es, row, s.DType, open))
 }

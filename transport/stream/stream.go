@@ -8,6 +8,12 @@
 // ?sr=16000). svc keeps the state (core/seq). When the server stops, the
 // step under way (and one already read) finishes and is answered, then the
 // connection closes with status 1001 and the reason.
+//
+// Every connection is bounded: at most sequence.max_connections are open
+// (an upgrade beyond gets a 429); with no step under way a message must
+// begin within sequence.max_idle, and a message begun must be whole
+// within limits.read_timeout, or the connection closes with 1008 and the
+// reason; the URL's query and shape are checked before the upgrade.
 package stream
 
 import (
@@ -15,13 +21,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/coder/websocket"
 	"github.com/gorilla/mux"
+	"github.com/rs/cors"
 	"go.uber.org/zap"
 
 	"github.com/svc-dev/svc/core"
@@ -53,13 +64,30 @@ type Options struct {
 	Sequences *seq.Store
 	// MaxMessageBytes caps one message (limits.max_body_size).
 	MaxMessageBytes int64
-	Logger          *zap.Logger
+	// MaxIdle closes a connection that begins no message for this long
+	// while no step is under way (sequence.max_idle; 0: seq.DefaultMaxIdle).
+	MaxIdle time.Duration
+	// ReadTimeout closes a connection whose message, begun, is not whole
+	// within it (limits.read_timeout; 0: no bound).
+	ReadTimeout time.Duration
+	// MaxConnections bounds the open connections (sequence.max_connections;
+	// 0: DefaultMaxConnections).
+	MaxConnections int
+	// AllowedOrigins are the origins besides the server's own whose pages
+	// may open a stream (access.cors.allowed_origins, as CORS reads them).
+	AllowedOrigins []string
+	Logger         *zap.Logger
 }
+
+// DefaultMaxConnections is Options.MaxConnections' default.
+const DefaultMaxConnections = 1000
 
 // Handler serves Path.
 type Handler struct {
 	o        Options
+	origins  *cors.Cors // nil: no origin but the server's own
 	conns    atomic.Uint64
+	live     atomic.Int64 // the connections upgraded or upgrading
 	mu       sync.Mutex
 	stopped  bool
 	stopping chan struct{}
@@ -71,7 +99,17 @@ func New(o Options) *Handler {
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
 	}
-	return &Handler{o: o, stopping: make(chan struct{})}
+	if o.MaxIdle <= 0 {
+		o.MaxIdle = seq.DefaultMaxIdle
+	}
+	if o.MaxConnections <= 0 {
+		o.MaxConnections = DefaultMaxConnections
+	}
+	h := &Handler{o: o, stopping: make(chan struct{})}
+	if len(o.AllowedOrigins) > 0 {
+		h.origins = cors.New(cors.Options{AllowedOrigins: o.AllowedOrigins})
+	}
+	return h
 }
 
 // Routes is the endpoint (not in the banner's table: docs/sequences.md
@@ -129,6 +167,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, fmt.Sprintf("Unknown model '%s'; this server serves '%s'", transport.Quote(name), h.o.Model.Name()))
 		return
 	}
+	if err := h.checkOrigin(r); err != nil {
+		httpError(w, http.StatusForbidden, err.Error())
+		return
+	}
 	runner, err := h.o.Model.Runner()
 	if err != nil {
 		httpError(w, http.StatusServiceUnavailable, err.Error())
@@ -139,7 +181,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, seq.ErrStateless.Error())
 		return
 	}
-	p, err := newPlan(runner.Specs(), l, r.URL.Query())
+	p, err := newPlan(runner.Specs(), l, r.URL.Query(), h.o.MaxMessageBytes)
 	if err != nil {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
@@ -153,12 +195,36 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.open.Add(1)
 	h.mu.Unlock()
 	defer h.open.Done()
-	c, err := websocket.Accept(w, r, nil)
+	defer h.live.Add(-1)
+	if n := h.live.Add(1); n > int64(h.o.MaxConnections) {
+		httpError(w, http.StatusTooManyRequests, fmt.Sprintf("%d WebSocket streams are open, the most that sequence.max_connections allows; close one, or try again later", h.o.MaxConnections))
+		return
+	}
+	// The origin is checked above, as the rest of the API checks it.
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
 		return // Accept has answered
 	}
 	c.SetReadLimit(h.o.MaxMessageBytes)
 	h.serve(c, p, runner.Info())
+}
+
+// checkOrigin lets a browser's page open a stream when it comes from the
+// server's own origin or one that access.cors.allowed_origins allows (as
+// CORS allows the rest of the API); clients that are no browser send no
+// Origin and pass.
+func (h *Handler) checkOrigin(r *http.Request) error {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return nil
+	}
+	if u, err := url.Parse(origin); err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host) {
+		return nil
+	}
+	if h.origins != nil && h.origins.OriginAllowed(r) {
+		return nil
+	}
+	return fmt.Errorf("a page of origin '%s' may not open a stream: it is not this server's origin, and access.cors.allowed_origins does not allow it", transport.Quote(origin))
 }
 
 type message struct {
@@ -176,29 +242,25 @@ type conn struct {
 	id      string
 	started bool
 	step    int
+	w       *watch
 }
 
 func (h *Handler) serve(c *websocket.Conn, p *plan, info core.ModelInfo) {
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	k := &conn{h: h, c: c, p: p, info: info, id: Prefix + strconv.FormatUint(h.conns.Add(1), 10)}
+	k := &conn{h: h, c: c, p: p, info: info, id: Prefix + strconv.FormatUint(h.conns.Add(1), 10), w: newWatch(h.o.MaxIdle, h.o.ReadTimeout, nil)}
+	msgs := make(chan message)
+	reading := make(chan struct{})
+	go func() {
+		defer close(reading)
+		k.read(ctx, msgs)
+	}()
 	defer func() {
+		cancel()
+		_ = c.CloseNow()
+		<-reading
+		k.w.stop()
 		if k.started {
 			h.o.Sequences.End(k.id, ReasonClosed)
-		}
-	}()
-	msgs := make(chan message)
-	go func() {
-		for {
-			kind, data, err := c.Read(ctx)
-			select {
-			case msgs <- message{kind, data, err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
 		}
 	}()
 	for {
@@ -214,13 +276,43 @@ func (h *Handler) serve(c *websocket.Conn, p *plan, info core.ModelInfo) {
 		case <-h.stopping:
 			k.stop(ctx, msgs)
 			return
+		case <-k.w.C():
+			if why, ok := k.w.expired(); ok {
+				_ = c.Close(websocket.StatusPolicyViolation, why)
+				return
+			}
+			continue
 		case m = <-msgs:
 		}
 		if m.err != nil {
-			_ = c.CloseNow()
 			return
 		}
 		if !k.answer(ctx, m) {
+			return
+		}
+		k.w.answered()
+	}
+}
+
+// read reads the connection's messages into msgs until it fails or ctx
+// ends, telling the watch when each begins and when it is whole.
+func (k *conn) read(ctx context.Context, msgs chan<- message) {
+	for {
+		kind, r, err := k.c.Reader(ctx)
+		var data []byte
+		if err == nil {
+			k.w.begin()
+			data, err = io.ReadAll(r)
+		}
+		if err == nil {
+			k.w.read()
+		}
+		select {
+		case msgs <- message{kind, data, err}:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil {
 			return
 		}
 	}
@@ -272,7 +364,11 @@ func (k *conn) answer(ctx context.Context, m message) bool {
 		_ = k.c.Close(websocket.StatusInternalError, "cannot encode the step's outputs")
 		return false
 	}
-	if err := k.c.Write(ctx, websocket.MessageText, body); err != nil {
+	// A client that takes no answer for sequence.max_idle holds the
+	// connection as one that sends nothing would: it closes.
+	wctx, cancel := context.WithTimeout(ctx, k.h.o.MaxIdle)
+	defer cancel()
+	if err := k.c.Write(wctx, websocket.MessageText, body); err != nil {
 		return false
 	}
 	if ended {
