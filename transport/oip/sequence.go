@@ -116,6 +116,9 @@ func (r *Request) checkSequence() error {
 	case r.view.seqs == nil:
 		return invalid("%s", seq.ErrStateless.Error())
 	}
+	if err := r.view.seqs.CheckID(s.ID); err != nil {
+		return SequenceError(err)
+	}
 	return nil
 }
 
