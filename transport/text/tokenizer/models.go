@@ -43,7 +43,7 @@ func parseModel(raw json.RawMessage) (model, error) {
 			return parseWordPiece(raw, path)
 		}
 	}
-	return nil, unsupported(path+".type", c.Type)
+	return nil, unknownType(path, c.Type, knownModels)
 }
 
 type wordPiece struct {

@@ -90,7 +90,7 @@ func parseNormalizer(raw json.RawMessage, path string) (normalizer, error) {
 	case "Sequence":
 		return parseNormalizerSequence(raw, path)
 	}
-	return nil, unsupported(path+".type", c.Type)
+	return nil, unknownType(path, c.Type, knownNormalizers)
 }
 
 func parseNormalizerSequence(raw json.RawMessage, path string) (normalizer, error) {

@@ -130,7 +130,7 @@ func parsePreTokenizer(raw json.RawMessage, path string) (preTokenizer, error) {
 	case "Sequence":
 		return parsePreTokenizerSequence(raw, path)
 	}
-	return nil, unsupported(path+".type", c.Type)
+	return nil, unknownType(path, c.Type, knownPreTokenizers)
 }
 
 func parsePreTokenizerSequence(raw json.RawMessage, path string) (preTokenizer, error) {

@@ -71,7 +71,7 @@ func parsePostProcessor(raw json.RawMessage, path string) (postProcessor, error)
 		}
 		return seq, nil
 	}
-	return nil, unsupported(path+".type", c.Type)
+	return nil, unknownType(path, c.Type, knownPostProcessors)
 }
 
 type sequenceProcessor []postProcessor

@@ -97,6 +97,7 @@ func Parse(data []byte) (*Tokenizer, error) {
 		PreTokenizer  json.RawMessage `json:"pre_tokenizer"`
 		Model         json.RawMessage `json:"model"`
 		PostProcessor json.RawMessage `json:"post_processor"`
+		Decoder       json.RawMessage `json:"decoder"`
 		AddedTokens   json.RawMessage `json:"added_tokens"`
 		Truncation    json.RawMessage `json:"truncation"`
 		Padding       json.RawMessage `json:"padding"`
@@ -119,6 +120,9 @@ func Parse(data []byte) (*Tokenizer, error) {
 		return nil, err
 	}
 	if t.post, err = parsePostProcessor(f.PostProcessor, "post_processor"); err != nil {
+		return nil, err
+	}
+	if err := checkDecoder(f.Decoder, "decoder"); err != nil {
 		return nil, err
 	}
 	if t.added, err = parseAdded(f.AddedTokens, t.model, t.normalizer); err != nil {
