@@ -114,8 +114,9 @@ func initEntry(cfgPath, model, name string) (string, error) {
 // tokenizer, with the task the folder says (config.json's architectures,
 // sentence-transformers files) and the other keys commented at their
 // defaults; a comment saying why not otherwise; "" for a model without
-// token ids or tokenizer. A config.json svc cannot read is an error: svc
-// serve would refuse the model.
+// token ids or tokenizer. A config.json svc cannot read, or a tokenizer
+// it cannot reproduce beside a model it would serve text, is an error:
+// svc serve would refuse the model.
 func textEntry(cfgPath, modelFile string, info core.ModelInfo) (string, error) {
 	f := codec.InspectText(modelFile, info)
 	if f.ConfigErr != nil {
@@ -123,6 +124,9 @@ func textEntry(cfgPath, modelFile string, info core.ModelInfo) (string, error) {
 	}
 	if f.Tokenizer == "" {
 		return "", nil
+	}
+	if f.TokenizerErr != nil && f.Recognised {
+		return "", fmt.Errorf("text.tokenizer: %w", f.TokenizerErr)
 	}
 	tok := yamlString(relativeTo(cfgPath, f.Tokenizer))
 	var b strings.Builder

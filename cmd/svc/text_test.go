@@ -392,21 +392,71 @@ func TestTextStartFailures(t *testing.T) {
 	}
 }
 
-// TestTextUnsupportedTokenizer: a folder whose tokenizer.json svc cannot
-// reproduce is served as before, by its id inputs; named in svc.yml, the
-// same tokenizer fails at start.
-func TestTextUnsupportedTokenizer(t *testing.T) {
-	dir := textFolder(t, "")
-	writeFile(t, filepath.Join(dir, "tokenizer.json"), `{"model": {"type": "WordLevel", "vocab": {}}}`)
-	s := startServer(t, dir)
-	r := s.predict(`{"input_ids": [[440, 441]], "attention_mask": [[1, 1]], "token_type_ids": [[0, 0]]}`)
-	if r.Status != http.StatusOK || !strings.Contains(string(r.Body), "last_hidden_state") {
-		t.Fatalf("ids: %d %s", r.Status, r.Body)
+// TestTextUnknownTokenizerPart: a model folder whose tokenizer.json has a
+// part svc does not know (a model, normalizer, pre-tokenizer,
+// post-processor or decoder type; or one it knows but cannot reproduce)
+// fails svc serve and svc init, the error naming the file, the type and
+// the types svc knows, and saying what to do; it was served by its ids
+// alone, and a client sending text learnt of it from a missing input_ids.
+func TestTextUnknownTokenizerPart(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(tok map[string]any)
+		want string
+	}{
+		{"model", func(tok map[string]any) { tok["model"].(map[string]any)["type"] = "QuantumPiece" },
+			`model.type "QuantumPiece" is not supported: svc knows BPE, Unigram, WordPiece`},
+		{"WordLevel, known but not reproduced", func(tok map[string]any) {
+			tok["model"] = map[string]any{"type": "WordLevel", "vocab": map[string]any{}}
+		},
+			`model.type "WordLevel" is not supported: svc knows BPE, Unigram, WordPiece`},
+		{"normalizer", func(tok map[string]any) { tok["normalizer"] = map[string]any{"type": "QuantumNorm"} },
+			`normalizer.type "QuantumNorm" is not supported: svc knows BertNormalizer, Lowercase, NFC, NFD, NFKC, NFKD, Nmt, Precompiled, Prepend, Replace, Sequence, Strip, StripAccents`},
+		{"pre-tokenizer", func(tok map[string]any) { tok["pre_tokenizer"] = map[string]any{"type": "QuantumSplit"} },
+			`pre_tokenizer.type "QuantumSplit" is not supported: svc knows BertPreTokenizer, ByteLevel, CharDelimiterSplit, Digits, Metaspace, Punctuation, Sequence, Split, Whitespace, WhitespaceSplit`},
+		{"post-processor", func(tok map[string]any) { tok["post_processor"] = map[string]any{"type": "QuantumTemplate"} },
+			`post_processor.type "QuantumTemplate" is not supported: svc knows BertProcessing, ByteLevel, RobertaProcessing, Sequence, TemplateProcessing`},
+		{"decoder", func(tok map[string]any) { tok["decoder"] = map[string]any{"type": "QuantumDecoder"} },
+			`decoder.type "QuantumDecoder" is not supported: svc knows BPEDecoder, ByteFallback, ByteLevel, CTC, Fuse, Metaspace, Replace, Sequence, Strip, WordPiece`},
+		{"a decoder in a sequence", func(tok map[string]any) {
+			tok["decoder"] = map[string]any{"type": "Sequence", "decoders": []any{map[string]any{"type": "Fuse"}, map[string]any{"type": "QuantumDecoder"}}}
+		}, `decoder.decoders[1].type "QuantumDecoder" is not supported: svc knows BPEDecoder,`},
 	}
-	p := filepath.Join(dir, "svc.yml")
-	writeFile(t, p, fmt.Sprintf("models:\n  emb:\n    path: %s\n    text: {}\n", filepath.Join(dir, "model.onnx")))
-	code, _, stderr := runSvc(t, nil, "serve", "emb", "--config", p, "--host", "127.0.0.1", "--port", "0")
-	if code == 0 || !strings.Contains(stderr, "text.tokenizer: ") || !strings.Contains(stderr, "WordLevel") {
-		t.Fatalf("declared: exit %d\n%s", code, stderr)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := textFolder(t, "")
+			var tok map[string]any
+			data, err := os.ReadFile(bertTokenizer())
+			if err != nil || json.Unmarshal(data, &tok) != nil {
+				t.Fatalf("%s: %v", bertTokenizer(), err)
+			}
+			tt.edit(tok)
+			data, _ = json.Marshal(tok)
+			file := filepath.Join(dir, "tokenizer.json")
+			writeFile(t, file, string(data))
+			wants := []string{"text.tokenizer: " + file + ": " + tt.want, "mend the file, or move it out of the folder to serve the model by its token ids alone"}
+			if _, err := tryLaunchServer(t, patience, svcCmd(t, nil, "serve", dir, "--host", "127.0.0.1", "--port", "0")); err == nil {
+				t.Fatal("svc serve served the folder")
+			} else {
+				for _, want := range wants {
+					if !strings.Contains(err.Error(), want) {
+						t.Fatalf("serve: the error does not say %q:\n%v", want, err)
+					}
+				}
+			}
+			code, _, stderr := runSvc(t, nil, "init", "--model", dir, "--name", "m")
+			for _, want := range wants {
+				if code == 0 || !strings.Contains(stderr, want) {
+					t.Fatalf("init: exit %d, stderr does not say %q:\n%s", code, want, stderr)
+				}
+			}
+			// Named in svc.yml, the same file fails alike.
+			p := filepath.Join(dir, "svc.yml")
+			writeFile(t, p, fmt.Sprintf("models:\n  emb:\n    path: %s\n    text: {}\n", filepath.Join(dir, "model.onnx")))
+			code, _, stderr = runSvc(t, nil, "serve", "emb", "--config", p, "--host", "127.0.0.1", "--port", "0")
+			if code == 0 || !strings.Contains(stderr, "text.tokenizer: "+file+": "+tt.want) {
+				t.Fatalf("declared: exit %d\n%s", code, stderr)
+			}
+		})
 	}
 }

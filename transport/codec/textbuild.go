@@ -78,9 +78,10 @@ func buildText(decl *config.Text, modelFile string, specs []tensor.Spec, info co
 	}
 	tok, err := tokenizer.Load(tokPath)
 	if err != nil && auto {
-		// A tokenizer.json svc cannot reproduce leaves the model served
-		// as it was, by its id inputs; svc.yml's text asks for it.
-		return nil, nil
+		// Served by its ids alone, the folder would say nothing of its
+		// text: a client sending text would learn of it from a missing
+		// input_ids.
+		return nil, fmt.Errorf("%s.tokenizer: %w%s", key, err, refusedTokenizer)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s.tokenizer: %w", key, err) // Load's error names the file
@@ -119,6 +120,10 @@ func buildText(decl *config.Text, modelFile string, specs []tensor.Spec, info co
 	}
 	return x, nil
 }
+
+// refusedTokenizer ends the error for a tokenizer.json beside a model
+// that takes token ids, which svc cannot reproduce: what to do about it.
+const refusedTokenizer = " (svc takes text for a model that takes input_ids with the tokenizer.json beside it: mend the file, or move it out of the folder to serve the model by its token ids alone)"
 
 // maxLength is the cap on a text's tokens: declared, which must fit the
 // model's positions (0: unknown); else the tokenizer's truncation, capped

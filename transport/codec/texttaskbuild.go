@@ -167,14 +167,17 @@ func (x *Text) bindClassifier(decl *config.Text, hf *hfConfig, hfPath, taskFrom 
 // folder above; "" when none), why svc cannot reproduce it (nil when it
 // can), why svc cannot read the folder's config.json (nil when it can or
 // there is none: svc serve refuses the model until it is mended), and the
-// task the folder says, with why; Served reports whether svc serves the
-// model text with no svc.yml.
+// task the folder says, with why; Recognised reports whether the folder
+// makes the model a text model with no svc.yml (svc serve takes text, or
+// refuses the model when TokenizerErr is set, the error saying what to
+// do); Served whether svc serves it text so.
 type TextFolder struct {
 	Tokenizer    string
 	TokenizerErr error
 	ConfigErr    error
 	Task         string
 	TaskFrom     string
+	Recognised   bool
 	Served       bool
 }
 
@@ -194,8 +197,14 @@ func InspectText(modelFile string, info core.ModelInfo) TextFolder {
 		f.ConfigErr = err
 		return f
 	}
-	_, f.TokenizerErr = tokenizer.Load(f.Tokenizer)
 	f.Task, f.TaskFrom = inferTask(hf, hfPath, filepath.Dir(f.Tokenizer))
-	f.Served = f.TokenizerErr == nil && (f.Task != config.TaskEmbedding || hiddenAt(info, true) >= 0)
+	f.Recognised = f.Task != config.TaskEmbedding || hiddenAt(info, true) >= 0
+	if _, err := tokenizer.Load(f.Tokenizer); err != nil {
+		f.TokenizerErr = err
+		if f.Recognised {
+			f.TokenizerErr = fmt.Errorf("%w%s", err, refusedTokenizer)
+		}
+	}
+	f.Served = f.TokenizerErr == nil && f.Recognised
 	return f
 }
