@@ -44,6 +44,8 @@ type Text struct {
 	// padID and padType fill the padding of a batch: the tokenizer.json's
 	// padding (tok has it stripped, as the batch pads itself).
 	padID, padType int64
+	// bounds are what the id inputs may hold when a client sends them.
+	bounds idBounds
 	// MaxLength caps a text's tokens (0: no cap); Truncate cuts a longer
 	// text, else it is refused.
 	MaxLength int

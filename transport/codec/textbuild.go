@@ -11,7 +11,6 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
-	"github.com/svc-dev/svc/core/onnxpb"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/transport/text/tokenizer"
 )
@@ -86,11 +85,12 @@ func buildText(decl *config.Text, modelFile string, specs []tensor.Spec, info co
 	if err != nil {
 		return nil, fmt.Errorf("%s.tokenizer: %w", key, err) // Load's error names the file
 	}
-	words, positions := tableRows(modelFile)
-	if words > 0 && int64(tok.VocabSize()) > words {
-		return nil, fmt.Errorf("%s.tokenizer: %s gives ids up to %d, but the model's word embeddings have %d rows: the tokenizer is not the model's", key, tokPath, tok.VocabSize()-1, words)
+	tabs := readTables(modelFile)
+	if tabs.words > 0 && int64(tok.VocabSize()) > tabs.words {
+		return nil, fmt.Errorf("%s.tokenizer: %s gives ids up to %d, but the model's word embeddings have %d rows: the tokenizer is not the model's", key, tokPath, tok.VocabSize()-1, tabs.words)
 	}
-	if x.MaxLength, err = maxLength(decl.MaxLength, tok.MaxLength(), positions); err != nil {
+	x.bounds = boundsOf(tabs, hf, hfPath, tok)
+	if x.MaxLength, err = maxLength(decl.MaxLength, tok.MaxLength(), x.bounds.positions); err != nil {
 		return nil, fmt.Errorf("%s.max_length: %w", key, err)
 	}
 	x.padID, x.padType = tok.PadID()
@@ -203,40 +203,6 @@ func findTokenizer(modelFile string) string {
 		}
 	}
 	return ""
-}
-
-// tableRows reads from the model's graph the rows of its word-embedding
-// table (the initializer a Gather takes input_ids from) and of its
-// position table (an initializer gathered by anything else that has
-// "position" in its name); 0 where not found.
-func tableRows(modelFile string) (words, positions int64) {
-	if modelFile == "" {
-		return 0, 0
-	}
-	m, err := onnxpb.ReadFile(modelFile)
-	if err != nil || m.Graph == nil {
-		return 0, 0
-	}
-	inits := map[string][]int64{}
-	for _, t := range m.Graph.Initializers {
-		inits[t.Name] = t.Dims
-	}
-	for _, n := range m.Graph.Nodes {
-		if n.OpType != "Gather" || len(n.Inputs) < 2 {
-			continue
-		}
-		d, ok := inits[n.Inputs[0]]
-		if !ok || len(d) != 2 {
-			continue
-		}
-		switch {
-		case n.Inputs[1] == inputIDs:
-			words = d[0]
-		case containsFold(n.Inputs[0], "position"):
-			positions = d[0]
-		}
-	}
-	return words, positions
 }
 
 // errModule is a sentence-transformers module svc does not apply.

@@ -185,6 +185,11 @@ type hfConfig struct {
 	Architectures []string          `json:"architectures"`
 	ID2Label      map[string]string `json:"id2label"`
 	ProblemType   string            `json:"problem_type"`
+	// What the id inputs may hold (ids.go).
+	ModelType     looseString `json:"model_type"`
+	VocabSize     looseInt    `json:"vocab_size"`
+	TypeVocabSize looseInt    `json:"type_vocab_size"`
+	PadTokenID    looseInt    `json:"pad_token_id"`
 }
 
 // labels is id2label as a list by index, a missing index labelled with

@@ -67,7 +67,7 @@ func (v *View) texts(ctx context.Context, req *Request) error {
 				return invalid("Missing required input: '%s' (or send '%s')", s.Name, codec.InputText)
 			}
 		}
-		return nil
+		return checkIDs(t.x, req)
 	}
 	for k, in := range req.inputs {
 		if in != nil {

@@ -340,6 +340,9 @@ func (h *Handler) jsonInputs(ctx context.Context, v *view, g *core.Generation, b
 		return b.Inputs, b, nil
 	}
 	inputs, err := h.decodeInputs(ctx, v, body, commas)
+	if err == nil {
+		inputs, err = checkIDs(x, inputs)
+	}
 	return inputs, nil, err
 }
 
