@@ -31,6 +31,10 @@ const (
 func bodyKind(contentType string) (int, map[string]string) {
 	mt, params, err := mime.ParseMediaType(contentType)
 	switch {
+	case errors.Is(err, mime.ErrInvalidMediaParameter) && mt == "multipart/form-data":
+		// "boundary=" with no value: a form without a boundary (a 400
+		// saying so), not a type svc does not take.
+		return bodyMultipart, nil
 	case err != nil:
 		return bodyOther, nil
 	case mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"):
@@ -209,7 +213,7 @@ func pictureBody(ctx context.Context, body []byte, specs []tensor.Spec, set *cod
 // the picture file, any other input's field is its JSON value.
 func multipartBody(ctx context.Context, body []byte, boundary string, specs []tensor.Spec, set *codec.Set, maxString int) ([]*tensor.Tensor, error) {
 	if boundary == "" {
-		return nil, &tensorjson.Error{Message: "multipart/form-data body without a boundary in its Content-Type"}
+		return nil, &tensorjson.Error{Message: "multipart/form-data body without a boundary in its Content-Type: send one, as in multipart/form-data; boundary=x (an empty or malformed boundary= is none)"}
 	}
 	pictures := map[string][][]byte{}
 	var object []byte
