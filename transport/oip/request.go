@@ -95,7 +95,7 @@ func (p *parser) document() error {
 		return invalid("The inference request must be a JSON object with an \"inputs\" array")
 	}
 	d.Advance(1)
-	err := p.d.Members(func(key []byte) error {
+	err := p.members(func() string { return "the request" }, requestKeys, func(key []byte) error {
 		switch string(key) {
 		case "id":
 			if c, _ := d.Peek(); c != '"' {
@@ -274,7 +274,7 @@ func (p *parser) requestParameters() error {
 	if err := p.openObject("\"parameters\""); err != nil {
 		return err
 	}
-	err := p.d.Members(func(key []byte) error {
+	err := p.members(func() string { return `"parameters"` }, nil, func(key []byte) error {
 		switch string(key) {
 		case ParamBinaryDataOutput:
 			b, err := p.boolean("parameters." + ParamBinaryDataOutput)
@@ -326,7 +326,7 @@ func (p *parser) input(i int) error {
 	if err := p.openObject("inputs[" + strconv.Itoa(i) + "]"); err != nil {
 		return err
 	}
-	err := p.d.Members(func(key []byte) error {
+	err := p.members(func() string { return inputName(in) }, inputKeys, func(key []byte) error {
 		var err error
 		switch string(key) {
 		case "name":
@@ -395,7 +395,7 @@ func (p *parser) inputParameters(in *requestInput) error {
 	if err := p.openObject("\"parameters\" of " + inputName(in)); err != nil {
 		return err
 	}
-	return p.d.Members(func(key []byte) error {
+	return p.members(func() string { return `"parameters" of ` + inputName(in) }, nil, func(key []byte) error {
 		switch string(key) {
 		case "binary_data_size":
 			n, err := p.size("parameters.binary_data_size of " + inputName(in))
@@ -429,7 +429,7 @@ func (p *parser) output(i int) error {
 	if err := p.openObject(what); err != nil {
 		return err
 	}
-	err := p.d.Members(func(key []byte) error {
+	err := p.members(func() string { return what }, outputKeys, func(key []byte) error {
 		var err error
 		switch string(key) {
 		case "name":
@@ -439,7 +439,7 @@ func (p *parser) output(i int) error {
 			if err := p.openObject("\"parameters\" of " + what); err != nil {
 				return err
 			}
-			err = p.d.Members(func(key []byte) error {
+			err = p.members(func() string { return `"parameters" of ` + what }, nil, func(key []byte) error {
 				if string(key) == "binary_data" {
 					var err error
 					o.Binary, err = p.boolean("parameters.binary_data of " + what)
