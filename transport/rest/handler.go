@@ -251,25 +251,7 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 		}
 		return h.serveStep(ctx, w, v, st, body)
 	}
-	var inputs []*tensor.Tensor
-	var texts *codec.Batch
-	switch kind {
-	case bodyJSON:
-		inputs, texts, err = h.jsonInputs(ctx, v, g, transport.TrimBOM(body), read)
-	case bodyMultipart:
-		if err = budget.ReserveBody(ctx, int64(len(body)), 0, read); err == nil {
-			inputs, err = multipartBody(ctx, body, params["boundary"], v.runner.Specs(), v.media, h.opts.MaxStringBytes)
-		}
-	default:
-		if err = budget.ReserveBody(ctx, int64(len(body)), 0, read); err == nil {
-			inputs, err = pictureBody(ctx, body, v.runner.Specs(), v.media)
-		}
-	}
-	if err == nil {
-		if err = budget.ReserveRun(ctx, v.runner.Info(), inputs); err != nil {
-			tensor.RecycleAll(inputs)
-		}
-	}
+	inputs, texts, err := h.decodeBody(ctx, kind, params, v, g, body, read)
 	if err != nil {
 		h.writeErr(w, err)
 		return decodeOutcome(err)
@@ -300,6 +282,36 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 	}
 	writeJSON(w, out)
 	return core.OutcomeSuccess
+}
+
+// decodeBody makes the model's inputs of a body of kind (params: its
+// Content-Type's), read already reserved of the memory budget, and
+// reserves what its run's outputs will hold; a text body returns its
+// batch too.
+func (h *Handler) decodeBody(ctx context.Context, kind int, params map[string]string, v *view, g *core.Generation, body []byte, read int64) ([]*tensor.Tensor, *codec.Batch, error) {
+	var inputs []*tensor.Tensor
+	var texts *codec.Batch
+	var err error
+	switch kind {
+	case bodyJSON:
+		inputs, texts, err = h.jsonInputs(ctx, v, g, transport.TrimBOM(body), read)
+	case bodyMultipart:
+		if err = budget.ReserveBody(ctx, int64(len(body)), 0, read); err == nil {
+			inputs, err = multipartBody(ctx, body, params["boundary"], v.runner.Specs(), v.media, h.opts.MaxStringBytes)
+		}
+	default:
+		if err = budget.ReserveBody(ctx, int64(len(body)), 0, read); err == nil {
+			inputs, err = pictureBody(ctx, body, v.runner.Specs(), v.media)
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := budget.ReserveRun(ctx, v.runner.Info(), inputs); err != nil {
+		tensor.RecycleAll(inputs)
+		return nil, nil, err
+	}
+	return inputs, texts, nil
 }
 
 // hasImages reports whether the loaded model has image inputs.
