@@ -136,14 +136,20 @@ func checkModelFile(file string, limit int64) error {
 	return regularFile("model file", file, st, limit)
 }
 
+// MaxONNXFile is the most an ONNX model file holds: it is one protocol
+// buffer, whose limit is 2 GiB. A larger model keeps its weights in
+// external data files.
+const MaxONNXFile = 2 << 30
+
 // ReadModelFile reads the model file: a regular file (symlinks followed)
-// of at most limit bytes (runtime.max_model_size; <= 0: any size).
-// Anything else (a FIFO, a device such as /dev/zero, a socket, a
-// directory) is refused by name before it is read, without blocking: the
-// file is looked at, then opened without waiting for a writer, and looked
-// at again through what was opened, so that one swapped in between is
-// refused too; a file that grows past the limit while it is read is
-// refused as it does. The refusals are *ModelFileError.
+// of at most limit bytes (runtime.max_model_size; <= 0: any size) and at
+// most MaxONNXFile. Anything else (a FIFO, a device such as /dev/zero, a
+// socket, a directory) is refused by name before it is read, without
+// blocking: the file is looked at, then opened without waiting for a
+// writer, and looked at again through what was opened, so that one
+// swapped in between is refused too; a file that grows past the limit
+// while it is read is refused as it does. The refusals are
+// *ModelFileError.
 func ReadModelFile(file string, limit int64) ([]byte, error) {
 	if err := checkModelFile(file, limit); err != nil {
 		return nil, err
@@ -160,17 +166,24 @@ func ReadModelFile(file string, limit int64) ([]byte, error) {
 	if err := regularFile("model file", file, st, limit); err != nil {
 		return nil, err
 	}
-	var r io.Reader = f
+	if st.Size() > MaxONNXFile {
+		return nil, &ModelFileError{File: file, Reason: fmt.Sprintf("%s is %s: an ONNX model file holds at most 2 GiB (a protocol buffer's limit); a larger model keeps its weights in external data files",
+			describeFile("model file", file), humanSize(st.Size()))}
+	}
+	bound := int64(MaxONNXFile)
 	if limit > 0 {
-		r = io.LimitReader(f, limit+1)
+		bound = min(bound, limit)
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, st.Size()+bytes.MinRead))
-	if _, err := buf.ReadFrom(r); err != nil {
+	if _, err := buf.ReadFrom(io.LimitReader(f, bound+1)); err != nil {
 		return nil, fmt.Errorf("read model file %q: %w", file, err)
 	}
-	if limit > 0 && int64(buf.Len()) > limit {
-		return nil, &ModelFileError{File: file, Reason: fmt.Sprintf("%s grew past %s = %s while it was read: raise %s to load it",
-			describeFile("model file", file), MaxModelSizeKey, humanSize(limit), MaxModelSizeKey)}
+	if int64(buf.Len()) > bound {
+		past := "2 GiB, the most an ONNX model file holds,"
+		if bound == limit {
+			past = fmt.Sprintf("%s = %s (raise it to load it)", MaxModelSizeKey, humanSize(limit))
+		}
+		return nil, &ModelFileError{File: file, Reason: fmt.Sprintf("%s grew past %s while it was read", describeFile("model file", file), past)}
 	}
 	return buf.Bytes(), nil
 }

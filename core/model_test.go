@@ -90,6 +90,14 @@ func TestReadModelFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	special := specialFiles(t, dir)
+	// A sparse file: its size takes no room on the disk.
+	huge := filepath.Join(dir, "huge.onnx")
+	if err := os.WriteFile(huge, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(huge, 3<<30); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name  string
 		file  string
@@ -104,6 +112,8 @@ func TestReadModelFile(t *testing.T) {
 		{"socket", special["socket"], 4000, []string{"is a socket"}},
 		{"directory", special["directory"], 4000, []string{"is a directory"}},
 		{"over the limit", regular, 3999, []string{`model file "` + regular + `" is 3.9 KiB (4000 bytes), more than runtime.max_model_size = 3.9 KiB (3999 bytes)`, "raise runtime.max_model_size"}},
+		{"over 2 GiB", huge, 64 << 30, []string{`model file "` + huge + `" is 3.0 GiB: an ONNX model file holds at most 2 GiB`, "external data files"}},
+		{"over 2 GiB, no limit", huge, 0, []string{"is 3.0 GiB: an ONNX model file holds at most 2 GiB"}},
 		{"link over the limit", link, 1024, []string{"(a link to", "is 3.9 KiB (4000 bytes), more than runtime.max_model_size = 1.0 KiB:"}},
 	}
 	for _, tt := range tests {
