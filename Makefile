@@ -27,11 +27,12 @@ export ONNXRUNTIME_TEST_LIB := $(CURDIR)/$(LIBDIR)
 
 all: build
 
-## build: the svc binary in build/bin with the ONNX Runtime library in build/bin/lib
+## build: the svc binary in build/bin with the ONNX Runtime library in build/bin/lib, each renamed into place (build/install-files.sh): a server running from build/bin keeps running
 build: lib assets
-	$(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN)/svc ./cmd/svc
-	mkdir -p $(BIN)/lib
-	cp -P $(LIBDIR)/* $(BIN)/lib/
+	$(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN)/.stage/svc ./cmd/svc
+	sh build/install-files.sh $(BIN)/lib $(LIBDIR)/*
+	sh build/install-files.sh $(BIN) $(BIN)/.stage/svc
+	rm -rf $(BIN)/.stage
 
 ## lib: fetch ONNX Runtime 1.29.0 (npm onnxruntime-node) into build/lib
 lib:

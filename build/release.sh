@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds svc release archives: for each target, the svc binary (version
 # stamped into 'svc version'), the matching ONNX Runtime 1.29.0 library in
-# lib/ next to it (the first place the binary looks), the README and
+# lib/ next to it (the first place the binary looks), install.sh (linux and
+# darwin: build/install-files.sh, which installs by renaming each file into
+# place, never writing over a running install), the README and
 # THIRD_PARTY_NOTICES from build/release/, and svc's LICENSE (Apache-2.0);
 # then a SHA256SUMS file over the archives.
 #
@@ -83,6 +85,10 @@ build_target() {
     [ -f "$libsrc/$f" ] || die "$libsrc/$f missing (make lib${variant:+ lib-cuda})"
     cp "$libsrc/$f" "$dir/lib/"
   done
+  if [ "$goos" != windows ]; then
+    cp "$root/build/install-files.sh" "$dir/install.sh"
+    chmod 0755 "$dir/install.sh"
+  fi
   case $goos in
     linux) ln -s libonnxruntime.so.1 "$dir/lib/libonnxruntime.so" ;;
     darwin)
@@ -90,12 +96,14 @@ build_target() {
       ln -s libonnxruntime.1.29.0.dylib "$dir/lib/libonnxruntime.dylib" ;;
   esac
 
-  # README: the common text with this platform's part and values filled in.
-  local os_part=$templates/README.$goos.txt
+  # README: the common text with this platform's part and values filled in;
+  # the lines marked @UNIX@ are for linux and darwin, @WINDOWS@ for windows.
+  local os_part=$templates/README.$goos.txt keep=UNIX drop=WINDOWS
   [ "$variant" = cuda ] && os_part=$templates/README.linux-cuda.txt
+  [ "$goos" = windows ] && keep=WINDOWS drop=UNIX
   awk -v part="$os_part" '/@PLATFORM_NOTES@/ { while ((getline l < part) > 0) print l; next } { print }' "$templates/README.txt" |
-    sed -e "s|@VERSION@|$version|g" -e "s|@TARGET@|$goos/$goarch${variant:+ ($variant)}|g" \
-      -e "s|@EXE@|svc$exe|g" -e "s|@TAGS@|${tags:-none (CPU only)}|g" >"$dir/README.txt"
+    sed -e "/@$drop@/d" -e "s| *@$keep@\$||" -e "s|@VERSION@|$version|g" -e "s|@TARGET@|$goos/$goarch${variant:+ ($variant)}|g" \
+      -e "s|@NAME@|$name|g" -e "s|@EXE@|svc$exe|g" -e "s|@TAGS@|${tags:-none (CPU only)}|g" >"$dir/README.txt"
 
   notices "$goos" "$goarch" "$tags" >"$dir/THIRD_PARTY_NOTICES.txt"
   cp "$root/LICENSE" "$dir/LICENSE"

@@ -67,7 +67,9 @@ type Loaded struct {
 }
 
 // LoadFunc loads the model: once at start and once per reload, each time
-// in a goroutine owned by the Model, never two at once.
+// in a goroutine owned by the Model, one reload at a time; a reload given
+// up at its timeout (Model.SetReloadTimeout) may still be loading while
+// the next one loads.
 type LoadFunc func() (Loaded, error)
 
 // Preparer derives what a frontend needs from a loaded model (an OpenAPI
@@ -265,24 +267,31 @@ func (m *Model) Drain() {
 }
 
 // Close waits for loading and any reload to end (or ctx), then releases
-// the sessions of the generation that serves; a reload asked for after
-// Close fails.
+// the sessions of the generation that serves, and waits for the loads of
+// reloads given up at their timeout to end and close what they loaded (or
+// ctx); a reload asked for after Close fails.
 func (m *Model) Close(ctx context.Context) error {
 	if !m.isStarted() {
 		return nil
 	}
 	select {
 	case <-m.done:
-	case <-ctx.Done():
-		return fmt.Errorf("model %q still loading at shutdown: %w", m.name, ctx.Err())
+	default:
+		// Loading that has ended wins over a ctx that has too.
+		select {
+		case <-m.done:
+		case <-ctx.Done():
+			return fmt.Errorf("model %q still loading at shutdown: %w", m.name, ctx.Err())
+		}
 	}
 	if err := m.stopReloads(ctx); err != nil {
 		return err
 	}
+	var err error
 	if g := m.gen.Load(); g != nil {
-		return g.retire()
+		err = g.retire()
 	}
-	return nil
+	return errors.Join(err, m.waitAbandoned(ctx))
 }
 
 func (m *Model) isStarted() bool {

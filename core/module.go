@@ -33,6 +33,9 @@ type LoadOptions struct {
 	// reports ready (runtime.warmup), and finds out where ONNX Runtime
 	// placed the nodes.
 	WarmUp bool
+	// ReloadTimeout bounds each reload (reload.timeout; 0: no bound):
+	// see Model.SetReloadTimeout.
+	ReloadTimeout time.Duration
 }
 
 func newModelFx(src Source) *Model { return NewModel(src.Name) }
@@ -79,6 +82,7 @@ func newLoaderFx(p loaderParams) *Loader {
 	p.LC.Append(fx.StopHook(func(ctx context.Context) error { return p.Model.Close(ctx) }))
 	l := &Loader{p: p}
 	p.Model.OnReload(l.logReload)
+	p.Model.OnAbandonedEnd(l.logAbandoned)
 	return l
 }
 
@@ -100,7 +104,14 @@ func NewLoader(m *Model, open Opener, sched Scheduler, o LoadOptions, log *zap.L
 	}
 	l := &Loader{p: loaderParams{Model: m, Opener: open, Scheduler: sched, Options: o, Log: log}}
 	m.OnReload(l.logReload)
+	m.OnAbandonedEnd(l.logAbandoned)
 	return l
+}
+
+// logAbandoned says how a reload abandoned at reload.timeout ended.
+func (l *Loader) logAbandoned(took time.Duration, err error) {
+	l.p.Log.Warn("a reload abandoned at reload.timeout has ended; what it loaded is closed",
+		zap.String("model", l.p.Model.Name()), zap.Duration("took", took), zap.NamedError("outcome", err))
 }
 
 // Start loads the model in the background: sessions and scheduler, the
@@ -126,6 +137,7 @@ func (l *Loader) Start() {
 			prepare = append(prepare, f)
 		}
 	}
+	p.Model.SetReloadTimeout(p.Options.ReloadTimeout)
 	p.Model.Start(l.load, prepare, warm, func(err error) {
 		p.Log.Warn("warm-up inference failed; the model serves anyway", zap.Error(err))
 	})

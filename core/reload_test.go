@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/tensor"
@@ -320,5 +321,114 @@ func TestReloadWhileClosing(t *testing.T) {
 	}
 	if n, c := l.n.Load(), l.closed.Load(); n != 2 || c != 2 {
 		t.Errorf("%d loads, %d closed; want 2 and 2 (the queued reload never loads)", n, c)
+	}
+}
+
+// stuckLoads is a LoadFunc whose load number stuck (the first reload:
+// 2) waits for release; every load gets its number as version, and a
+// Close that reports that version on closed.
+type stuckLoads struct {
+	n       atomic.Int64
+	stuck   int64
+	release chan struct{}
+	fail    bool // the stuck load fails once released
+	closed  chan string
+}
+
+func (l *stuckLoads) load() (core.Loaded, error) {
+	n := l.n.Add(1)
+	if n == l.stuck {
+		<-l.release
+		if l.fail {
+			return core.Loaded{}, errors.New("no such file")
+		}
+	}
+	v := string(rune('0' + n))
+	return core.Loaded{Runner: versionRunner{v}, Close: func() error { l.closed <- v; return nil }}, nil
+}
+
+// TestReloadTimeout: a reload whose load has not ended at the timeout
+// fails with a *core.ReloadTimeoutError, the old generation serving on and
+// the status saying so (not loading); the next reload does not wait for
+// the stuck load and succeeds; the stuck load, once it ends, closes what
+// it loaded (or reports its failure) and says so to the hook.
+func TestReloadTimeout(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		t.Run(map[bool]string{false: "the stuck load ends well", true: "the stuck load fails"}[fail], func(t *testing.T) {
+			l := &stuckLoads{stuck: 2, release: make(chan struct{}), fail: fail, closed: make(chan string, 4)}
+			m := core.NewModel("m")
+			m.SetReloadTimeout(time.Millisecond)
+			m.Start(l.load, nil, nil, nil)
+			<-m.Done()
+			t.Cleanup(func() { _ = m.Close(context.Background()) })
+			abandoned := make(chan error, 1)
+			m.OnAbandonedEnd(func(_ time.Duration, err error) { abandoned <- err })
+
+			_, err := m.Reload(context.Background())
+			var te *core.ReloadTimeoutError
+			var re *core.ReloadError
+			if !errors.As(err, &te) || !errors.As(err, &re) || te.Timeout != time.Millisecond ||
+				!strings.Contains(err.Error(), "keeps serving: the new version did not load within reload.timeout (1ms)") {
+				t.Fatalf("Reload past the timeout: %v", err)
+			}
+			if st := m.ReloadStatus(); st.Loading || st.LastError != err || st.Failed != 1 || st.Abandoned != 1 {
+				t.Fatalf("status after the timeout %+v", st)
+			}
+			if g := m.Current(); g.Seq != 1 || g.Version != "1" {
+				t.Fatalf("current generation %d (version %s) after the timeout", g.Seq, g.Version)
+			}
+
+			// The next reload loads beside the stuck one.
+			m.SetReloadTimeout(time.Hour)
+			res, err := m.Reload(context.Background())
+			if err != nil || res.Version != "3" || res.Seq != 2 {
+				t.Fatalf("Reload after the timeout = %+v, %v; want version 3 as generation 2", res, err)
+			}
+			if v := <-l.closed; v != "1" {
+				t.Fatalf("closed version %s, want the replaced 1", v)
+			}
+			if st := m.ReloadStatus(); st.LastError != nil || st.Abandoned != 1 {
+				t.Fatalf("status after the next reload %+v", st)
+			}
+
+			close(l.release)
+			if err := <-abandoned; (err != nil) != fail {
+				t.Fatalf("the stuck load ended with %v", err)
+			}
+			if !fail {
+				if v := <-l.closed; v != "2" {
+					t.Fatalf("closed version %s, want the stuck load's 2", v)
+				}
+			}
+			if g := m.Current(); g.Seq != 2 || g.Version != "3" || m.ReloadStatus().Abandoned != 0 {
+				t.Fatalf("current generation %d (version %s), status %+v once the stuck load ended", g.Seq, g.Version, m.ReloadStatus())
+			}
+		})
+	}
+}
+
+// TestCloseWaitsForAbandoned: Close waits for a load given up at the
+// timeout, and says so when ctx ends first.
+func TestCloseWaitsForAbandoned(t *testing.T) {
+	l := &stuckLoads{stuck: 2, release: make(chan struct{}), closed: make(chan string, 4)}
+	m := core.NewModel("m")
+	m.SetReloadTimeout(time.Millisecond)
+	m.Start(l.load, nil, nil, nil)
+	<-m.Done()
+	if _, err := m.Reload(context.Background()); err == nil {
+		t.Fatal("the stuck reload succeeded")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := m.Close(ctx); err == nil || !strings.Contains(err.Error(), "a reload given up at reload.timeout still loads at shutdown") {
+		t.Fatalf("Close with a load stuck: %v", err)
+	}
+	close(l.release)
+	if err := m.Close(context.Background()); err != nil {
+		t.Fatalf("Close once released: %v", err)
+	}
+	got := []string{<-l.closed, <-l.closed}
+	if !(got[0] == "1" && got[1] == "2" || got[0] == "2" && got[1] == "1") {
+		t.Fatalf("closed %v, want the serving 1 and the stuck 2", got)
 	}
 }

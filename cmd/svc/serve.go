@@ -395,7 +395,7 @@ type served struct {
 // alone or as worker; building it fills sv.
 func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logger, worker *supervisor.Worker, sv *served) ([]fx.Option, error) {
 	options := []fx.Option{
-		fx.Supply(src, log, schedConfig(&cfg, worker), core.LoadOptions{WarmUp: cfg.Runtime.WarmUp},
+		fx.Supply(src, log, schedConfig(&cfg, worker), core.LoadOptions{WarmUp: cfg.Runtime.WarmUp, ReloadTimeout: cfg.Reload.Timeout.Std()},
 			onnxrt.LibrarySetting(cfg.Runtime.Library),
 			onnxrt.Verbose(verbose),
 			onnxrt.MemoryLimit(cfg.Runtime.MemoryLimit),
@@ -564,7 +564,7 @@ func onHangup(ctx context.Context, hup <-chan os.Signal, log *zap.Logger, reload
 // watchModel reloads on settled changes of the model at path until ctx
 // ends.
 func watchModel(ctx context.Context, path string, src core.Source, cfg config.Config, log *zap.Logger, reload func(context.Context) error) {
-	err := watch.Run(ctx, watch.Options{Path: path, File: src.File, Settle: cfg.Reload.Settle.Std(), Reload: reload, Log: log,
+	err := watch.Run(ctx, watch.Options{Path: path, File: src.File, Settle: cfg.Reload.Settle.Std(), MaxSize: int64(cfg.Runtime.MaxModelSize), Reload: reload, Log: log,
 		Started: func() {
 			log.Info("watching the model for changes", zap.String("path", path), zap.Duration("settle", cfg.Reload.Settle.Std()))
 		}})
@@ -675,7 +675,9 @@ func superviseWorkers(ctx context.Context, cfg config.Config, src core.Source, r
 		Stderr:     stderr,
 		Grace:      cfg.Serve.ShutdownGrace.Std(),
 		DrainDelay: cfg.Serve.DrainDelay.Std(),
-		Log:        log,
+		// A worker's reload fails itself past reload.timeout.
+		ReloadTimeout: cfg.Reload.Timeout.Std(),
+		Log:           log,
 	})
 	defer onSecondSignal(sup.Hurry)()
 	err = sup.Run(ctx, func(info json.RawMessage) {

@@ -86,6 +86,9 @@ type Reload struct {
 	// Interval is how often a Hub source's revision is asked for its
 	// commit while watching.
 	Interval Duration `yaml:"interval"`
+	// Timeout bounds one reload (loading, preparing, warming up): one
+	// that has not ended by then fails and the old version serves on.
+	Timeout Duration `yaml:"timeout"`
 }
 
 // Serve holds HTTP serving settings.
@@ -117,6 +120,9 @@ type Runtime struct {
 	Timeout Duration `yaml:"timeout"`
 	// MemoryLimit caps runtime memory, e.g. "2GiB" (0 = none).
 	MemoryLimit ByteSize `yaml:"memory_limit"`
+	// MaxModelSize caps the model file and its external data files
+	// together; a larger model is refused before it is read.
+	MaxModelSize ByteSize `yaml:"max_model_size"`
 	// IntraOpThreads and InterOpThreads size ONNX Runtime's thread pools
 	// (intra 0 = half the cores, see sched.CPUPlan; inter 0 = ONNX
 	// Runtime's default).
@@ -151,6 +157,13 @@ type Runtime struct {
 	// The GOMAXPROCS environment variable wins over it.
 	GoProcs int `yaml:"go_procs"`
 }
+
+// The defaults of the bounds on loading a model: the model with its
+// external data (runtime.max_model_size), one reload (reload.timeout).
+const (
+	DefaultMaxModelSize  = 64 << 30
+	DefaultReloadTimeout = 10 * time.Minute
+)
 
 // Batching configures dynamic batching.
 type Batching struct {
@@ -202,11 +215,11 @@ func Default() Config {
 			ShutdownGrace: Duration(30 * time.Second),
 			AccessLog:     DefaultAccessLog,
 		},
-		Runtime:   Runtime{GraphOptimization: "all", WarmUp: true, ReleaseMemoryAfter: Duration(2 * time.Second)},
+		Runtime:   Runtime{GraphOptimization: "all", WarmUp: true, ReleaseMemoryAfter: Duration(2 * time.Second), MaxModelSize: DefaultMaxModelSize},
 		Limits:    defaultLimits(),
 		Batching:  Batching{Enabled: true, MaxBatchSize: 32, Adaptive: true},
 		Providers: Providers{Settings: defaultSettings()},
-		Reload:    Reload{Settle: Duration(500 * time.Millisecond), Interval: Duration(time.Minute)},
+		Reload:    Reload{Settle: Duration(500 * time.Millisecond), Interval: Duration(time.Minute), Timeout: Duration(DefaultReloadTimeout)},
 		Sequence: Sequence{MaxIdle: Duration(DefaultSequenceMaxIdle), MaxActive: DefaultSequenceMaxActive,
 			MaxBatchSize: DefaultSequenceMaxBatch, MaxIDLength: DefaultSequenceMaxIDLength,
 			MaxConnections: DefaultSequenceMaxConnections},
@@ -338,6 +351,10 @@ func (c *Config) check() (string, string) {
 		return "reload.interval", "must be positive"
 	case c.Serve.DrainDelay < 0:
 		return "serve.drain_delay", "cannot be negative"
+	case c.Runtime.MaxModelSize <= 0:
+		return "runtime.max_model_size", "must be positive"
+	case c.Reload.Timeout <= 0:
+		return "reload.timeout", "must be positive"
 	}
 	switch c.Runtime.GraphOptimization {
 	case "disabled", "basic", "extended", "all":

@@ -50,6 +50,7 @@ runtime:
   library: /opt/ort/libonnxruntime.so
   timeout: 1.5
   memory_limit: 2GiB
+  max_model_size: 8GiB
   intra_op_threads: 4
   inter_op_threads: 2
   spinning: true
@@ -84,6 +85,7 @@ reload:
   watch: true
   settle: 250ms
   interval: 30s
+  timeout: 5m
 sequence:
   max_idle: 30s
   max_active: 5
@@ -102,13 +104,13 @@ sequence:
 			Metadata: map[string]string{"team": "ml"}, Labels: map[string][]string{"probabilities": {"a", "b", "c"}},
 			Sequence: &ModelSequence{States: map[string]string{"state": "stateN"}, Initial: map[string]float64{"state": 0.5}, Context: map[string]int{"input": 64}}}},
 		Serve:   Serve{Host: "127.0.0.1", Port: 9000, Workers: 3, Provider: "cuda", ShutdownGrace: Duration(5 * time.Second), DrainDelay: Duration(2 * time.Second), AccessLog: "sampled:5%"},
-		Runtime: Runtime{Library: "/opt/ort/libonnxruntime.so", Timeout: Duration(1500 * time.Millisecond), MemoryLimit: 2 << 30, IntraOpThreads: 4, InterOpThreads: 2, Spinning: true, GraphOptimization: "basic", OptimizedModelPath: "/tmp/opt.onnx"},
+		Runtime: Runtime{Library: "/opt/ort/libonnxruntime.so", Timeout: Duration(1500 * time.Millisecond), MemoryLimit: 2 << 30, MaxModelSize: 8 << 30, IntraOpThreads: 4, InterOpThreads: 2, Spinning: true, GraphOptimization: "basic", OptimizedModelPath: "/tmp/opt.onnx"},
 		Limits: Limits{MaxBodyBytes: 32 << 20, MaxElements: 1000000, MaxStringLength: 64 << 10, ReadTimeout: Duration(15 * time.Second),
 			MaxImagePixels: 1000000, MaxImages: 8, MaxRequestPixels: 4000000, MaxJPEGScanPixels: 20000000, MaxTexts: 100, MaxTokens: 4096,
 			RequestMemory: 64 << 20, MemoryWait: Duration(2 * time.Second)},
 		Batching:  Batching{Enabled: false, MaxBatchSize: 8, MaxQueueDelay: Duration(2 * time.Millisecond)},
 		Providers: Providers{DeviceID: 1},
-		Reload:    Reload{Watch: true, Settle: Duration(250 * time.Millisecond), Interval: Duration(30 * time.Second)},
+		Reload:    Reload{Watch: true, Settle: Duration(250 * time.Millisecond), Interval: Duration(30 * time.Second), Timeout: Duration(5 * time.Minute)},
 		Sequence:  Sequence{MaxIdle: Duration(30 * time.Second), MaxActive: 5, Batching: new(false), MaxBatchSize: 16, MaxIDLength: 64, MaxConnections: 7},
 		File:      p,
 	}
@@ -179,6 +181,8 @@ func TestLoadErrors(t *testing.T) {
 		{"negative threads", "runtime:\n  intra_op_threads: -1\n", []string{"line 2: runtime.intra_op_threads cannot be negative"}},
 		{"negative Go processors", "runtime:\n  go_procs: -2\n", []string{"line 2: runtime.go_procs cannot be negative"}},
 		{"zero reload interval", "reload:\n  interval: 0s\n", []string{"line 2: reload.interval must be positive"}},
+		{"zero reload timeout", "reload:\n  timeout: 0s\n", []string{"line 2: reload.timeout must be positive"}},
+		{"zero model size", "runtime:\n  max_model_size: 0\n", []string{"line 2: runtime.max_model_size must be positive"}},
 		{"negative release", "runtime:\n  release_memory_after: -1s\n", []string{"line 2: invalid duration", `"-1s"`}},
 		{"batch size", "batching:\n  max_batch_size: 0\n", []string{"line 2: batching.max_batch_size must be at least 1"}},
 		{"zero body", "limits:\n  max_body_size: 0\n", []string{"line 2: limits.max_body_size must be positive"}},

@@ -21,6 +21,13 @@ func ReadFile(path string) (*Model, error) {
 	return m, nil
 }
 
+// UnmarshalShared decodes an ONNX ModelProto as Unmarshal does, except
+// that the tensors' raw data share data's memory (as ReadFile's do): for a
+// model read whole into data, which the caller no longer changes.
+func UnmarshalShared(data []byte) (*Model, error) {
+	return unmarshal(data, true)
+}
+
 // WriteFile encodes m and writes it to path (mode 0644).
 func WriteFile(path string, m *Model) error {
 	data, err := Marshal(m)

@@ -24,16 +24,26 @@ type description struct {
 	// defaults parallels inputs: the default value of optional inputs.
 	defaults      []*tensor.Tensor
 	externalFiles []string
+	// size is the model file's with its external data files'.
+	size int64
 }
 
 // describe reads the model's graph inputs and outputs from the file. An
 // input that is also an initializer (ONNX IR version 4 and later) is
 // optional: its initializer is the default value, which ONNX Runtime lets
 // a request override.
-func describe(file string) (*description, error) {
-	m, err := onnxpb.ReadFile(file)
+//
+// The model file and its external data files must be regular files of
+// at most limit bytes together (runtime.max_model_size): anything else
+// is refused here, before it is read and before ONNX Runtime opens it.
+func describe(file string, limit int64) (*description, error) {
+	data, err := core.ReadModelFile(file, limit)
 	if err != nil {
-		return nil, fmt.Errorf("read model: %w", err)
+		return nil, err
+	}
+	m, err := onnxpb.UnmarshalShared(data)
+	if err != nil {
+		return nil, fmt.Errorf("read model: %s: %w", file, err)
 	}
 	if m.Graph == nil {
 		return nil, errors.New("the file holds no graph")
@@ -50,6 +60,14 @@ func describe(file string) (*description, error) {
 			seen[ref.Location] = true
 			d.externalFiles = append(d.externalFiles, ref.Location)
 		}
+	}
+	sizes, err := core.CheckExternalData(file, int64(len(data)), d.externalFiles, limit)
+	if err != nil {
+		return nil, err
+	}
+	d.size = int64(len(data))
+	for _, n := range sizes {
+		d.size += n
 	}
 	for _, vi := range m.Graph.Inputs {
 		optional := inits[vi.Name]
@@ -68,7 +86,7 @@ func describe(file string) (*description, error) {
 		}
 		var def *tensor.Tensor
 		if optional {
-			if def, err = defaultValue(m.Initializer(vi.Name), dir); err != nil {
+			if def, err = defaultValue(m.Initializer(vi.Name), dir, sizes); err != nil {
 				return nil, fmt.Errorf("default value of input %q: %w", vi.Name, err)
 			}
 		}
@@ -113,10 +131,21 @@ func typeInfo(t *onnxpb.TypeProto) (core.ValueKind, string, []int64, []string) {
 	return core.KindOther, t.String(), nil, nil
 }
 
-// defaultValue decodes an initializer into a tensor.
-func defaultValue(init *onnxpb.TensorProto, dir string) (*tensor.Tensor, error) {
+// defaultValue decodes an initializer into a tensor; sizes are the
+// external data files' (checked by core.CheckExternalData), which the
+// data must lie within.
+func defaultValue(init *onnxpb.TensorProto, dir string, sizes map[string]int64) (*tensor.Tensor, error) {
 	if init == nil {
 		return nil, errors.New("no initializer")
+	}
+	if init.IsExternal() {
+		ref, err := init.External()
+		if err != nil {
+			return nil, err
+		}
+		if size := sizes[ref.Location]; ref.Offset > size || ref.Length > size-ref.Offset {
+			return nil, fmt.Errorf("its external data (offset %d, length %d) lies beyond the end of %q (%d bytes)", ref.Offset, ref.Length, ref.Location, size)
+		}
 	}
 	init, err := init.LoadExternal(dir)
 	if err != nil {

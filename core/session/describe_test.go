@@ -34,7 +34,7 @@ func TestDescribeMatchesRuntime(t *testing.T) {
 			if _, err := os.Stat(f); err != nil {
 				t.Fatalf("%v (run 'make models')", err)
 			}
-			d, err := describe(f)
+			d, err := describe(f, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

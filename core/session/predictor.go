@@ -79,12 +79,12 @@ func New(o Options, log *zap.Logger) (*Predictor, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	desc, err := describe(o.File)
+	desc, err := describe(o.File, int64(o.Runtime.MaxModelSize))
 	if err != nil {
 		return nil, fmt.Errorf("load model %q: %w", o.File, err)
 	}
 	if limit := int64(o.Runtime.MemoryLimit); limit > 0 {
-		if size := core.ModelSize(o.File, desc.externalFiles); size > limit {
+		if size := desc.size; size > limit {
 			return nil, fmt.Errorf("load model %q: the model takes %s (file and external data), more than runtime.memory_limit %s; raise the limit", o.File, humanBytes(size), humanBytes(limit))
 		}
 	}
@@ -128,7 +128,7 @@ func (p *Predictor) describeModel(o Options, desc *description) core.ModelInfo {
 		Outputs:  desc.outputs,
 		Metadata: map[string]string{},
 	}
-	info.SizeMB = float64(core.ModelSize(o.File, desc.externalFiles)) / (1 << 20)
+	info.SizeMB = float64(desc.size) / (1 << 20)
 	info.SizeMB = float64(int64(info.SizeMB*1000+0.5)) / 1000
 	if md, err := p.session.GetModelMetadata(); err == nil {
 		fillMetadata(&info, md)

@@ -24,6 +24,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"go.uber.org/zap"
 
+	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/onnxpb"
 )
 
@@ -36,6 +37,9 @@ type Options struct {
 	File string
 	// Settle is how long a change must stay still before it counts.
 	Settle time.Duration
+	// MaxSize bounds what is read of the model file to parse it
+	// (runtime.max_model_size; 0: no bound).
+	MaxSize int64
 	// Reload is called once per settled change.
 	Reload func(ctx context.Context) error
 	// Skipped, when set, is called with why a settled change was not
@@ -116,7 +120,7 @@ func Run(ctx context.Context, o Options) error {
 			if fp == s.loaded {
 				continue
 			}
-			if err := check(o.File); err != nil {
+			if err := check(o.File, o.MaxSize); err != nil && !refused(err) {
 				s.loaded = fp // skipped until it changes again
 				o.Log.Warn("the model file changed but is no ONNX model yet; waiting for the next change", zap.String("file", o.File), zap.Error(err))
 				if o.Skipped != nil {
@@ -131,6 +135,14 @@ func Run(ctx context.Context, o Options) error {
 			}
 		}
 	}
+}
+
+// refused reports whether err is a model file that loading refuses (no
+// regular file, or too large): waiting does not make it a model, so the
+// reload runs, and refuses it where reloads report their failures.
+func refused(err error) bool {
+	var mf *core.ModelFileError
+	return errors.As(err, &mf)
 }
 
 type state struct {
@@ -236,8 +248,16 @@ func (s *state) fingerprint() string {
 var ErrNotONNX = errors.New("not an ONNX model")
 
 // check parses the model file as ONNX: a file cut short does not parse.
-func check(file string) error {
-	m, err := onnxpb.ReadFile(file)
+// It reads no more than maxSize bytes (0: any), and only a regular file.
+func check(file string, maxSize int64) error {
+	data, err := core.ReadModelFile(file, maxSize)
+	if refused(err) {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrNotONNX, err)
+	}
+	m, err := onnxpb.UnmarshalShared(data)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNotONNX, err)
 	}

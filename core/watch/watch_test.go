@@ -99,12 +99,12 @@ func TestCheck(t *testing.T) {
 			if err := os.WriteFile(p, tt.data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if err := check(p); (err == nil) != tt.ok || err != nil && !errors.Is(err, ErrNotONNX) {
+			if err := check(p, 0); (err == nil) != tt.ok || err != nil && !errors.Is(err, ErrNotONNX) {
 				t.Fatalf("check = %v", err)
 			}
 		})
 	}
-	if err := check(filepath.Join(dir, "missing.onnx")); !errors.Is(err, ErrNotONNX) {
+	if err := check(filepath.Join(dir, "missing.onnx"), 0); !errors.Is(err, ErrNotONNX) {
 		t.Fatalf("missing file: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -42,9 +43,7 @@ func (s *Supervisor) reloadPass() (core.ReloadResult, error) {
 	var failed []string
 	modelFailed := false
 	for _, id := range ids {
-		ctx, cancel := context.WithTimeout(context.Background(), s.o.StartTimeout)
-		r, err := askReload(ctx, workerReloadSocket(s.sockets, id))
-		cancel()
+		r, err := s.askWorker(id)
 		if err != nil {
 			s.log.Error("worker reload failed; it keeps its model", zap.Int("worker", id), zap.Error(err))
 			failed = append(failed, fmt.Sprintf("worker %d: %v", id, err))
@@ -62,6 +61,26 @@ func (s *Supervisor) reloadPass() (core.ReloadResult, error) {
 		return res, errors.New(strings.Join(failed, "; "))
 	}
 	return res, nil
+}
+
+// answerSlack is how much longer than twice reload.timeout the supervisor
+// waits for a worker's answer to a reload.
+var answerSlack = 30 * time.Second
+
+// askWorker asks worker id to reload and waits for its answer. A worker
+// fails its own reload past reload.timeout, and may have one under way
+// when asked (SIGHUP sent to it alone): it answers within twice
+// reload.timeout. One that has not answered by then, and answerSlack
+// more, is wedged: the pass goes on without it.
+func (s *Supervisor) askWorker(id int) (core.ReloadResult, error) {
+	wait := 2*s.o.ReloadTimeout + answerSlack
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	r, err := askReload(ctx, workerReloadSocket(s.sockets, id))
+	if err != nil && errors.Is(err, context.DeadlineExceeded) {
+		return r, fmt.Errorf("no answer within %s (twice reload.timeout, %s, and %s): %w", wait, s.o.ReloadTimeout, answerSlack, err)
+	}
+	return r, err
 }
 
 // serveSupervisorSocket serves supervisor.sock, where workers ask for the

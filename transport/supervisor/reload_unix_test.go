@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/svc-dev/svc/core"
 )
@@ -21,6 +22,7 @@ const (
 	workerDead     = "dead"     // no reload socket: the process is gone
 	workerHangsUp  = "hangs up" // dies while asked: the connection closes unanswered
 	workerStopping = "stopping" // shutting down: the reload is refused
+	workerSilent   = "silent"   // wedged: never answers, until the asker gives up
 )
 
 // fakeWorkers serves a reload socket for each worker in dir as its kind
@@ -55,13 +57,16 @@ func fakeWorkers(t *testing.T, dir string, kinds []string) []*atomic.Int64 {
 			t.Cleanup(func() { _ = ln.Close(); <-done })
 			continue
 		}
-		rs, err := serveReload(path, func(context.Context) (core.ReloadResult, error) {
+		rs, err := serveReload(path, func(ctx context.Context) (core.ReloadResult, error) {
 			n.Add(1)
 			switch kind {
 			case workerFails:
 				return core.ReloadResult{}, &core.ReloadError{Model: "m", Err: errors.New("model.onnx: no such file")}
 			case workerStopping:
 				return core.ReloadResult{}, core.ErrReloadClosed
+			case workerSilent:
+				<-ctx.Done()
+				return core.ReloadResult{}, ctx.Err()
 			}
 			return core.ReloadResult{Version: "2", Seq: 2}, nil
 		})
@@ -143,5 +148,32 @@ func TestWorkersReloaderNoSupervisor(t *testing.T) {
 	}
 	if rs, err := (Worker{}).ServeReload(nil); rs != nil || err != nil {
 		t.Fatalf("ServeReload without sockets = %v, %v", rs, err)
+	}
+}
+
+// TestSupervisorReloadTimeout: a worker that does not answer a reload
+// within twice reload.timeout (and the slack) fails the pass with the
+// reason, and the workers after it are still asked (the second here is
+// gone: asking it fails too), where before the supervisor waited for it
+// as long as for a start-up (10 minutes).
+func TestSupervisorReloadTimeout(t *testing.T) {
+	defer func(d time.Duration) { answerSlack = d }(answerSlack)
+	answerSlack = 0
+	dir, err := socketDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	fakeWorkers(t, dir, []string{workerSilent, workerDead})
+	s := New(Options{ReloadTimeout: time.Millisecond})
+	s.sockets = dir
+	s.procs[1], s.procs[2] = nil, nil
+	// Far longer than the wait: only turns a hang into a failure.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = s.Reload(ctx)
+	if err == nil || !strings.Contains(err.Error(), "worker 1: no answer within 2ms (twice reload.timeout, 1ms, and 0s)") ||
+		!strings.Contains(err.Error(), "; worker 2: ") {
+		t.Fatalf("Reload error %v", err)
 	}
 }

@@ -53,7 +53,11 @@ type Options struct {
 	DrainDelay time.Duration
 	// StartTimeout bounds a worker's start-up.
 	StartTimeout time.Duration
-	Log          *zap.Logger
+	// ReloadTimeout is reload.timeout, which bounds each worker's reload
+	// (the worker fails its own past it): the supervisor waits for a
+	// worker's answer up to twice as long, and answerSlack more.
+	ReloadTimeout time.Duration
+	Log           *zap.Logger
 }
 
 // StartError is returned when a worker could not start at all.
@@ -96,6 +100,9 @@ func New(o Options) *Supervisor {
 	}
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = 10 * time.Minute
+	}
+	if o.ReloadTimeout <= 0 {
+		o.ReloadTimeout = 10 * time.Minute
 	}
 	return &Supervisor{o: o, log: o.Log, procs: map[int]*proc{}}
 }

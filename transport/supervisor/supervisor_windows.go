@@ -31,6 +31,7 @@ type Options struct {
 	Grace          time.Duration
 	DrainDelay     time.Duration
 	StartTimeout   time.Duration
+	ReloadTimeout  time.Duration
 	Log            *zap.Logger
 }
 
