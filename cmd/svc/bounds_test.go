@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/svc-dev/svc/ci/hostile"
+	grpcapi "github.com/svc-dev/svc/transport/grpc"
 	"github.com/svc-dev/svc/transport/grpc/inference"
 )
 
@@ -184,7 +185,14 @@ func v2Pictures(input string, p []byte, n int) string {
 func TestBoundsPictures(t *testing.T) {
 	port := freePort(t)
 	s := startServerBin(t, plainBin(t), nil, "cls", "--config", ocrConfig(t), "--grpc-port", port)
-	c := grpcClient(t, "127.0.0.1:"+port)
+	attacks, valid := pictureAttacks(t, s, grpcClient(t, "127.0.0.1:"+port))
+	runAttacks(t, s, attacks, valid)
+	s.stopNoPanic()
+}
+
+// pictureAttacks are the attacks on s, serving PaddleOCR cls (its gRPC
+// client c), and the valid request sent between them.
+func pictureAttacks(t *testing.T, s *server, c *grpcapi.Client) ([]attack, func() bool) {
 	gif := hostile.GIF1x1()
 	post := func(ctype string, body []byte, headers ...string) func() (int, string) {
 		return func() (int, string) {
@@ -244,8 +252,7 @@ func TestBoundsPictures(t *testing.T) {
 		var out map[string][]any
 		return r.Status == http.StatusOK && json.Unmarshal(r.Body, &out) == nil && len(out["softmax_0.tmp_0"]) == 64
 	}
-	runAttacks(t, s, attacks, valid)
-	s.stopNoPanic()
+	return attacks, valid
 }
 
 // TestBoundsText: finding 3. {"text": ["a"] × 99,999 + ["hello " × 60]},
@@ -256,15 +263,28 @@ func TestBoundsPictures(t *testing.T) {
 func TestBoundsText(t *testing.T) {
 	port := freePort(t)
 	s := startServerBin(t, plainBin(t), nil, filepath.Join(repoRoot, "examples", "text-embed"), "--grpc-port", port)
-	c := grpcClient(t, "127.0.0.1:"+port)
-	texts := func(n int, last string) []string {
-		out := make([]string, n)
-		for i := range out {
-			out[i] = "a"
-		}
-		out[n-1] = last
-		return out
+	attacks, valid := textAttacks(t, s, grpcClient(t, "127.0.0.1:"+port))
+	runAttacks(t, s, attacks, valid)
+	if !strings.Contains(string(s.do(http.MethodPost, "/predict", "application/json", strings.NewReader(`{"text": `+mustJSON(t, manyTexts(2048, "a b c"))+`}`)).Body), `"embedding"`) {
+		t.Error("2,048 short texts, within every limit, were refused")
 	}
+	s.stopNoPanic()
+}
+
+// manyTexts is n texts "a", the last one last.
+func manyTexts(n int, last string) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = "a"
+	}
+	out[n-1] = last
+	return out
+}
+
+// textAttacks are the attacks on s, serving examples/text-embed (its
+// gRPC client c), and the valid request sent between them.
+func textAttacks(t *testing.T, s *server, c *grpcapi.Client) ([]attack, func() bool) {
+	texts := manyTexts
 	long := strings.Repeat("hello ", 60)
 	v1 := func(ts []string) func() (int, string) {
 		body, _ := json.Marshal(map[string][]string{"text": ts})
@@ -304,11 +324,7 @@ func TestBoundsText(t *testing.T) {
 		var out map[string][][]float64
 		return r.Status == http.StatusOK && json.Unmarshal(r.Body, &out) == nil && len(out["embedding"]) == 3
 	}
-	runAttacks(t, s, attacks, valid)
-	if !strings.Contains(string(s.do(http.MethodPost, "/predict", "application/json", strings.NewReader(`{"text": `+mustJSON(t, texts(2048, "a b c"))+`}`)).Body), `"embedding"`) {
-		t.Error("2,048 short texts, within every limit, were refused")
-	}
-	s.stopNoPanic()
+	return attacks, valid
 }
 
 func mustJSON(t *testing.T, v any) string {

@@ -84,48 +84,70 @@ type KeyValues struct {
 // maxStrings strings (keys included): those bodies are mostly strings,
 // which take no hint.
 func ValueCounts(body []byte, maxStrings int) []KeyValues {
-	i := 0
-	for i < len(body) && isSpace(body[i]) {
-		i++
-	}
-	if i == len(body) || body[i] != '{' {
-		return nil
-	}
 	var out []KeyValues
 	valueStart := -1 // where the current key's value starts; -1 before the first key
 	strings := 0
-	for {
-		q := bytes.IndexByte(body[i:], '"')
-		if q < 0 {
-			break
-		}
-		start := i + q // the opening quote
-		end := closingQuote(body, start+1)
-		if end < 0 {
-			break
-		}
+	over := false
+	eachString(body, func(start, end int, key bool, next int) bool {
 		if strings++; strings > maxStrings {
-			return nil
+			over = true
+			return false
 		}
-		k := end + 1
-		for k < len(body) && isSpace(body[k]) {
-			k++
-		}
-		i = k
-		if k == len(body) || body[k] != ':' {
-			continue // a string value
+		if !key {
+			return true
 		}
 		if valueStart >= 0 {
 			out[len(out)-1].Values = int64(bytes.Count(body[valueStart:start], []byte{','}))
 		}
 		out = append(out, KeyValues{Key: body[start+1 : end]})
-		valueStart = k + 1
-		i = k + 1
+		valueStart = next
+		return true
+	})
+	if over {
+		return nil
 	}
 	if valueStart >= 0 {
 		out[len(out)-1].Values = int64(bytes.Count(body[valueStart:], []byte{','})) + 1
 	}
 	return out
+}
+
+// eachString calls visit for each string of a body that starts as a JSON
+// object, in order, jumping from one quote to the next: where its opening
+// and closing quotes are, whether a colon follows it (a key), and where
+// the text after it (after the colon, for a key) starts. It stops when
+// visit returns false, at an unterminated string, or at once when the
+// body does not start as an object.
+func eachString(body []byte, visit func(start, end int, key bool, next int) bool) {
+	i := 0
+	for i < len(body) && isSpace(body[i]) {
+		i++
+	}
+	if i == len(body) || body[i] != '{' {
+		return
+	}
+	for {
+		q := bytes.IndexByte(body[i:], '"')
+		if q < 0 {
+			return
+		}
+		start := i + q
+		end := closingQuote(body, start+1)
+		if end < 0 {
+			return
+		}
+		i = end + 1
+		for i < len(body) && isSpace(body[i]) {
+			i++
+		}
+		key := i < len(body) && body[i] == ':'
+		if key {
+			i++
+		}
+		if !visit(start, end, key, i) {
+			return
+		}
+	}
 }
 
 // closingQuote is the index of the quote that ends the string whose text
@@ -159,35 +181,15 @@ func closingQuote(body []byte, from int) int {
 // judges the body. It returns nil when the body does not start as an
 // object.
 func StringCounts(body []byte) []KeyValues {
-	i := 0
-	for i < len(body) && isSpace(body[i]) {
-		i++
-	}
-	if i == len(body) || body[i] != '{' {
-		return nil
-	}
 	var out []KeyValues
-	for {
-		q := bytes.IndexByte(body[i:], '"')
-		if q < 0 {
-			return out
-		}
-		start := i + q
-		end := closingQuote(body, start+1)
-		if end < 0 {
-			return out
-		}
-		k := end + 1
-		for k < len(body) && isSpace(body[k]) {
-			k++
-		}
-		i = k
+	eachString(body, func(start, end int, key bool, _ int) bool {
 		switch {
-		case k < len(body) && body[k] == ':':
+		case key:
 			out = append(out, KeyValues{Key: body[start+1 : end]})
-			i = k + 1
 		case len(out) > 0:
 			out[len(out)-1].Values++
 		}
-	}
+		return true
+	})
+	return out
 }
