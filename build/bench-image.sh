@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-image.sh [OUT.md]: transport/image's BenchmarkPreprocess against
+# bench-image.sh [OUT.md]: core/codec/image's BenchmarkPreprocess against
 # OpenCV (Debian's python3-opencv, single-threaded) on the same files and
 # the same steps (decode, resize, crop/pad, normalise, layout). Prints a
 # markdown table of milliseconds per image and svc ÷ OpenCV (goal ≤ 2×),
@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-BENCH_IMAGE_DIR=$dir go test ./transport/image/ -run '^$' -bench BenchmarkPreprocess \
+BENCH_IMAGE_DIR=$dir go test ./core/codec/image/ -run '^$' -bench BenchmarkPreprocess \
 	-benchtime "${BENCHTIME:-20x}" -count 1 -cpu 1 >"$dir/go.txt"
 cat >"$dir/req.json" <<JSON
 [
@@ -23,7 +23,7 @@ cat >"$dir/req.json" <<JSON
   "mean": [0.5, 0.5, 0.5], "std": [0.5, 0.5, 0.5], "pad": 127.5}
 ]
 JSON
-/usr/bin/python3 transport/image/testdata/opencv_ref.py time "$dir/req.json" >"$dir/cv.json"
+/usr/bin/python3 core/codec/image/testdata/opencv_ref.py time "$dir/req.json" >"$dir/cv.json"
 table=$(/usr/bin/python3 - "$dir/go.txt" "$dir/cv.json" <<'PY'
 import json, re, sys
 cv = json.load(open(sys.argv[2]))

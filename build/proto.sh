@@ -10,7 +10,7 @@ tools="$PWD/build/tools"
 command -v protoc >/dev/null 2>&1 || bash ci/apt-install.sh protobuf-compiler
 GOBIN="$tools" go install "google.golang.org/protobuf/cmd/protoc-gen-go@$PROTOC_GEN_GO_VERSION"
 GOBIN="$tools" go install "google.golang.org/grpc/cmd/protoc-gen-go-grpc@$PROTOC_GEN_GO_GRPC_VERSION"
-dir=transport/grpc/inference
+dir=transport/grpcapi/inference
 PATH="$tools:$PATH" protoc -I "$dir" \
   --go_out="$dir" --go_opt=paths=source_relative \
   --go-grpc_out="$dir" --go-grpc_opt=paths=source_relative \

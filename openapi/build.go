@@ -11,7 +11,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/svc-dev/svc/core"
-	"github.com/svc-dev/svc/transport/codec"
+	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/transport/rest"
 )
 
@@ -68,7 +68,7 @@ func Build(info core.ModelInfo) (*openapi3.T, error) {
 }
 
 // BuildWith is Build for a model with the image inputs and decoded outputs
-// of media (transport/codec; nil: none): an image input takes pictures
+// of media (core/codec; nil: none): an image input takes pictures
 // (base64 or data: URLs in JSON, files in multipart/form-data, or the
 // whole body), a decoded output answers labels and scores or text, and
 // /predict takes ?raw=true.

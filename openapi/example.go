@@ -2,7 +2,7 @@ package openapi
 
 import (
 	"github.com/svc-dev/svc/core"
-	"github.com/svc-dev/svc/transport/codec"
+	"github.com/svc-dev/svc/core/codec"
 )
 
 // maxExampleElements bounds the number of tensor elements in the generated

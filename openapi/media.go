@@ -13,14 +13,14 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/tensor"
-	"github.com/svc-dev/svc/transport/codec"
 	"github.com/svc-dev/svc/transport/oip"
 	"github.com/svc-dev/svc/transport/rest"
 )
 
 // What the document says of image inputs and decoded outputs (svc.yml's
-// models.NAME.inputs and .outputs, resolved by transport/codec).
+// models.NAME.inputs and .outputs, resolved by core/codec).
 //
 // A picture in a JSON body is a plain string schema, with no format: the
 // server takes base64 (padded or not, standard or URL-safe, with line

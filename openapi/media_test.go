@@ -17,10 +17,10 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/openapi"
-	"github.com/svc-dev/svc/transport/codec"
 )
 
 // mediaRunner is a core.Runner that describes a model and runs nothing.

@@ -5,12 +5,12 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"github.com/svc-dev/svc/transport/codec"
+	"github.com/svc-dev/svc/core/codec"
 )
 
 // What the document says of text inputs and the answer to text (svc.yml's
 // models.NAME.text, or a tokenizer.json beside the model, resolved by
-// transport/codec): a body carries text (and text_pair), or the model's
+// core/codec): a body carries text (and text_pair), or the model's
 // id inputs, and the answer to text is embedding, labels or entities.
 
 // textInputSchema is a text input in the JSON body: one text or a list.

@@ -7,9 +7,9 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/openapi"
-	"github.com/svc-dev/svc/transport/codec"
 )
 
 // TestTextDocument: for a model with text inputs, each task, the request
@@ -17,7 +17,7 @@ import (
 // sentence the request schema accepts, and the response schema takes the
 // task's answer and refuses a malformed one.
 func TestTextDocument(t *testing.T) {
-	tok := filepath.Join("..", "transport", "text", "tokenizer", "testdata", "fixtures", "bert-uncased.json")
+	tok := filepath.Join("..", "core", "codec", "tokenizer", "testdata", "fixtures", "bert-uncased.json")
 	ids := func(name string) core.InputSpec {
 		return core.InputSpec{Name: name, Type: "int64", Shape: []int64{-1, -1}, Required: true, Kind: core.KindTensor}
 	}

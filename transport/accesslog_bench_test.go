@@ -9,6 +9,8 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	svclog "github.com/svc-dev/svc/transport/log"
 )
 
 // benchWriter is a ResponseWriter that keeps nothing, so that the benchmark
@@ -24,9 +26,9 @@ func (w *benchWriter) WriteHeader(int)             {}
 func BenchmarkAccessLog(b *testing.B) {
 	for _, mode := range []string{"all", "errors", "sampled", "off"} {
 		b.Run(mode, func(b *testing.B) {
-			out := NewLogWriter(io.Discard, 0)
+			out := svclog.NewWriter(io.Discard, 0)
 			defer func() { _ = out.Close(context.Background()) }()
-			log := zap.New(NewJSONCore(out, zapcore.InfoLevel))
+			log := zap.New(svclog.NewJSONCore(out, zapcore.InfoLevel))
 			body := []byte(`{"outputs":{"y":[1]}}`)
 			h := Chain(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.WriteHeader(http.StatusOK)

@@ -9,15 +9,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/svc-dev/svc/core/config"
+	svclog "github.com/svc-dev/svc/transport/log"
 )
 
 // accessTestHandler answers /ok with 200, /empty with nothing (so 200),
@@ -151,7 +154,7 @@ func jsonLogger(w zapcore.WriteSyncer) *zap.Logger {
 // destination accepts data again the buffered ones reach it whole.
 func TestAccessLogBlockedWriter(t *testing.T) {
 	dst := &blockingWriter{release: make(chan struct{})}
-	out := NewLogWriter(dst, 4096)
+	out := svclog.NewWriter(dst, 4096)
 	srv := httptest.NewServer(Chain(accessTestHandler(), AccessLog(jsonLogger(out), nil, mustPolicy(t, "all"))))
 	defer srv.Close()
 	// The timeout only turns a hang into a failure.
@@ -192,7 +195,7 @@ func TestLogWriter(t *testing.T) {
 	t.Run("lines in order, flushed", func(t *testing.T) {
 		dst := &blockingWriter{release: make(chan struct{})}
 		close(dst.release)
-		out := NewLogWriter(dst, 0)
+		out := svclog.NewWriter(dst, 0)
 		log := jsonLogger(out)
 		for i := range 1000 {
 			log.Info("line", zap.Int("i", i))
@@ -221,7 +224,7 @@ func TestLogWriter(t *testing.T) {
 
 	t.Run("drops reported once the destination recovers", func(t *testing.T) {
 		dst := &blockingWriter{release: make(chan struct{})}
-		out := NewLogWriter(dst, 64)
+		out := svclog.NewWriter(dst, 64)
 		reported := make(chan uint64, 10)
 		out.OnDrop(func(n uint64) { reported <- n })
 		for range 20 {
@@ -254,9 +257,9 @@ func TestLogWriter(t *testing.T) {
 
 	t.Run("access lines formatted in the buffer keep its bound", func(t *testing.T) {
 		dst := &blockingWriter{release: make(chan struct{})}
-		out := NewLogWriter(dst, 1000)
+		out := svclog.NewWriter(dst, 1000)
 		h := Chain(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}),
-			AccessLog(zap.New(NewJSONCore(out, zapcore.InfoLevel)), nil, mustPolicy(t, "all")))
+			AccessLog(zap.New(svclog.NewJSONCore(out, zapcore.InfoLevel)), nil, mustPolicy(t, "all")))
 		const sent = 40
 		for range sent {
 			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/predict", nil))
@@ -289,7 +292,7 @@ func TestLogWriter(t *testing.T) {
 
 	t.Run("close gives up on a blocked destination", func(t *testing.T) {
 		dst := &blockingWriter{release: make(chan struct{})}
-		out := NewLogWriter(dst, 0)
+		out := svclog.NewWriter(dst, 0)
 		_, _ = out.Write([]byte("stuck\n"))
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
@@ -305,4 +308,121 @@ func TestLogWriter(t *testing.T) {
 			t.Fatalf("destination got %q", got)
 		}
 	})
+}
+
+// take returns what b holds and empties it.
+func take(b *zaptest.Buffer) string {
+	out := b.String()
+	b.Reset()
+	return out
+}
+
+// TestJSONCoreAccessLineMatchesZap: the access-log line svc's JSON core
+// formats itself is byte for byte the line zap's JSON encoder writes for
+// the same entry and fields, for awkward methods, paths, ids and remote
+// addresses, durations from zero to hours, and logger context added by
+// With (as workers add "worker").
+func TestJSONCoreAccessLineMatchesZap(t *testing.T) {
+	type request struct {
+		method, path, id, remote string
+		status, bytes            int
+		took                     time.Duration
+	}
+	requests := []request{
+		{"POST", "/predict", "0123456789abcdef01234567", "127.0.0.1:40000", 200, 21, 183 * time.Microsecond},
+		{"GET", "/", "x", "[::1]:8080", 404, 0, 0},
+		{"PUT", `/a"b\c`, `id"with\quotes`, "10.0.0.1:1", 405, 9, time.Nanosecond},
+		{"DELETE", "/tab\there/nl\nthere/cr\r/bell\x07/del\x7f", "~!@#$%^&*()_+{}|:<>?", "", 500, 1 << 40, 90 * time.Minute},
+		{"PATCH", "/ünïcödé/日本語/😀", "id", "remote\x01", 413, -1, 1500 * time.Millisecond},
+		{"OPTIONS", "/bad\xff\xfeutf8", "id", "r", 204, 0, 12345678901 * time.Nanosecond},
+		{"GET", "/" + strings.Repeat("long/", 100), strings.Repeat("i", 128), strings.Repeat("r", 5000), 200, 7, 999 * time.Millisecond},
+	}
+	contexts := [][][]zap.Field{
+		nil,
+		{{zap.Int("worker", 3)}},
+		{{zap.Int("worker", 1)}, {zap.String("odd \"key\"", "v\\al\nue"), zap.Duration("d", time.Second)}},
+		{{}, {zap.Bool("b", true)}},
+	}
+	start := time.Date(2026, 11, 24, 4, 30, 15, 123456789, time.Local)
+	for ci, ctx := range contexts {
+		var want, got, buffered zaptest.Buffer
+		zapCore := zapcore.NewCore(zapcore.NewJSONEncoder(svclog.EncoderConfig()), &want, zapcore.InfoLevel)
+		ourCore := svclog.NewJSONCore(&got, zapcore.InfoLevel)
+		// Into a Writer, as svc serve logs, the line is formatted in
+		// the writer's buffer instead: the same bytes.
+		lw := svclog.NewWriter(&buffered, 0)
+		t.Cleanup(func() { _ = lw.Close(context.Background()) })
+		lwCore := svclog.NewJSONCore(lw, zapcore.InfoLevel)
+		for _, fields := range ctx {
+			zapCore = zapCore.With(fields)
+			ourCore = ourCore.With(fields)
+			lwCore = lwCore.With(fields)
+		}
+		fast, ok := ourCore.(*svclog.JSONCore)
+		lwFast, lwOK := lwCore.(*svclog.JSONCore)
+		if !ok || !lwOK {
+			t.Fatalf("context %d: With returned %T and %T, not the JSON core", ci, ourCore, lwCore)
+		}
+		for _, q := range requests {
+			r := httptest.NewRequest(http.MethodGet, "/", nil)
+			r.Method, r.URL.Path, r.RemoteAddr = q.method, q.path, q.remote
+			end := start.Add(q.took)
+			zapAccessLine(zapCore, "", r, q.status, q.bytes, start, end, q.id)
+			al := accessLineOf(r, q.status, q.bytes, start, end, q.id)
+			fast.WriteAccess(&al)
+			lwFast.WriteAccess(&al)
+			if err := lw.Flush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			w, g, b := take(&want), take(&got), take(&buffered)
+			if w != g || w != b {
+				t.Errorf("context %d, %q %q:\n zap: %s ours: %s in a Writer: %s", ci, q.method, q.path, w, g, b)
+				continue
+			}
+			var line map[string]any
+			if err := json.Unmarshal([]byte(g), &line); err != nil {
+				t.Errorf("context %d: line is not JSON: %v: %s", ci, err, g)
+			}
+		}
+		// Any other line still goes through zap, context included.
+		zapCore.Write(zapcore.Entry{Level: zapcore.WarnLevel, Time: start, Message: "other"}, []zap.Field{zap.Int("n", 1)})
+		ourCore.Write(zapcore.Entry{Level: zapcore.WarnLevel, Time: start, Message: "other"}, []zap.Field{zap.Int("n", 1)})
+		if w, g := take(&want), take(&got); w != g {
+			t.Errorf("context %d: other line:\n zap: %s ours: %s", ci, w, g)
+		}
+	}
+}
+
+// TestAccessLogFastPathChoice: the middleware uses the JSON core's own
+// formatting only where its line is zap's line: not for a named logger
+// (whose lines carry "logger"), and not for another core.
+func TestAccessLogFastPathChoice(t *testing.T) {
+	var out zaptest.Buffer
+	cases := []struct {
+		name string
+		log  *zap.Logger
+		want string // a fragment of the line
+	}{
+		{"json core", zap.New(svclog.NewJSONCore(&out, zapcore.InfoLevel)).With(zap.Int("worker", 2)), `"msg":"request","worker":2,"method":"POST"`},
+		{"named", zap.New(svclog.NewJSONCore(&out, zapcore.InfoLevel)).Named("http"), `"logger":"http","msg":"request","method":"POST"`},
+		{"console", zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(svclog.EncoderConfig()), &out, zapcore.InfoLevel)), "\trequest\t{\"method\": \"POST\""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := Chain(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusTeapot)
+			}), AccessLog(c.log, nil, mustPolicy(t, "all")))
+			r := httptest.NewRequest(http.MethodPost, "/predict", nil)
+			r.Header.Set(RequestIDHeader, "given-id")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			line := take(&out)
+			if !strings.Contains(line, c.want) || !strings.Contains(line, "given-id") || !strings.Contains(line, "418") {
+				t.Errorf("line %q lacks %q, the request id or the status", line, c.want)
+			}
+			if got := rec.Header().Get(RequestIDHeader); got != "given-id" {
+				t.Errorf("X-Request-ID answered %q, want the one given", got)
+			}
+		})
+	}
 }

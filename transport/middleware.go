@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/svc-dev/svc/core/config"
+	svclog "github.com/svc-dev/svc/transport/log"
 )
 
 // RequestIDHeader carries the request id in and out.
@@ -181,14 +182,14 @@ type accessLogger struct {
 	core zapcore.Core
 	name string
 	// fast is svc's own JSON core, which formats access lines itself (see
-	// NewJSONCore); nil for other cores and for a named logger, whose
+	// log.NewJSONCore); nil for other cores and for a named logger, whose
 	// lines carry a "logger" key it does not write.
-	fast *jsonCore
+	fast *svclog.JSONCore
 }
 
 func newAccessLogger(log *zap.Logger) accessLogger {
 	a := accessLogger{core: log.Core(), name: log.Name()}
-	if fast, ok := a.core.(*jsonCore); ok && a.name == "" {
+	if fast, ok := a.core.(*svclog.JSONCore); ok && a.name == "" {
 		a.fast = fast
 	}
 	return a
@@ -203,10 +204,17 @@ func (a accessLogger) write(r *http.Request, status, bytes int, start time.Time,
 	}
 	end := time.Now()
 	if a.fast != nil {
-		a.fast.writeAccess(r, status, bytes, start, end, id)
+		line := accessLineOf(r, status, bytes, start, end, id)
+		a.fast.WriteAccess(&line)
 		return
 	}
 	zapAccessLine(a.core, a.name, r, status, bytes, start, end, id)
+}
+
+// accessLineOf is what the access log says of a request.
+func accessLineOf(r *http.Request, status, bytes int, start, end time.Time, id string) svclog.AccessLine {
+	return svclog.AccessLine{End: end, Method: r.Method, Path: sanitizePath(r.URL.Path), Status: status,
+		Duration: end.Sub(start), Size: bytes, ID: id, Remote: r.RemoteAddr, Trace: requestTraceID(r)}
 }
 
 // zapAccessLine writes an access-log line through zap's encoder.

@@ -9,7 +9,7 @@ import (
 )
 
 // The tiny BERT's sizes: the vocabulary of the bert-uncased fixture
-// tokenizer (transport/text/tokenizer/testdata/fixtures/bert-uncased.json,
+// tokenizer (core/codec/tokenizer/testdata/fixtures/bert-uncased.json,
 // ids 0 to 443), a hidden size of 32, 128 positions, 2 token types and an
 // FFN of 64.
 const (

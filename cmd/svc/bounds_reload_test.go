@@ -18,7 +18,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/svc-dev/svc/cmd/genmodels/slowload"
-	"github.com/svc-dev/svc/transport/grpc/inference"
+	"github.com/svc-dev/svc/transport/grpcapi/inference"
 )
 
 // The bounds on loading a model (docs/reload.md, "Bounds"): svc loads

@@ -22,8 +22,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/svc-dev/svc/core/tensor"
-	grpcapi "github.com/svc-dev/svc/transport/grpc"
-	"github.com/svc-dev/svc/transport/grpc/inference"
+	grpcapi "github.com/svc-dev/svc/transport/grpcapi"
+	"github.com/svc-dev/svc/transport/grpcapi/inference"
 )
 
 // seqConfig writes an svc.yml of yml and returns its path.

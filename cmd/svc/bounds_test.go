@@ -21,8 +21,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/svc-dev/svc/ci/hostile"
-	grpcapi "github.com/svc-dev/svc/transport/grpc"
-	"github.com/svc-dev/svc/transport/grpc/inference"
+	grpcapi "github.com/svc-dev/svc/transport/grpcapi"
+	"github.com/svc-dev/svc/transport/grpcapi/inference"
 )
 
 // The bounds tests send what an attacker sends (ci/hostile) and expect

@@ -12,8 +12,8 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/svc-dev/svc/core/tensor"
-	grpcapi "github.com/svc-dev/svc/transport/grpc"
-	"github.com/svc-dev/svc/transport/grpc/inference"
+	grpcapi "github.com/svc-dev/svc/transport/grpcapi"
+	"github.com/svc-dev/svc/transport/grpcapi/inference"
 )
 
 // v2Slow is a v2 request of slow.onnx with batch rows and the given

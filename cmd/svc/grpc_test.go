@@ -22,8 +22,8 @@ import (
 
 	"github.com/svc-dev/svc/cmd/genmodels/slowload"
 	"github.com/svc-dev/svc/core/tensor"
-	grpcapi "github.com/svc-dev/svc/transport/grpc"
-	"github.com/svc-dev/svc/transport/grpc/inference"
+	grpcapi "github.com/svc-dev/svc/transport/grpcapi"
+	"github.com/svc-dev/svc/transport/grpcapi/inference"
 )
 
 // freePort is a port that was free a moment ago.

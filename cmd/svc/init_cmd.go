@@ -14,9 +14,9 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/core/onnxpb"
-	"github.com/svc-dev/svc/transport/codec"
 )
 
 func initCommand(stdout io.Writer) *cli.Command {
@@ -247,7 +247,7 @@ func relativeTo(cfgPath, model string) string {
 // recognition is a model 'svc init' knows how to feed pictures and read
 // meaning from.
 type recognition struct {
-	// Preset is the image preset of Input (transport/image), which names
+	// Preset is the image preset of Input (core/codec/image), which names
 	// the kind of model: paddleocr-cls, paddleocr-rec, imagenet or yolo.
 	Preset string
 	Input  string

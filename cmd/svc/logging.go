@@ -8,19 +8,19 @@ import (
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/term"
 
-	"github.com/svc-dev/svc/transport"
+	svclog "github.com/svc-dev/svc/transport/log"
 )
 
 // newLogger writes JSON lines to stderr, or a console format when stderr is
 // a terminal; SVC_LOG_FORMAT=json|console overrides. --verbose turns on
-// debug logs. The lines go through a transport.LogWriter, so that a slow
+// debug logs. The lines go through a svclog.Writer, so that a slow
 // stderr never holds up a request: the caller owns it and closes it last.
-func newLogger(w io.Writer, verbose bool) (*zap.Logger, *transport.LogWriter, error) {
+func newLogger(w io.Writer, verbose bool) (*zap.Logger, *svclog.Writer, error) {
 	level := zapcore.InfoLevel
 	if verbose {
 		level = zapcore.DebugLevel
 	}
-	encCfg := transport.LogEncoderConfig()
+	encCfg := svclog.EncoderConfig()
 	format := os.Getenv("SVC_LOG_FORMAT")
 	if format == "" {
 		format = "json"
@@ -28,13 +28,13 @@ func newLogger(w io.Writer, verbose bool) (*zap.Logger, *transport.LogWriter, er
 			format = "console"
 		}
 	}
-	out := transport.NewLogWriter(w, transport.DefaultLogBuffer)
+	out := svclog.NewWriter(w, svclog.DefaultBuffer)
 	var core zapcore.Core
 	if format == "console" {
 		encCfg.EncodeLevel = zapcore.CapitalColorLevelEncoder
 		core = zapcore.NewCore(zapcore.NewConsoleEncoder(encCfg), out, level)
 	} else {
-		core = transport.NewJSONCore(out, level)
+		core = svclog.NewJSONCore(out, level)
 	}
 	log := zap.New(core)
 	out.OnDrop(func(lines uint64) {

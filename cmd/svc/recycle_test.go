@@ -10,7 +10,7 @@ import (
 
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/core/tensor/tensorjson"
-	grpcapi "github.com/svc-dev/svc/transport/grpc"
+	grpcapi "github.com/svc-dev/svc/transport/grpcapi"
 	"github.com/svc-dev/svc/transport/oip"
 	"github.com/svc-dev/svc/transport/rest"
 )

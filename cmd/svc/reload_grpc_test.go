@@ -9,7 +9,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/svc-dev/svc/transport/grpc/inference"
+	"github.com/svc-dev/svc/transport/grpcapi/inference"
 )
 
 // TestRepositoryGRPC: Triton's model-repository RPCs over gRPC answer as

@@ -10,15 +10,15 @@ import (
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/core/seq"
-	"github.com/svc-dev/svc/transport/seqroute"
-	"github.com/svc-dev/svc/transport/supervisor"
+	"github.com/svc-dev/svc/core/workers"
+	"github.com/svc-dev/svc/core/workers/seqroute"
 )
 
 // sequenceOptions configures the store of sequences from svc.yml: the
 // sequence section and what the served model's entry declares. A worker
 // started in place of one that died says so to steps of sequences it
 // never saw.
-func sequenceOptions(src core.Source, cfg config.Config, worker *supervisor.Worker) seq.Options {
+func sequenceOptions(src core.Source, cfg config.Config, worker *workers.Worker) seq.Options {
 	s := cfg.Sequence
 	o := seq.Options{
 		MaxIdle:     s.MaxIdle.Std(),
@@ -37,11 +37,11 @@ func sequenceOptions(src core.Source, cfg config.Config, worker *supervisor.Work
 }
 
 // sequenceWorkers, under --workers, runs each sequence's steps in the
-// worker that holds it (transport/seqroute): for a stateful model, this
+// worker that holds it (core/workers/seqroute): for a stateful model, this
 // worker answers the others' forwarded steps on its private socket from
 // the model's load to the application's stop (a model without state
 // opens no socket).
-func sequenceWorkers(worker *supervisor.Worker) fx.Option {
+func sequenceWorkers(worker *workers.Worker) fx.Option {
 	if worker == nil || worker.Sockets == "" || worker.Count < 2 {
 		return fx.Options()
 	}

@@ -20,7 +20,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	grpcapi "github.com/svc-dev/svc/transport/grpc"
+	grpcapi "github.com/svc-dev/svc/transport/grpcapi"
 )
 
 // BenchmarkSequenceStreams measures Silero VAD v5 serving many live audio

@@ -16,8 +16,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/svc-dev/svc/core/tensor"
-	grpcapi "github.com/svc-dev/svc/transport/grpc"
-	"github.com/svc-dev/svc/transport/grpc/inference"
+	grpcapi "github.com/svc-dev/svc/transport/grpcapi"
+	"github.com/svc-dev/svc/transport/grpcapi/inference"
 )
 
 // vadConfig writes an svc.yml serving Silero VAD v5 as "vad", carrying 64

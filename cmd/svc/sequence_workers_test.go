@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/svc-dev/svc/transport/seqroute"
-	"github.com/svc-dev/svc/transport/supervisor"
+	"github.com/svc-dev/svc/core/workers"
+	"github.com/svc-dev/svc/core/workers/seqroute"
 )
 
 // idsOf returns n sequence ids that worker owner of two holds.
@@ -47,7 +47,7 @@ func freshStep(t *testing.T, s *server, chunk []float32, params map[string]any) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return response{Status: resp.StatusCode, Header: resp.Header, Body: b}, resp.Header.Get(supervisor.WorkerIDHeader)
+	return response{Status: resp.StatusCode, Header: resp.Header, Body: b}, resp.Header.Get(workers.WorkerIDHeader)
 }
 
 // TestSequenceWorkers serves Silero VAD with --workers 2: sequences held by

@@ -27,6 +27,7 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/budget"
+	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/core/onnxrt"
 	"github.com/svc-dev/svc/core/registry"
@@ -34,19 +35,18 @@ import (
 	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/core/session"
 	"github.com/svc-dev/svc/core/watch"
+	"github.com/svc-dev/svc/core/workers"
 	"github.com/svc-dev/svc/openapi"
 	"github.com/svc-dev/svc/providers"
 	_ "github.com/svc-dev/svc/providers/all"
 	"github.com/svc-dev/svc/transport"
 	"github.com/svc-dev/svc/transport/access"
-	"github.com/svc-dev/svc/transport/codec"
-	grpcapi "github.com/svc-dev/svc/transport/grpc"
+	grpcapi "github.com/svc-dev/svc/transport/grpcapi"
 	"github.com/svc-dev/svc/transport/metrics"
 	"github.com/svc-dev/svc/transport/oip"
 	"github.com/svc-dev/svc/transport/repository"
 	"github.com/svc-dev/svc/transport/rest"
 	"github.com/svc-dev/svc/transport/stream"
-	"github.com/svc-dev/svc/transport/supervisor"
 	"github.com/svc-dev/svc/transport/tracing"
 )
 
@@ -163,7 +163,7 @@ func serve(ctx context.Context, modelName, servedName string, cfg config.Config,
 		src.Name = servedName
 	}
 
-	worker, isWorker := supervisor.CurrentWorker()
+	worker, isWorker := workers.CurrentWorker()
 	if !isWorker {
 		// Once, from the process the user started.
 		for _, n := range cfg.Notices() {
@@ -182,12 +182,12 @@ func serve(ctx context.Context, modelName, servedName string, cfg config.Config,
 				if err != nil {
 					return err
 				}
-				return worker.Report(supervisor.Status{Ready: true, Info: info})
+				return worker.Report(workers.Status{Ready: true, Info: info})
 			})
 		}
 		if err != nil {
 			// The supervisor prints the error once; the worker stays quiet.
-			_ = worker.Report(supervisor.Status{Error: oneLine(err.Error())})
+			_ = worker.Report(workers.Status{Error: oneLine(err.Error())})
 			return &exitError{code: exitFailure, err: err, quiet: true}
 		}
 		return nil
@@ -206,7 +206,7 @@ func serve(ctx context.Context, modelName, servedName string, cfg config.Config,
 			rl.watched = watchPath(modelName, src, cfg)
 		}
 	}
-	if cfg.Serve.Workers > 1 && supervisor.Supported {
+	if cfg.Serve.Workers > 1 && workers.Supported {
 		return superviseWorkers(ctx, cfg, src, rl, log, flushLog, stdout, stderr)
 	}
 	return runServer(ctx, src, rl, cfg, verbose, log, nil, func(b transport.Banner) error {
@@ -264,7 +264,7 @@ func startProfiles(log *zap.Logger) (stop func(), err error) {
 //
 // SIGHUP reloads the model (docs/reload.md); with watched set, so does a
 // settled change of the model's file or folder at that path.
-func runServer(ctx context.Context, src core.Source, rl reloadSetup, cfg config.Config, verbose bool, log *zap.Logger, worker *supervisor.Worker, started func(transport.Banner) error) error {
+func runServer(ctx context.Context, src core.Source, rl reloadSetup, cfg config.Config, verbose bool, log *zap.Logger, worker *workers.Worker, started func(transport.Banner) error) error {
 	var sv served
 	options, err := appOptions(src, cfg, verbose, log, worker, &sv)
 	if rl.resolve != nil {
@@ -281,7 +281,7 @@ func runServer(ctx context.Context, src core.Source, rl reloadSetup, cfg config.
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	if worker != nil {
-		signal.Notify(sig, supervisor.ShutdownSignal)
+		signal.Notify(sig, workers.ShutdownSignal)
 	}
 	defer signal.Stop(sig)
 	// Registered now: SIGHUP's default would end the process.
@@ -350,7 +350,7 @@ func runServer(ctx context.Context, src core.Source, rl reloadSetup, cfg config.
 	model.Drain()
 	// A worker stopped alone leaves the shared socket's queue to the
 	// others; otherwise this process answers what the kernel accepted.
-	whole := worker == nil || got == supervisor.ShutdownSignal
+	whole := worker == nil || got == workers.ShutdownSignal
 	if whole {
 		waitDrainDelay(cfg.Serve.DrainDelay.Std(), sig, log)
 	}
@@ -382,6 +382,13 @@ func waitDrainDelay(d time.Duration, sig <-chan os.Signal, log *zap.Logger) {
 	}
 }
 
+// memoryBudget is the server-wide budget of the memory that the requests
+// in flight hold (limits.request_memory, limits.memory_wait), which every
+// protocol that serves inferences and the metrics ask for.
+func memoryBudget(l config.Limits) *budget.Memory {
+	return budget.New(int64(l.RequestMemory), l.MemoryWait.Std())
+}
+
 // served holds the parts of the application that runServer drives.
 type served struct {
 	server *transport.HTTPServer
@@ -393,7 +400,7 @@ type served struct {
 
 // appOptions returns the options of the application that serves src, as
 // alone or as worker; building it fills sv.
-func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logger, worker *supervisor.Worker, sv *served) ([]fx.Option, error) {
+func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logger, worker *workers.Worker, sv *served) ([]fx.Option, error) {
 	options := []fx.Option{
 		fx.Supply(src, log, schedConfig(&cfg, worker), core.LoadOptions{WarmUp: cfg.Runtime.WarmUp, ReloadTimeout: cfg.Reload.Timeout.Std()},
 			onnxrt.LibrarySetting(cfg.Runtime.Library),
@@ -420,12 +427,12 @@ func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logge
 		}
 		options = append(options,
 			fx.Supply(&transport.Inherited{Listeners: transport.NewListeners(lns)}),
-			fx.Supply(transport.ResponseHeaders{supervisor.WorkerIDHeader: strconv.Itoa(worker.ID)}),
+			fx.Supply(transport.ResponseHeaders{workers.WorkerIDHeader: strconv.Itoa(worker.ID)}),
 			fx.Supply(metrics.Worker(worker.ID)),
 		)
 		if worker.Sockets != "" {
 			options = append(options, fx.Supply(&metrics.Peers{Dir: worker.Sockets, Self: worker.ID, Count: worker.Count}),
-				// POST .../load reloads every worker, through the supervisor.
+				// POST .../load reloads every worker, through the workers.
 				fx.Supply(fx.Annotate(worker.Reloader(), fx.As(new(repository.Reloader)))))
 		}
 	}
@@ -438,7 +445,7 @@ func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logge
 			return fxevent.NopLogger
 		}),
 		transport.Module,
-		budget.Module,
+		fx.Provide(memoryBudget),
 		tracing.Module,
 		access.Module,
 		rest.Module,
@@ -496,7 +503,7 @@ func (sv *served) banner(cfg config.Config) transport.Banner {
 // (--workers N sessions in one process where worker processes are not
 // supported), and how ONNX Runtime's threads share them, which it also
 // sets in cfg.Runtime.
-func schedConfig(cfg *config.Config, worker *supervisor.Worker) sched.Config {
+func schedConfig(cfg *config.Config, worker *workers.Worker) sched.Config {
 	share, sessions := sched.Cores(), 1
 	if worker != nil {
 		share = max(1, share/worker.Count)
@@ -521,7 +528,7 @@ func schedConfig(cfg *config.Config, worker *supervisor.Worker) sched.Config {
 // startReloads makes the ready model reload on SIGHUP, on a change of the
 // watched path (when set) and, in a worker, when the supervisor asks on the
 // worker's reload socket. The function returned stops them.
-func startReloads(ctx context.Context, model *core.Model, src core.Source, rl reloadSetup, cfg config.Config, log *zap.Logger, worker *supervisor.Worker, hup <-chan os.Signal) func() {
+func startReloads(ctx context.Context, model *core.Model, src core.Source, rl reloadSetup, cfg config.Config, log *zap.Logger, worker *workers.Worker, hup <-chan os.Signal) func() {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	reload := func(ctx context.Context) error { _, err := model.Reload(ctx); return err }
@@ -531,7 +538,7 @@ func startReloads(ctx context.Context, model *core.Model, src core.Source, rl re
 		onHangup(ctx, hup, log, reload)
 	}()
 	rl.start(ctx, &wg, src, cfg, log, reload)
-	var rs *supervisor.ReloadServer
+	var rs *workers.ReloadServer
 	if worker != nil {
 		var err error
 		if rs, err = worker.ServeReload(model.Reload); err != nil {
@@ -642,7 +649,7 @@ func superviseWorkers(ctx context.Context, cfg config.Config, src core.Source, r
 		return err
 	}
 	defer lns.Close()
-	var named []supervisor.Named
+	var named []workers.Named
 	for _, name := range []string{transport.ListenerHTTP, transport.ListenerGRPC} {
 		if !lns.Has(name) {
 			continue
@@ -652,7 +659,7 @@ func superviseWorkers(ctx context.Context, cfg config.Config, src core.Source, r
 		if !ok {
 			return errors.New("workers need TCP listeners")
 		}
-		named = append(named, supervisor.Named{Name: name, Listener: tcp})
+		named = append(named, workers.Named{Name: name, Listener: tcp})
 	}
 	tcp := named[0].Listener
 	exe, err := os.Executable()
@@ -666,7 +673,7 @@ func superviseWorkers(ctx context.Context, cfg config.Config, src core.Source, r
 	defer signal.Stop(hup)
 	var reloaders sync.WaitGroup
 	defer reloaders.Wait()
-	sup := supervisor.New(supervisor.Options{
+	sup := workers.New(workers.Options{
 		Workers:    cfg.Serve.Workers,
 		Listeners:  named,
 		Exe:        exe,
@@ -774,7 +781,7 @@ func rootCause(err error) error {
 // all inherit the variable, do not write over each other's profiles.
 func profilePath(env string) string {
 	path := os.Getenv(env)
-	w, ok := supervisor.CurrentWorker()
+	w, ok := workers.CurrentWorker()
 	if path == "" || !ok {
 		return path
 	}

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/svc-dev/svc/core/tensor"
-	"github.com/svc-dev/svc/transport/grpc/inference"
+	"github.com/svc-dev/svc/transport/grpcapi/inference"
 	"github.com/svc-dev/svc/transport/oip"
 )
 

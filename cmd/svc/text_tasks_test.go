@@ -13,10 +13,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/svc-dev/svc/core/codec/tokenizer"
 	"github.com/svc-dev/svc/core/tensor"
-	"github.com/svc-dev/svc/transport/grpc/inference"
+	"github.com/svc-dev/svc/transport/grpcapi/inference"
 	"github.com/svc-dev/svc/transport/oip"
-	"github.com/svc-dev/svc/transport/text/tokenizer"
 )
 
 // taskFolder assembles a Hub-like folder of a generated head model

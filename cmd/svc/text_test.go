@@ -17,13 +17,13 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/svc-dev/svc/core/tensor"
-	"github.com/svc-dev/svc/transport/grpc/inference"
+	"github.com/svc-dev/svc/transport/grpcapi/inference"
 	"github.com/svc-dev/svc/transport/oip"
 )
 
 // bertTokenizer is the tokenizer tiny_bert.onnx was made for.
 func bertTokenizer() string {
-	return filepath.Join(repoRoot, "transport", "text", "tokenizer", "testdata", "fixtures", "bert-uncased.json")
+	return filepath.Join(repoRoot, "core", "codec", "tokenizer", "testdata", "fixtures", "bert-uncased.json")
 }
 
 // sentences are texts of different lengths, one past the tokenizer's

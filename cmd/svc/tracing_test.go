@@ -20,7 +20,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/svc-dev/svc/transport/grpc/inference"
+	"github.com/svc-dev/svc/transport/grpcapi/inference"
 )
 
 // collector is an OTLP trace receiver over gRPC and HTTP (protobuf), built

@@ -9,8 +9,8 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/config"
-	"github.com/svc-dev/svc/transport/codec"
 	"github.com/svc-dev/svc/transport/oip"
 )
 

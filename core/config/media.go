@@ -15,13 +15,13 @@ const DefaultMaxImagePixels = 40_000_000
 // fields leave the input a plain tensor.
 type ModelInput struct {
 	// Image makes the input an image input: encoded pictures in, the
-	// model's tensor made on the server (transport/image).
+	// model's tensor made on the server (core/codec/image).
 	Image *ImageInput `yaml:"image"`
 }
 
 // ImageInput is an image input's preprocessing: a preset, explicit
 // settings, or a preset with overrides. Its fields are those of
-// transport/image.Settings, which converts from it.
+// core/codec/image.Settings, which converts from it.
 type ImageInput struct {
 	Preset        string    `yaml:"preset"`
 	Size          []int     `yaml:"size"`

@@ -4,7 +4,7 @@ import "fmt"
 
 // Text makes a model that takes token ids (input_ids, and attention_mask
 // and token_type_ids when it has them) take text: a tokenizer.json turns
-// the text into the ids on the server (transport/text/tokenizer), and the
+// the text into the ids on the server (core/codec/tokenizer), and the
 // task says what the outputs mean. Zero fields take what the model's
 // folder says (tokenizer.json and the sentence-transformers files beside
 // the model), then the defaults.

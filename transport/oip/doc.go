@@ -8,7 +8,7 @@
 // their messages (Error, of a Kind that each codec maps to its own
 // status). Its codecs convert their wire form to that model and back: the
 // REST codec here (JSON and Triton's binary tensor data extension), and
-// the gRPC codec in transport/grpc, which imports this package (and no
+// the gRPC codec in transport/grpcapi, which imports this package (and no
 // other protocol's).
 //
 // The REST codec serves the KServe and Triton "v2" API on the HTTP port:

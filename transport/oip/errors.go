@@ -9,7 +9,7 @@ import (
 
 // Kind is what is wrong with a request that the protocol refuses. Each
 // codec maps a kind to its own status, in one place: the REST handler to
-// an HTTP status, transport/grpc to a gRPC code.
+// an HTTP status, transport/grpcapi to a gRPC code.
 type Kind uint8
 
 // The kinds of refusal.

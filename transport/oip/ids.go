@@ -4,7 +4,7 @@ import (
 	"errors"
 
 	"github.com/svc-dev/svc/core"
-	"github.com/svc-dev/svc/transport/codec"
+	"github.com/svc-dev/svc/core/codec"
 )
 
 // checkIDs checks the id inputs of a request that sends them as tensors

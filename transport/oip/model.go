@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/transport"
-	"github.com/svc-dev/svc/transport/codec"
 )
 
 // The request parameters the protocol gives a meaning to.

@@ -6,10 +6,10 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/budget"
+	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/transport"
-	"github.com/svc-dev/svc/transport/codec"
 )
 
 // Module serves the Open Inference Protocol v2 on the HTTP port: its routes

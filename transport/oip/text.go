@@ -5,8 +5,8 @@ import (
 	"errors"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/tensor"
-	"github.com/svc-dev/svc/transport/codec"
 )
 
 // textView is what the view holds of a model with text inputs: the

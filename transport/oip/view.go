@@ -9,9 +9,9 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/budget"
+	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/core/tensor"
-	"github.com/svc-dev/svc/transport/codec"
 )
 
 // Platform is the model metadata's platform.

@@ -1,8 +1,8 @@
 package rest
 
 import (
+	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/tensor"
-	"github.com/svc-dev/svc/transport/codec"
 )
 
 // checkIDs checks the id inputs a client sent as tensors to a text model

@@ -13,10 +13,10 @@ import (
 	"strings"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/core/tensor/tensorjson"
 	"github.com/svc-dev/svc/transport"
-	"github.com/svc-dev/svc/transport/codec"
 )
 
 // Body kinds of a /predict.

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/core/tensor"
-	"github.com/svc-dev/svc/transport/codec"
 )
 
 // pictureRunner describes a model with a picture input x [N, 3, 48, 192]

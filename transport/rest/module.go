@@ -6,10 +6,10 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/budget"
+	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/transport"
-	"github.com/svc-dev/svc/transport/codec"
 )
 
 // Module serves the v1 API: its routes join the HTTP route group, its error

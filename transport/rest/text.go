@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/tensor"
-	"github.com/svc-dev/svc/transport/codec"
 )
 
 // textSpecs are the inputs of a text body: {"text": ..., "text_pair": ...}.

@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/codec"
+	"github.com/svc-dev/svc/core/codec/image"
 	"github.com/svc-dev/svc/core/seq"
-	"github.com/svc-dev/svc/transport/codec"
-	"github.com/svc-dev/svc/transport/image"
 )
 
 // Health is the body of GET /health.

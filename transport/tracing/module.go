@@ -11,8 +11,8 @@ import (
 	"google.golang.org/grpc/stats"
 
 	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/core/workers"
 	"github.com/svc-dev/svc/transport"
-	"github.com/svc-dev/svc/transport/supervisor"
 )
 
 // Module starts tracing when svc.yml or the OTEL_* environment asks for
@@ -52,7 +52,7 @@ func newTracerFx(p tracerParams) (*Tracer, error) {
 		return nil, err
 	}
 	var attrs []attribute.KeyValue
-	if id, ok := p.Headers[supervisor.WorkerIDHeader]; ok {
+	if id, ok := p.Headers[workers.WorkerIDHeader]; ok {
 		attrs = append(attrs, attribute.String("svc.worker", id))
 	}
 	t, err := New(context.Background(), s, attrs...)

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/svc-dev/svc/core/tensor"
-	grpcapi "github.com/svc-dev/svc/transport/grpc"
-	"github.com/svc-dev/svc/transport/grpc/inference"
+	grpcapi "github.com/svc-dev/svc/transport/grpcapi"
+	"github.com/svc-dev/svc/transport/grpcapi/inference"
 	"github.com/svc-dev/svc/transport/oip"
 	"github.com/svc-dev/svc/transport/rest"
 )
