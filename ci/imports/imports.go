@@ -1,44 +1,28 @@
 // Package imports guards svc's architecture: it reads the module's package
-// import graph with go list and checks every import edge against the
-// layering that the repository's layout promises.
+// import graph with go list and checks every import edge against an
+// allow-list by layer (table.go), in the manner of Go's own
+// go/build/deps_test.go. Each package belongs to a layer and may import
+// only what the table puts below it, plus single exceptions that each
+// carry their reason; a package the table does not place fails, and so
+// does an edge that points up or sideways. The rules the layout promises
+// follow from the table, and TestTableKeepsRules checks that they do:
 //
-//   - core/... is the protocol-neutral runtime: it imports nothing under
-//     transport/ or openapi/.
-//   - core/session is the ONNX Runtime boundary: the model's lifecycle
-//     (core itself), the scheduler (core/sched) and what they build on
-//     (core/internal/..., core/tensor/...) depend on onnxruntime_go neither
-//     directly nor through another package, in their tests neither, so
-//     that they are pure Go, tested without the runtime. So does
-//     transport/meaning, which every protocol shares.
-//   - providers/... holds the execution providers and imports no svc package
-//     outside providers/, apart from the test helper
-//     providers/internal/providertest and _test.go files.
-//   - transport/ is shared HTTP plumbing with one package per protocol under
-//     it (transport/rest, transport/oip, ...). A protocol, with its
-//     subpackages, imports no other protocol; the plumbing packages
-//     (transport itself and the Config.Plumbing children such as
-//     transport/supervisor) are not protocols and may be imported by all.
-//     The exceptions are single edges (Config.ProtocolImports): the gRPC
-//     codec of the Open Inference Protocol, transport/grpc, imports the
-//     protocol's model in transport/oip, and the model-repository
-//     extension's handler in transport/repository, whose RPCs it serves.
-//   - the codecs of what users hold (Config.Codecs: transport/codec,
-//     transport/image, transport/meaning, transport/text) sit beside the
-//     protocols, over core: every protocol may import them, and they import
-//     no protocol.
-//     transport/image, transport/meaning and transport/text are pure Go,
-//     like core.
-//   - the benchmark tooling left in the module (cmd/internal/bench: svc
-//     bench, and BenchmarkRaw, the in-process baseline of make bench) is
-//     imported only from cmd/. The rest of the tooling is in modules of its
-//     own that svc's go.mod does not require, so no package of svc can
-//     import it: build/benchreport (BENCHMARKS.md's tables, the soak) and
-//     ci/browser (the browser test).
+//   - the ONNX Runtime boundary: only core/onnxrt and core/session (and
+//     the providers) reach the binding; the lifecycle, the scheduler, the
+//     sequences, the budget, the codecs and the protocols do not, their
+//     tests neither;
+//   - the providers are self-contained: they import nothing of svc
+//     outside providers/ (test helpers and _test.go exceptions aside);
+//   - the protocols are independent: none imports another's packages,
+//     but for the exceptions (transport/grpcapi over transport/oip and
+//     transport/repository);
+//   - the codecs sit below the protocols: none imports a protocol, and
+//     none imports ONNX Runtime;
+//   - nothing under core/ imports transport/ or openapi/;
+//   - only cmd/ imports the benchmark tooling (cmd/internal/bench).
 //
-// The rules (Check) are a pure function of a Graph, so that they can be
-// tested on synthetic graphs; Load builds the Graph of the real module.
-// A _test.go import of a test helper package (Config.TestHelpers) breaks no
-// rule.
+// Check is a pure function of a Graph and a Table, so that the rules can
+// be tested on synthetic graphs; Load builds the Graph of the real module.
 package imports
 
 import (
@@ -56,6 +40,10 @@ import (
 	"strings"
 )
 
+// Runtime is the import path of the ONNX Runtime binding, the one package
+// outside the module that the graph records; the table calls it ORT.
+const Runtime = "github.com/yalue/onnxruntime_go"
+
 // Package is one node of a Graph: the module packages that the package's
 // non-test files import, and those that only its _test.go files (in-package
 // or external tests) import.
@@ -66,7 +54,7 @@ type Package struct {
 
 // Graph maps a package's path relative to the module root ("core/config")
 // to its imports of other packages of the same module, also relative.
-// Imports of packages outside the module are not in it.
+// Imports of packages outside the module are not in it, but for Runtime.
 type Graph map[string]Package
 
 // Edge is one import: From imports To. Test is set when only _test.go files
@@ -83,226 +71,231 @@ func (e Edge) String() string {
 	return e.From + " imports " + e.To
 }
 
-// Import is one import edge by its packages: From imports To.
-type Import struct {
-	From, To string
+// Exception is one import edge the layers do not allow, with its reason;
+// a test helper is an Exception with no From.
+type Exception struct {
+	From, To, Why string
 }
 
-// Config holds the names that the rules depend on. DefaultConfig is svc's.
-type Config struct {
-	// Plumbing lists the direct children of transport/ that are shared
-	// plumbing rather than a protocol. Every other child of transport/,
-	// together with its subpackages, is one protocol.
-	Plumbing []string
-	// Codecs lists the children of transport/ that turn what users hold
-	// into tensors and tensors into meaning: shared by the protocols,
-	// importing none.
-	Codecs []string
-	// ProtocolImports lists the imports of one protocol's package by
-	// another's that the rules allow: exactly these two packages, not
-	// their subpackages.
-	ProtocolImports []Import
-	// TestHelpers lists packages written for tests: a _test.go import of
-	// one breaks no rule, and one under providers/ may itself import
-	// outside providers/.
-	TestHelpers []string
-	// BenchTooling lists the roots of the benchmark tooling, which only
-	// packages under cmd/ may import.
-	BenchTooling []string
-	// Runtime is the import path of the ONNX Runtime binding, the one
-	// package outside the module that the graph records.
-	Runtime string
-	// Pure lists the packages that must not depend on Runtime, directly or
-	// through other packages, tests included: a name, or a name followed
-	// by "/..." for it and everything below it.
-	Pure []string
-
-	// bound holds the packages whose non-test imports reach Runtime; Check
-	// works it out from the graph.
-	bound map[string]bool
+// Layer is one layer of the table: its name, what it holds, and its
+// packages.
+type Layer struct {
+	Name, Doc string
+	Packages  []string
 }
 
-// DefaultConfig returns svc's configuration of the rules.
-func DefaultConfig() Config {
-	return Config{
-		Plumbing: []string{"supervisor", "metrics", "access", "tracing"},
-		Codecs:   []string{"codec", "image", "meaning", "text"},
-		// The gRPC codec decodes into the protocol's model, and serves the
-		// model-repository extension's RPCs over its REST routes' handler.
-		ProtocolImports: []Import{{From: "transport/grpc", To: "transport/oip"}, {From: "transport/grpc", To: "transport/repository"}},
-		TestHelpers:     []string{"providers/internal/providertest", "core/registry/hubtest"},
-		BenchTooling:    []string{"cmd/internal/bench"},
-		Runtime:         "github.com/yalue/onnxruntime_go",
-		Pure:            []string{"core", "core/sched/...", "core/seq/...", "core/internal/...", "core/tensor/...", "transport/meaning/...", "transport/image/...", "transport/text/..."},
+// Table is a parsed allow-list.
+type Table struct {
+	// Layers in the table's order, bottom up.
+	Layers []Layer
+	// allowed maps each package (and group) to what it may import,
+	// closed under "what that may import".
+	allowed map[string]map[string]bool
+	// layer maps each package to its layer's name.
+	layer map[string]string
+	// exceptions and testExceptions by "from\x00to"; helpers by package.
+	exceptions, testExceptions, helpers map[string]string
+}
+
+// ParseTable reads an allow-list: lines "A, B < C, D;" under comments
+// "## name: what it holds"; a name in capitals is a group (ORT is
+// Runtime, NONE is nothing). exceptions and testExceptions are single
+// edges the layers do not allow, helpers the packages any _test.go file
+// may import; each needs its reason.
+func ParseTable(text string, exceptions, testExceptions, helpers []Exception) (*Table, error) {
+	t := &Table{allowed: map[string]map[string]bool{}, layer: map[string]string{},
+		exceptions: map[string]string{}, testExceptions: map[string]string{}, helpers: map[string]string{}}
+	var stmt strings.Builder
+	for n, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "## "):
+			name, doc, ok := strings.Cut(strings.TrimPrefix(line, "## "), ": ")
+			if !ok {
+				return nil, fmt.Errorf("line %d: a layer's heading is \"## name: what it holds\"", n+1)
+			}
+			t.Layers = append(t.Layers, Layer{Name: name, Doc: doc})
+			continue
+		case line == "" || strings.HasPrefix(line, "#"):
+			continue
+		}
+		stmt.WriteString(" " + line)
+		if !strings.HasSuffix(line, ";") {
+			continue
+		}
+		if len(t.Layers) == 0 {
+			return nil, fmt.Errorf("line %d: a rule before the first layer's heading", n+1)
+		}
+		if err := t.rule(strings.TrimSuffix(stmt.String(), ";")); err != nil {
+			return nil, fmt.Errorf("line %d: %w", n+1, err)
+		}
+		stmt.Reset()
 	}
-}
-
-// pure reports whether p is one of c.Pure.
-func (c Config) pure(p string) bool {
-	for _, q := range c.Pure {
-		if root, ok := strings.CutSuffix(q, "/..."); ok && within(p, root) || p == q {
-			return true
+	if strings.TrimSpace(stmt.String()) != "" {
+		return nil, fmt.Errorf("the table ends inside a rule: %q", stmt.String())
+	}
+	for _, set := range []struct {
+		into map[string]string
+		list []Exception
+		from bool
+	}{{t.exceptions, exceptions, true}, {t.testExceptions, testExceptions, true}, {t.helpers, helpers, false}} {
+		for _, e := range set.list {
+			switch {
+			case e.Why == "":
+				return nil, fmt.Errorf("exception %s -> %s gives no reason", e.From, e.To)
+			case set.from && (t.layer[e.From] == "" || t.layer[e.To] == "" && e.To != Runtime):
+				return nil, fmt.Errorf("exception %s -> %s names a package the table does not place", e.From, e.To)
+			}
+			set.into[e.From+"\x00"+e.To] = e.Why
 		}
 	}
-	return false
+	return t, nil
 }
 
-// reachRuntime returns the packages of g whose non-test imports reach
-// runtime, directly or through other packages of g.
-func reachRuntime(g Graph, runtime string) map[string]bool {
-	bound := map[string]bool{runtime: true}
-	for changed := true; changed; {
-		changed = false
-		for from, p := range g {
-			if bound[from] {
+// rule adds one rule "A, B < C, D": C and D may import A and B and what
+// those may import.
+func (t *Table) rule(stmt string) error {
+	lhs, rhs, ok := strings.Cut(stmt, "<")
+	if !ok || strings.Contains(rhs, "<") {
+		return fmt.Errorf("a rule is \"A, B < C, D;\": %q", strings.TrimSpace(stmt))
+	}
+	below := names(lhs)
+	above := names(rhs)
+	if len(above) == 0 || len(below) == 0 {
+		return fmt.Errorf("a rule needs names on both sides of <: %q", strings.TrimSpace(stmt))
+	}
+	layer := &t.Layers[len(t.Layers)-1]
+	for _, b := range below {
+		if b != "NONE" && b != Runtime && t.allowed[b] == nil {
+			return fmt.Errorf("%s is used before it is placed", b)
+		}
+	}
+	for _, a := range above {
+		if t.allowed[a] != nil && !isGroup(a) {
+			return fmt.Errorf("%s is placed twice", a)
+		}
+		set := t.allowed[a]
+		if set == nil {
+			set = map[string]bool{}
+			t.allowed[a] = set
+		}
+		for _, b := range below {
+			if b == "NONE" {
 				continue
 			}
-			for _, to := range p.Imports {
-				if bound[to] {
-					bound[from], changed = true, true
-					break
-				}
+			if !isGroup(b) {
+				set[b] = true
+			}
+			for x := range t.allowed[b] {
+				set[x] = true
 			}
 		}
+		if !isGroup(a) {
+			t.layer[a] = layer.Name
+			layer.Packages = append(layer.Packages, a)
+		}
 	}
-	return bound
+	return nil
 }
 
-// Rule is one architectural constraint, checked on every import edge.
-type Rule struct {
-	// Name identifies the rule in violations.
-	Name string
-	// Doc states the rule in one sentence.
-	Doc string
-	// breaks reports whether e breaks the rule under c.
-	breaks func(c Config, e Edge) bool
-}
-
-// Rules are the architecture's rules, in the order they are checked.
-var Rules = []Rule{
-	{
-		Name: "core-neutral",
-		Doc:  "packages under core/ must not import anything under transport/ or openapi/",
-		breaks: func(_ Config, e Edge) bool {
-			return within(e.From, "core") && (within(e.To, "transport") || within(e.To, "openapi"))
-		},
-	},
-	{
-		Name: "providers-self-contained",
-		Doc:  "packages under providers/ (test helpers and _test.go files aside) must not import svc packages outside providers/",
-		breaks: func(c Config, e Edge) bool {
-			return within(e.From, "providers") && !e.Test && !slices.Contains(c.TestHelpers, e.From) &&
-				!within(e.To, "providers") && e.To != c.Runtime
-		},
-	},
-	{
-		Name: "protocols-independent",
-		Doc:  "a protocol package under transport/ must not import another protocol's packages (transport/ itself and its plumbing children are shared; Config.ProtocolImports lists the allowed edges)",
-		breaks: func(c Config, e Edge) bool {
-			from, to := c.protocol(e.From), c.protocol(e.To)
-			return from != "" && to != "" && from != to &&
-				!slices.Contains(c.ProtocolImports, Import{From: e.From, To: e.To})
-		},
-	},
-	{
-		Name: "codecs-over-core",
-		Doc:  "a codec package under transport/ (Config.Codecs) must not import a protocol's packages: the protocols build on the codecs, not the other way round",
-		breaks: func(c Config, e Edge) bool {
-			return c.codec(e.From) && c.protocol(e.To) != ""
-		},
-	},
-	{
-		Name: "bench-in-cmd",
-		Doc:  "only packages under cmd/ may import the benchmark tooling",
-		breaks: func(c Config, e Edge) bool {
-			if within(e.From, "cmd") {
-				return false
-			}
-			for _, b := range c.BenchTooling {
-				if within(e.To, b) {
-					return true
-				}
-			}
-			return false
-		},
-	},
-	{
-		Name: "runtime-boundary",
-		Doc:  "the lifecycle (core), the scheduler (core/sched), their building blocks and the pure codecs (transport/image, transport/meaning, transport/text) must not depend on the ONNX Runtime binding, directly or through another package; only core/session and the packages beside it may",
-		breaks: func(c Config, e Edge) bool {
-			return c.pure(e.From) && c.bound[e.To]
-		},
-	},
-}
-
-// protocol returns the protocol that package p belongs to
-// ("transport/rest" for transport/rest/...), or "" when p is not part of a
-// protocol (outside transport/, transport itself, or plumbing).
-func (c Config) protocol(p string) string {
-	rest, ok := strings.CutPrefix(p, "transport/")
-	if !ok {
-		return ""
+// names splits a side of a rule into its names, ORT read as Runtime.
+func names(side string) []string {
+	var out []string
+	for _, f := range strings.Split(side, ",") {
+		if f = strings.TrimSpace(f); f == "ORT" {
+			f = Runtime
+		}
+		if f != "" {
+			out = append(out, f)
+		}
 	}
-	child, _, _ := strings.Cut(rest, "/")
-	if slices.Contains(c.Plumbing, child) || slices.Contains(c.Codecs, child) {
-		return ""
-	}
-	return "transport/" + child
+	return out
 }
 
-// codec reports whether package p is one of the codecs or below one.
-func (c Config) codec(p string) bool {
-	for _, name := range c.Codecs {
-		if within(p, "transport/"+name) {
+// isGroup reports whether name is a group (in capitals), not a package.
+func isGroup(name string) bool {
+	return name != "" && strings.ToUpper(name) == name && !strings.Contains(name, "/")
+}
+
+// Allows reports whether from may import to: the table puts to below
+// from, or an exception allows the edge; a test edge may also go to a
+// test helper or be a test exception.
+func (t *Table) Allows(e Edge) bool {
+	switch {
+	case e.From == e.To, t.allowed[e.From][e.To], t.exceptions[e.From+"\x00"+e.To] != "":
+		return true
+	case e.Test:
+		return t.helpers["\x00"+e.To] != "" || t.testExceptions[e.From+"\x00"+e.To] != ""
+	}
+	return false
+}
+
+// May reports whether package from may import to, directly or through
+// others, by the table and its exceptions (not test-only ones).
+func (t *Table) May(from, to string) bool {
+	if t.allowed[from][to] || t.exceptions[from+"\x00"+to] != "" {
+		return true
+	}
+	for x := range t.allowed[from] {
+		if t.exceptions[x+"\x00"+to] != "" {
 			return true
 		}
 	}
 	return false
 }
 
-// within reports whether package p is root or below it.
-func within(p, root string) bool {
-	return p == root || strings.HasPrefix(p, root+"/")
+// LayerOf is the name of the layer that places p ("" if none).
+func (t *Table) LayerOf(p string) string { return t.layer[p] }
+
+// DefaultTable is svc's table (table.go). It panics if the table does not
+// parse; TestDefaultTable checks that it does.
+func DefaultTable() *Table {
+	t, err := ParseTable(table, exceptions, testExceptions, testHelpers)
+	if err != nil {
+		panic("ci/imports: " + err.Error())
+	}
+	return t
 }
 
-// Violation is an import edge that breaks a rule.
+// Violation is a package the table does not place (Edge.To empty), or an
+// import edge it does not allow.
 type Violation struct {
 	Edge
-	Rule Rule
+	table *Table
 }
 
-// String names both packages, the rule and what the rule says.
+// String says what is wrong and what would mend it.
 func (v Violation) String() string {
-	return fmt.Sprintf("%s: breaks rule %s: %s", v.Edge, v.Rule.Name, v.Rule.Doc)
+	if v.To == "" {
+		return fmt.Sprintf("package %s is in no layer of ci/imports/table.go: place it in the layer it belongs to", v.From)
+	}
+	from, to := v.table.LayerOf(v.From), v.table.LayerOf(v.To)
+	if to == "" {
+		to = "none"
+	}
+	return fmt.Sprintf("%s: not allowed: the table does not put %s (layer %s) below %s (layer %s); an import must point down the layers, or be an exception with its reason",
+		v.Edge, v.To, to, v.From, from)
 }
 
-// Check returns every edge of g that breaks one of Rules under c, sorted by
-// importing package, imported package and rule. A package importing itself
-// (an external test) and a _test.go import of a test helper are never
-// violations.
-func Check(g Graph, c Config) []Violation {
-	c.bound = reachRuntime(g, c.Runtime)
+// Check returns every package of g that t does not place and every edge of
+// g that t does not allow, sorted by importing package and imported
+// package.
+func Check(g Graph, t *Table) []Violation {
 	var out []Violation
-	seen := map[string]bool{}
-	check := func(e Edge) {
-		if e.From == e.To || (e.Test && slices.Contains(c.TestHelpers, e.To)) {
-			return
-		}
-		for _, r := range Rules {
-			key := e.From + "\x00" + e.To + "\x00" + r.Name
-			if seen[key] || !r.breaks(c, e) {
-				continue
-			}
-			seen[key] = true
-			out = append(out, Violation{Edge: e, Rule: r})
-		}
-	}
 	for from, p := range g {
+		if t.LayerOf(from) == "" {
+			out = append(out, Violation{Edge: Edge{From: from}, table: t})
+			continue
+		}
 		for _, to := range p.Imports {
-			check(Edge{From: from, To: to})
+			if e := (Edge{From: from, To: to}); !t.Allows(e) {
+				out = append(out, Violation{Edge: e, table: t})
+			}
 		}
 		for _, to := range p.TestImports {
-			check(Edge{From: from, To: to, Test: true})
+			if e := (Edge{From: from, To: to, Test: true}); !t.Allows(e) {
+				out = append(out, Violation{Edge: e, table: t})
+			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -310,10 +303,7 @@ func Check(g Graph, c Config) []Violation {
 		if a.From != b.From {
 			return a.From < b.From
 		}
-		if a.To != b.To {
-			return a.To < b.To
-		}
-		return a.Rule.Name < b.Rule.Name
+		return a.To < b.To
 	})
 	return out
 }

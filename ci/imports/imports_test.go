@@ -9,237 +9,176 @@ import (
 	"time"
 )
 
-// ort is the ONNX Runtime binding's import path.
-const ort = "github.com/yalue/onnxruntime_go"
-
-// key writes a violation the way the table expects it:
-// "rule: from -> to".
-func key(v Violation) string { return v.Rule.Name + ": " + v.From + " -> " + v.To }
-
-func TestCheck(t *testing.T) {
-	custom := DefaultConfig()
-	custom.Plumbing = []string{"supervisor"} // transport/metrics becomes a protocol
-	custom.ProtocolImports = nil             // and transport/grpc may not import transport/oip
-	tests := []struct {
-		name   string
-		config *Config // nil: DefaultConfig
-		graph  Graph
-		want   []string
-	}{
-		{
-			name: "allowed edges",
-			graph: Graph{
-				"core":                            {Imports: []string{"core/tensor"}},
-				"core/sched":                      {Imports: []string{"core", "core/internal/loop", "core/tensor"}},
-				"core/session":                    {Imports: []string{"core", "core/config", "core/onnxrt", "core/internal/loop", ort}, TestImports: []string{"core/sched"}},
-				"core/onnxrt":                     {Imports: []string{ort}},
-				"core/registry":                   {Imports: []string{"core"}, TestImports: []string{"core/registry/hubtest"}},
-				"providers":                       {Imports: []string{"providers/internal/sysprobe"}, TestImports: []string{"core", "core/config", "providers/internal/providertest"}},
-				"providers/cuda":                  {Imports: []string{"providers", "providers/internal/nvidia"}},
-				"providers/internal/providertest": {Imports: []string{"core/onnxrt", "providers"}},
-				"transport":                       {Imports: []string{"core", "core/config", "transport/supervisor"}},
-				"transport/rest":                  {Imports: []string{"transport", "core", "core/tensor", "transport/supervisor", "transport/metrics", "transport/access", "transport/meaning"}},
-				"transport/oip":                   {Imports: []string{"transport", "core/tensor", "transport/meaning"}},
-				"transport/meaning":               {Imports: []string{"core/tensor"}},
-				"transport/grpc":                  {Imports: []string{"transport", "transport/grpc/inferencepb", "transport/oip"}, TestImports: []string{"transport/oip"}},
-				"transport/grpc/inferencepb":      {Imports: []string{"transport/grpc"}},
-				"openapi":                         {Imports: []string{"core", "transport"}},
-				"cmd/internal/bench":              {Imports: []string{"core", "core/session", "transport/rest"}, TestImports: []string{"providers/all"}},
-				"cmd/svc": {Imports: []string{"core", "core/config", "providers", "providers/all", "transport", "transport/rest",
-					"transport/grpc", "transport/oip", "openapi", "cmd/internal/bench"}},
-				"cmd/svc/x": {TestImports: []string{"cmd/svc/x"}}, // an external test imports its own package
-			},
-		},
-		{
-			name:  "the scheduler imports the binding",
-			graph: Graph{"core/sched": {Imports: []string{"core", ort}}},
-			want:  []string{"runtime-boundary: core/sched -> " + ort},
-		},
-		{
-			name: "the lifecycle reaches the binding through other packages",
-			graph: Graph{
-				"core":         {Imports: []string{"core/config"}},
-				"core/config":  {Imports: []string{"providers"}},
-				"providers":    {Imports: []string{ort}},
-				"core/tensor":  {},
-				"core/session": {Imports: []string{"core", ort}},
-			},
-			want: []string{"runtime-boundary: core -> core/config"},
-		},
-		{
-			name:  "a scheduler test runs a real session",
-			graph: Graph{"core/sched": {TestImports: []string{"core/session"}}, "core/session": {Imports: []string{ort}}},
-			want:  []string{"runtime-boundary: core/sched -> core/session"},
-		},
-		{
-			name:  "a building block of the scheduler imports the binding",
-			graph: Graph{"core/internal/loop": {TestImports: []string{ort}}},
-			want:  []string{"runtime-boundary: core/internal/loop -> " + ort},
-		},
-		{
-			name:  "the shared output decoding reaches the binding",
-			graph: Graph{"transport/meaning": {Imports: []string{"core/config"}}, "core/config": {Imports: []string{ort}}},
-			want:  []string{"runtime-boundary: transport/meaning -> core/config"},
-		},
-		{
-			name:  "core imports a protocol",
-			graph: Graph{"core/x": {Imports: []string{"core", "transport/rest"}}},
-			want:  []string{"core-neutral: core/x -> transport/rest"},
-		},
-		{
-			name:  "core imports the transport root and openapi",
-			graph: Graph{"core": {Imports: []string{"transport", "openapi"}}},
-			want:  []string{"core-neutral: core -> openapi", "core-neutral: core -> transport"},
-		},
-		{
-			name:  "core test imports transport",
-			graph: Graph{"core/tensor": {TestImports: []string{"transport"}}},
-			want:  []string{"core-neutral: core/tensor -> transport"},
-		},
-		{
-			name:  "a provider imports core",
-			graph: Graph{"providers/cuda": {Imports: []string{"providers", "core/config"}}},
-			want:  []string{"providers-self-contained: providers/cuda -> core/config"},
-		},
-		{
-			name:  "the providers root imports transport",
-			graph: Graph{"providers": {Imports: []string{"transport"}}},
-			want:  []string{"providers-self-contained: providers -> transport"},
-		},
-		{
-			name:  "a provider test imports core",
-			graph: Graph{"providers/cuda": {TestImports: []string{"core/config", "core/onnxrt"}}},
-		},
-		{
-			name:  "a protocol imports another",
-			graph: Graph{"transport/rest": {Imports: []string{"transport", "transport/oip"}}},
-			want:  []string{"protocols-independent: transport/rest -> transport/oip"},
-		},
-		{
-			name:  "a protocol's subpackage imports another protocol's subpackage",
-			graph: Graph{"transport/grpc/inferencepb": {Imports: []string{"transport/oip/v2"}}},
-			want:  []string{"protocols-independent: transport/grpc/inferencepb -> transport/oip/v2"},
-		},
-		{
-			name:  "the gRPC codec imports the protocol's model",
-			graph: Graph{"transport/grpc": {Imports: []string{"transport/oip"}}},
-		},
-		{
-			name: "the allowed edge is one edge",
-			graph: Graph{
-				"transport/oip":            {Imports: []string{"transport/grpc"}},
-				"transport/grpc/inference": {Imports: []string{"transport/oip"}},
-				"transport/grpc":           {Imports: []string{"transport/oip/model"}},
-				"transport/rest":           {Imports: []string{"transport/oip"}},
-			},
-			want: []string{
-				"protocols-independent: transport/grpc -> transport/oip/model",
-				"protocols-independent: transport/grpc/inference -> transport/oip",
-				"protocols-independent: transport/oip -> transport/grpc",
-				"protocols-independent: transport/rest -> transport/oip",
-			},
-		},
-		{
-			name:   "allowed edges are configurable",
-			config: &custom,
-			graph:  Graph{"transport/grpc": {Imports: []string{"transport/oip"}}},
-			want:   []string{"protocols-independent: transport/grpc -> transport/oip"},
-		},
-		{
-			name: "every protocol imports the codecs",
-			graph: Graph{
-				"transport/rest":    {Imports: []string{"transport/codec", "transport/image"}},
-				"transport/oip":     {Imports: []string{"transport/codec"}},
-				"transport/codec":   {Imports: []string{"transport/image", "transport/meaning", "core"}},
-				"transport/meaning": {Imports: []string{"core/tensor"}},
-			},
-		},
-		{
-			name: "a codec imports a protocol",
-			graph: Graph{
-				"transport/codec":      {Imports: []string{"transport/rest"}},
-				"transport/image/exif": {TestImports: []string{"transport/oip"}},
-			},
-			want: []string{
-				"codecs-over-core: transport/codec -> transport/rest",
-				"codecs-over-core: transport/image/exif -> transport/oip",
-			},
-		},
-		{
-			name:  "a protocol test imports another",
-			graph: Graph{"transport/oip": {TestImports: []string{"transport/rest"}}},
-			want:  []string{"protocols-independent: transport/oip -> transport/rest"},
-		},
-		{
-			name:   "plumbing is configurable",
-			config: &custom,
-			graph:  Graph{"transport/rest": {Imports: []string{"transport/supervisor", "transport/metrics"}}},
-			want:   []string{"protocols-independent: transport/rest -> transport/metrics"},
-		},
-		{
-			name:  "openapi imports the bench",
-			graph: Graph{"openapi": {Imports: []string{"core", "cmd/internal/bench"}}},
-			want:  []string{"bench-in-cmd: openapi -> cmd/internal/bench"},
-		},
-		{
-			name:  "transport imports a bench subpackage",
-			graph: Graph{"transport": {Imports: []string{"cmd/internal/bench/stats"}}},
-			want:  []string{"bench-in-cmd: transport -> cmd/internal/bench/stats"},
-		},
-		{
-			name:  "a session test imports the bench",
-			graph: Graph{"core/session": {TestImports: []string{"cmd/internal/bench"}}},
-			want:  []string{"bench-in-cmd: core/session -> cmd/internal/bench"},
-		},
-		{
-			name:  "a non-test import of a test helper is checked",
-			graph: Graph{"core": {Imports: []string{"transport/rest/resttest"}}},
-			want:  []string{"core-neutral: core -> transport/rest/resttest"},
-		},
-		{
-			name:   "a test import of a test helper is not",
-			config: &Config{TestHelpers: []string{"transport/rest/resttest"}},
-			graph:  Graph{"core": {TestImports: []string{"transport/rest/resttest"}}},
-		},
+// show writes violations one a line, as the tables below expect them:
+// "from -> to", "from (test) -> to", or "from: unplaced".
+func show(vs []Violation) []string {
+	var out []string
+	for _, v := range vs {
+		switch {
+		case v.To == "":
+			out = append(out, v.From+": unplaced")
+		case v.Test:
+			out = append(out, v.From+" (test) -> "+v.To)
+		default:
+			out = append(out, v.From+" -> "+v.To)
+		}
 	}
+	return out
+}
+
+// TestCheck: the real table on synthetic graphs, the two deliberate
+// violations of the issue among them: a protocol importing the ONNX
+// Runtime boundary, and a codec importing a protocol.
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		name  string
+		graph Graph
+		want  []string
+	}{
+		{"allowed edges", Graph{
+			"transport/rest":    {Imports: []string{"transport", "core/codec", "core/codec/image", "core/tensor"}},
+			"transport/grpcapi": {Imports: []string{"transport/oip", "transport/repository", "transport/access"}},
+			"core/codec":        {Imports: []string{"core/codec/decode", "core/budget", "core/config"}},
+			"core/session":      {Imports: []string{Runtime, "providers", "core/onnxrt"}},
+			"cmd/svc":           {Imports: []string{"cmd/internal/bench", "core/session", "openapi"}, TestImports: []string{"ci/hostile"}},
+		}, nil},
+		{"a protocol imports the ONNX Runtime boundary", Graph{
+			"transport/rest": {Imports: []string{"core/session"}},
+		}, []string{"transport/rest -> core/session"}},
+		{"a codec imports a protocol", Graph{
+			"core/codec": {Imports: []string{"transport/rest"}},
+		}, []string{"core/codec -> transport/rest"}},
+		{"a codec imports ONNX Runtime", Graph{
+			"core/codec/image": {Imports: []string{Runtime}},
+		}, []string{"core/codec/image -> " + Runtime}},
+		{"a protocol imports another", Graph{
+			"transport/oip":  {Imports: []string{"transport/rest"}},
+			"transport/rest": {TestImports: []string{"transport/stream"}},
+		}, []string{"transport/oip -> transport/rest", "transport/rest (test) -> transport/stream"}},
+		{"an exception goes one way only", Graph{
+			"transport/oip": {Imports: []string{"transport/grpcapi"}},
+		}, []string{"transport/oip -> transport/grpcapi"}},
+		{"core imports transport", Graph{
+			"core/seq": {Imports: []string{"transport"}},
+		}, []string{"core/seq -> transport"}},
+		{"a provider imports svc outside providers", Graph{
+			"providers/cuda": {Imports: []string{"core/config"}},
+		}, []string{"providers/cuda -> core/config"}},
+		{"the scheduler's tests import the runtime", Graph{
+			"core/sched": {TestImports: []string{"core/session"}},
+		}, []string{"core/sched (test) -> core/session"}},
+		{"the bench outside cmd", Graph{
+			"openapi": {Imports: []string{"cmd/internal/bench"}},
+		}, []string{"openapi -> cmd/internal/bench"}},
+		{"a package the table does not place", Graph{
+			"core/detect": {Imports: []string{"core/tensor"}},
+		}, []string{"core/detect: unplaced"}},
+		{"a test helper is for tests", Graph{
+			"core":     {Imports: []string{"core/registry/hubtest"}},
+			"core/seq": {TestImports: []string{"core/registry/hubtest", "ci/hostile"}},
+		}, []string{"core -> core/registry/hubtest"}},
+	}
+	table := DefaultTable()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := DefaultConfig()
-			if tt.config != nil {
-				c = *tt.config
-			}
-			var got []string
-			for _, v := range Check(tt.graph, c) {
-				got = append(got, key(v))
-			}
-			if !slices.Equal(got, tt.want) {
+			if got := show(Check(tt.graph, table)); !slices.Equal(got, tt.want) {
 				t.Errorf("violations:\n got  %q\n want %q", got, tt.want)
 			}
 		})
 	}
 }
 
+// TestViolationString: a violation says what is wrong and how to mend it.
 func TestViolationString(t *testing.T) {
+	table := DefaultTable()
+	vs := Check(Graph{"transport/rest": {Imports: []string{"core/session"}}, "core/new": {}}, table)
+	want := []string{
+		"package core/new is in no layer of ci/imports/table.go: place it in the layer it belongs to",
+		"transport/rest imports core/session: not allowed: the table does not put core/session (layer runtime) below transport/rest (layer protocols); an import must point down the layers, or be an exception with its reason",
+	}
+	var got []string
+	for _, v := range vs {
+		got = append(got, v.String())
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("violations:\n got  %q\n want %q", got, want)
+	}
+}
+
+// TestParseTable: what a malformed table is told.
+func TestParseTable(t *testing.T) {
 	tests := []struct {
-		graph Graph
-		want  string
+		name, table string
+		exceptions  []Exception
+		want        string
 	}{
-		{
-			graph: Graph{"core/x": {Imports: []string{"transport/rest"}}},
-			want:  "core/x imports transport/rest: breaks rule core-neutral: packages under core/ must not import anything under transport/ or openapi/",
-		},
-		{
-			graph: Graph{"transport/rest": {TestImports: []string{"transport/oip"}}},
-			want:  "transport/rest (in _test.go files) imports transport/oip: breaks rule protocols-independent: ",
-		},
+		{"no heading", "NONE < a;", nil, "line 1: a rule before the first layer's heading"},
+		{"a heading without its doc", "## base\nNONE < a;", nil, "line 1: a layer's heading"},
+		{"no <", "## base: b\na, b;", nil, "a rule is"},
+		{"used before placed", "## base: b\nx < a;", nil, "x is used before it is placed"},
+		{"placed twice", "## base: b\nNONE < a;\nNONE < a;", nil, "a is placed twice"},
+		{"unfinished", "## base: b\nNONE < a", nil, "the table ends inside a rule"},
+		{"an exception without its reason", "## base: b\nNONE < a, b;", []Exception{{From: "a", To: "b"}}, "gives no reason"},
+		{"an exception of an unknown package", "## base: b\nNONE < a;", []Exception{{From: "a", To: "zz", Why: "w"}}, "names a package the table does not place"},
 	}
 	for _, tt := range tests {
-		vs := Check(tt.graph, DefaultConfig())
-		if len(vs) != 1 {
-			t.Fatalf("Check(%v) = %v, want one violation", tt.graph, vs)
+		_, err := ParseTable(tt.table, tt.exceptions, nil, nil)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want an error holding %q", tt.name, err, tt.want)
 		}
-		if got := vs[0].String(); !strings.HasPrefix(got, tt.want) {
-			t.Errorf("String() = %q, want it to start with %q", got, tt.want)
+	}
+	tb, err := ParseTable("## base: b\nNONE < a, b;\na < G;\nG, b < c;", nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []struct {
+		from, to string
+		ok       bool
+	}{{"c", "a", true}, {"c", "b", true}, {"a", "b", false}, {"b", "c", false}} {
+		if got := tb.Allows(Edge{From: e.from, To: e.to}); got != e.ok {
+			t.Errorf("%s -> %s allowed %v, want %v", e.from, e.to, got, e.ok)
+		}
+	}
+}
+
+// TestTableKeepsRules: the rules the layout promises follow from the
+// table, whatever edges the code has today.
+func TestTableKeepsRules(t *testing.T) {
+	tb := DefaultTable()
+	var all, protocols []string
+	for _, l := range tb.Layers {
+		all = append(all, l.Packages...)
+		if l.Name == "protocols" {
+			protocols = l.Packages
+		}
+	}
+	helper := func(p string) bool { return tb.helpers["\x00"+p] != "" || strings.Contains(p, "providertest") }
+	pure := []string{"core", "core/sched", "core/seq", "core/budget", "core/workers", "core/workers/seqroute", "core/internal/loop",
+		"core/tensor", "core/tensor/tensorjson", "core/codec/decode", "core/codec/image", "core/codec/tokenizer"}
+	for _, p := range pure {
+		if tb.May(p, Runtime) || tb.May(p, "core/session") {
+			t.Errorf("runtime boundary: %s may reach ONNX Runtime", p)
+		}
+	}
+	for _, p := range all {
+		within := func(root string) bool { return p == root || strings.HasPrefix(p, root+"/") }
+		for _, q := range all {
+			if !tb.May(p, q) {
+				continue
+			}
+			qWithin := func(root string) bool { return q == root || strings.HasPrefix(q, root+"/") }
+			switch {
+			case within("providers") && !helper(p) && !qWithin("providers") && q != Runtime:
+				t.Errorf("providers self-contained: %s may import %s", p, q)
+			case within("core") && (qWithin("transport") || qWithin("openapi")):
+				t.Errorf("core neutral: %s may import %s", p, q)
+			case within("core/codec") && slices.Contains(protocols, q):
+				t.Errorf("codecs below the protocols: %s may import %s", p, q)
+			case !within("cmd") && qWithin("cmd/internal/bench"):
+				t.Errorf("bench in cmd: %s may import %s", p, q)
+			case slices.Contains(protocols, p) && slices.Contains(protocols, q) && !within(q) && tb.exceptions[p+"\x00"+q] == "" && !strings.HasPrefix(q, p+"/"):
+				t.Errorf("protocols independent: %s may import %s", p, q)
+			}
 		}
 	}
 }
@@ -289,8 +228,7 @@ func TestModule(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	builds := DefaultBuilds(runtime.GOOS)
-	c := DefaultConfig()
-	g, module, err := Load(ctx, ".", builds, c.Runtime)
+	g, module, err := Load(ctx, ".", builds, Runtime)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,12 +240,7 @@ func TestModule(t *testing.T) {
 		edges += len(p.Imports) + len(p.TestImports)
 	}
 	t.Logf("%s: %d packages, %d internal import edges, builds %v", module, len(g), edges, builds)
-	for _, v := range Check(g, c) {
+	for _, v := range Check(g, DefaultTable()) {
 		t.Errorf("%s", v)
-	}
-	// The boundary is where it should be: the check would see a crossing.
-	if bound := reachRuntime(g, c.Runtime); !bound["core/session"] || bound["core/sched"] || bound["core"] {
-		t.Errorf("packages reaching %s: core/session %v, core/sched %v, core %v; want only core/session",
-			c.Runtime, bound["core/session"], bound["core/sched"], bound["core"])
 	}
 }

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -125,14 +126,44 @@ func yamlKeys(prefix string, typ reflect.Type) []string {
 	return keys
 }
 
-// TestDocsNameEveryImportRule: docs/design.md names every rule ci/imports
-// enforces.
+// TestDocsNameEveryImportRule: docs/design.md names every layer of
+// ci/imports' table.
 func TestDocsNameEveryImportRule(t *testing.T) {
 	page := readPage(t, "design.md")
-	for _, r := range imports.Rules {
-		if !strings.Contains(page, "`"+r.Name+"`") {
-			t.Errorf("docs/design.md does not name the import rule `%s` (%s)", r.Name, r.Doc)
+	for _, l := range imports.DefaultTable().Layers {
+		if !strings.Contains(page, "| `"+l.Name+"` |") {
+			t.Errorf("docs/design.md's import rules do not name the layer `%s` (%s)", l.Name, l.Doc)
 		}
+	}
+}
+
+// TestDocsLayoutListsEveryPackage: docs/design.md's layout lists exactly
+// the packages go list finds, each once.
+func TestDocsLayoutListsEveryPackage(t *testing.T) {
+	page := readPage(t, "design.md")
+	_, layout, _ := strings.Cut(page, "\n## Layout\n")
+	_, block, _ := strings.Cut(layout, "```text\n")
+	block, _, _ = strings.Cut(block, "```")
+	listed := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		listed[strings.Fields(line)[0]]++
+	}
+	list := exec.Command("go", "list", "./...")
+	list.Dir = repoRoot
+	out, err := list.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const module = "github.com/svc-dev/svc/"
+	for _, p := range strings.Fields(string(out)) {
+		p = strings.TrimPrefix(p, module)
+		if listed[p] != 1 {
+			t.Errorf("docs/design.md's layout lists %s %d times, want once", p, listed[p])
+		}
+		delete(listed, p)
+	}
+	for p := range listed {
+		t.Errorf("docs/design.md's layout lists %s, which go list does not find", p)
 	}
 }
 
