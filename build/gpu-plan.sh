@@ -43,5 +43,5 @@ and \`logs.tar.gz\` into \$OUT, which come back. Its exit status: 0 proved,
 2 no GPU there, 1 failed (the report says which step). The run takes under
 5 minutes on an H100; each step is bounded by \`timeout\`.
 
-Rehearse it here (no GPU: exit 2): \`make gpu-check OUT=dir\`.
+Rehearse it here: \`make gpu-check OUT=dir\` runs the check on this machine, requires its exit 2 (no GPU here) and its report, and exits 0 when the rehearsal holds.
 EOF
