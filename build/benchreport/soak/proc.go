@@ -78,3 +78,42 @@ func (p procFS) fds(pid int) (int, error) {
 	ents, err := os.ReadDir(filepath.Join(p.root, strconv.Itoa(pid), "fd"))
 	return len(ents), err
 }
+
+// memory is the process's VmRSS and VmHWM (its peak RSS), in bytes.
+func (p procFS) memory(pid int) (rss, hwm int64, err error) {
+	b, err := os.ReadFile(filepath.Join(p.root, strconv.Itoa(pid), "status"))
+	if err != nil {
+		return 0, 0, err
+	}
+	return parseMemory(b)
+}
+
+// parseMemory reads VmRSS and VmHWM from a /proc/PID/status.
+func parseMemory(status []byte) (rss, hwm int64, err error) {
+	found := 0
+	sc := bufio.NewScanner(bytes.NewReader(status))
+	for sc.Scan() {
+		key, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok || (key != "VmRSS" && key != "VmHWM") {
+			continue
+		}
+		f := strings.Fields(v)
+		if len(f) != 2 || f[1] != "kB" {
+			return 0, 0, fmt.Errorf("%s %q", key, v)
+		}
+		kb, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, 0, err
+		}
+		if key == "VmRSS" {
+			rss = kb << 10
+		} else {
+			hwm = kb << 10
+		}
+		found++
+	}
+	if found != 2 {
+		return 0, 0, fmt.Errorf("no VmRSS and VmHWM")
+	}
+	return rss, hwm, nil
+}
