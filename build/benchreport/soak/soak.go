@@ -277,7 +277,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		res.Servers = append(res.Servers, p.res)
 		logf(o.Log, "serving %s at %s (supervisor pid %d)", name, p.url, p.cmd.Process.Pid)
 	}
-	w := &watch{o: o, proc: proc, procs: procs}
+	w := &watch{o: o, proc: proc, procs: procs, start: time.Now()}
 
 	// Warm-up, then the quiescent "before" readings.
 	logf(o.Log, "warm-up for %s", res.Warmup)
@@ -327,6 +327,7 @@ type watch struct {
 	o     Options
 	proc  procFS
 	procs []*process
+	// start is when the phase began (the warm-up's, then the soak's).
 	start time.Time
 }
 
@@ -342,7 +343,11 @@ func (w *watch) run(main bool) func(stop <-chan struct{}) {
 				workers, total := w.read(p, main)
 				parts = append(parts, fmt.Sprintf("%s: %d requests, RSS %s (workers %s)", p.res.Name, p.res.requests(), mib(total), mib(workers)))
 			}
-			logf(w.o.Log, "%6s  %s", time.Since(w.start).Truncate(time.Second), strings.Join(parts, "; "))
+			phase := "warm-up"
+			if main {
+				phase = "soak"
+			}
+			logf(w.o.Log, "%s %6s  %s", phase, time.Since(w.start).Truncate(time.Second), strings.Join(parts, "; "))
 			select {
 			case <-stop:
 				return
