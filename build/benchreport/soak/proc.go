@@ -117,3 +117,47 @@ func parseMemory(status []byte) (rss, hwm int64, err error) {
 	}
 	return rss, hwm, nil
 }
+
+// unixSockets are the inodes of the machine's unix sockets
+// (/proc/net/unix).
+func (p procFS) unixSockets() map[string]bool {
+	out := map[string]bool{}
+	b, err := os.ReadFile(filepath.Join(p.root, "net", "unix"))
+	if err != nil {
+		return out
+	}
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		if f := strings.Fields(line); len(f) >= 7 {
+			out[f[6]] = true
+		}
+	}
+	return out
+}
+
+// fdKinds counts a process's open files by kind: unix sockets (by the
+// inodes of unix), other sockets, pipes, anonymous inodes, files.
+func (p procFS) fdKinds(pid int, unix map[string]bool) map[string]int {
+	out := map[string]int{}
+	dir := filepath.Join(p.root, strconv.Itoa(pid), "fd")
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		target, err := os.Readlink(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		kind := "file"
+		switch {
+		case strings.HasPrefix(target, "socket:["):
+			kind = "socket"
+			if unix[strings.TrimSuffix(strings.TrimPrefix(target, "socket:["), "]")] {
+				kind = "unix"
+			}
+		case strings.HasPrefix(target, "pipe:"):
+			kind = "pipe"
+		case strings.HasPrefix(target, "anon_inode:"):
+			kind = "anon"
+		}
+		out[kind]++
+	}
+	return out
+}

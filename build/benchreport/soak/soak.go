@@ -64,7 +64,10 @@ const (
 	goroutineSlack = 2    // per worker, quiescent before and after
 	fdSlack        = 2    // supervisor and workers, quiescent
 	quiesce        = 2 * time.Second
-	rssWindow      = 6 // samples averaged at either end
+	// seqPool is the most idle connections a worker keeps to each other
+	// worker to forward sequence steps (transport/seqroute's
+	// MaxIdleConnsPerHost).
+	seqPool = 64
 )
 
 // Result is the outcome of a soak.
@@ -101,10 +104,16 @@ type ServerResult struct {
 	// ran throughout).
 	Exited string
 	// WorkerPIDs are every worker pid seen over the run.
-	WorkerPIDs            map[int]bool
-	GoroutinesBefore      map[string]float64
-	GoroutinesAfter       map[string]float64
-	FDsBefore, FDsAfter   int
+	WorkerPIDs          map[int]bool
+	GoroutinesBefore    map[string]float64
+	GoroutinesAfter     map[string]float64
+	FDsBefore, FDsAfter int
+	// UnixBefore and UnixAfter are the workers' unix sockets among those
+	// fds: under --workers, the steps of a sequence that another worker
+	// holds go to it over a unix socket, and the connections stay open
+	// for the next steps (a pool that grows with the steps forwarded at
+	// once, to at most seqPool a peer).
+	UnixBefore, UnixAfter int
 	PIDsBefore, PIDsAfter []int
 	// Budget are the svc_request_memory_* series at the end, by series
 	// (name and labels).
@@ -267,7 +276,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 		procs = append(procs, p)
-		p.mix = mix
+		p.mix, p.log = mix, o.Log
 		p.res = &ServerResult{Name: name, Command: p.command(o), URL: p.url, Workers: o.Workers, RSSBound: o.RSSBound,
 			HWM: map[int]int64{}, WorkerPIDs: map[int]bool{}}
 		p.res.kinds.register(mix.reqs...)
@@ -459,6 +468,7 @@ type process struct {
 	mix      *mix
 	res      *ServerResult
 	ids      atomic.Uint64
+	log      io.Writer
 }
 
 var urlLine = regexp.MustCompile(`(?m)^\s+URL\s+(http://\S+)`)
@@ -730,6 +740,9 @@ func (p *process) quiescent(ctx context.Context, proc procFS, workers int, befor
 	}
 	p.client.CloseIdleConnections()
 	p.grpc.CloseIdleConnections() // its HTTP/2 connection holds goroutines in a worker
+	if err := p.idle(ctx); err != nil {
+		return err
+	}
 	select {
 	case <-time.After(quiesce):
 	case <-ctx.Done():
@@ -744,20 +757,74 @@ func (p *process) quiescent(ctx context.Context, proc procFS, workers int, befor
 		return err
 	}
 	sort.Ints(pids)
-	fds := 0
+	fds, unixFDs := 0, 0
+	unix := proc.unixSockets()
+	var kinds []string
 	for _, pid := range append([]int{p.cmd.Process.Pid}, pids...) {
 		n, err := proc.fds(pid)
 		if err != nil {
 			return fmt.Errorf("fds of %d: %w", pid, err)
 		}
 		fds += n
+		k := proc.fdKinds(pid, unix)
+		if pid != p.cmd.Process.Pid {
+			unixFDs += k["unix"]
+		}
+		kinds = append(kinds, fmt.Sprintf("%d: %v", pid, k))
 	}
+	logf(p.log, "%s at rest (after warm-up: %v): goroutines %v; fds %d (%s)", p.res.Name, before, g, fds, strings.Join(kinds, "; "))
 	if before {
-		p.res.GoroutinesBefore, p.res.FDsBefore, p.res.PIDsBefore = g, fds, pids
+		p.res.GoroutinesBefore, p.res.FDsBefore, p.res.UnixBefore, p.res.PIDsBefore = g, fds, unixFDs, pids
 	} else {
-		p.res.GoroutinesAfter, p.res.FDsAfter, p.res.PIDsAfter = g, fds, pids
+		p.res.GoroutinesAfter, p.res.FDsAfter, p.res.UnixAfter, p.res.PIDsAfter = g, fds, unixFDs, pids
 	}
 	return nil
+}
+
+// idle waits until no request is in flight in any worker
+// (svc_inference_in_flight), a minute at most: requests that the soak
+// left (a client that left, a deadline that passed) may still be
+// decoding a picture, and hold goroutines.
+func (p *process) idle(ctx context.Context) error {
+	for deadline := time.Now().Add(time.Minute); ; sleep(ctx, 200*time.Millisecond) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.url+"/metrics", nil)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Accept", "text/plain;version=0.0.4")
+		req.Close = true
+		resp, err := p.client.Do(req)
+		if err != nil {
+			return fmt.Errorf("scrape %s: %w", p.url, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return fmt.Errorf("scrape %s: %w", p.url, err)
+		}
+		n := sum(series(b, "svc_inference_in_flight"), "svc_inference_in_flight")
+		if n == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			logf(p.log, "%s: %v requests still in flight after a minute at rest", p.res.Name, n)
+			return nil
+		}
+	}
+}
+
+// sum adds the samples of metric name (with any labels) among series.
+func sum(series map[string]float64, name string) float64 {
+	var n float64
+	for k, v := range series {
+		if k == name || strings.HasPrefix(k, name+"{") {
+			n += v
+		}
+	}
+	return n
 }
 
 // goroutines scrapes /metrics (Prometheus text) on new connections until

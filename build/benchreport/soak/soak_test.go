@@ -160,9 +160,19 @@ func TestChecks(t *testing.T) {
 				s.RSS[i].Bytes = 118 << 20
 			}
 		}, "RSS flat"},
+		{"one sample at twice the others", func(s *ServerResult) { s.RSS[17].Bytes = 220 << 20 }, ""},
 		{"goroutines up 3", func(s *ServerResult) { s.GoroutinesAfter["2"] = 14 }, "no goroutine growth"},
 		{"a worker missing", func(s *ServerResult) { delete(s.GoroutinesAfter, "2") }, "no goroutine growth"},
 		{"fds up 3", func(s *ServerResult) { s.FDsAfter = 43 }, "no file-descriptor growth"},
+		{"the pool that forwards sequence steps grew", func(s *ServerResult) {
+			s.UnixBefore, s.UnixAfter, s.FDsAfter, s.GoroutinesAfter["2"] = 34, 40, 46, 25
+		}, ""},
+		{"goroutines up past what the pool allows", func(s *ServerResult) {
+			s.UnixBefore, s.UnixAfter, s.FDsAfter, s.GoroutinesAfter["2"] = 34, 35, 41, 16
+		}, "no goroutine growth"},
+		{"unix sockets past the pool's bound", func(s *ServerResult) {
+			s.UnixBefore, s.UnixAfter, s.FDsAfter = 34, 300, 306
+		}, "no file-descriptor growth"},
 		{"a worker replaced", func(s *ServerResult) { s.PIDsAfter = []int{5, 7} }, "the same worker processes"},
 	}
 	for _, tt := range tests {
