@@ -190,7 +190,7 @@ func (r *Result) Markdown() string {
 		{"duration", fmt.Sprintf("%s, the first %s a warm-up", o.Duration, r.Warmup)},
 		{"peak RSS", fmt.Sprintf("each process's VmHWM (the kernel's peak of its RSS, which no sampling misses) summed over the supervisor and its workers: a bound of the server's peak, which it must keep under %s; VmRSS summed, sampled every %s, beside it", mib(o.RSSBound), o.Interval)},
 		{"workers' RSS", "sampled after warm-up; the medians of the first and of the last third of the samples compared"},
-		{"goroutines, file descriptors", fmt.Sprintf("read at rest (no request in flight, then %s idle, the WebSocket pools closed) after warm-up and at the end; growth of up to %d allowed", quiesce, goroutineSlack)},
+		{"goroutines, file descriptors", fmt.Sprintf("read at rest (no request in flight, then %s idle, the WebSocket pools closed) after warm-up and at the end; goroutines summed over the workers, growth of up to %d a worker allowed, and what the pool of connections that forward sequence steps between workers adds", quiesce, goroutineSlack)},
 		{"CPUs", strconv.Itoa(r.CPUs)},
 		{"load average before (1, 5, 15 min)", r.LoadAvg[0]},
 		{"load average after", r.LoadAvg[1]},
