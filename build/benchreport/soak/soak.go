@@ -65,7 +65,7 @@ const (
 	fdSlack        = 2    // supervisor and workers, quiescent
 	quiesce        = 2 * time.Second
 	// seqPool is the most idle connections a worker keeps to each other
-	// worker to forward sequence steps (transport/seqroute's
+	// worker to forward sequence steps (core/workers/seqroute's
 	// MaxIdleConnsPerHost).
 	seqPool = 64
 )
