@@ -100,11 +100,14 @@ unit: tokref
 	$(GO) test -run '^$$' -fuzz FuzzServer -fuzztime 30000x ./cmd/svc/fuzzhttp/
 
 SOAK_DURATION ?= 10m
+SOAK_OUT ?= BENCHMARKS.md
+SOAK_SVC ?= $(CURDIR)/$(BIN)/svc
+SOAK_ARGS ?=
 
-## soak: two servers (--workers 2) under mixed valid and bad traffic for SOAK_DURATION (default 10m): no 5xx, flat RSS, no goroutine or fd growth; the result goes into BENCHMARKS.md (TestSoak, tag soak, module build/benchreport)
-soak: build
+## soak: five servers (--workers 2: the tiny models, PaddleOCR cls, text-embed, running_sum) under valid traffic of every protocol mixed with bad requests and the attacks of docs/limits.md (tiny-picture batches, empty-scan JPEGs, truncated BMPs, 16-bit PNGs, huge text batches, long sequence ids, idle and half-sent WebSockets, deadlines, clients leaving) at concurrency 16 for SOAK_DURATION (default 10m): each server alive with its workers, peak RSS under 1 GiB, every valid request answered right, every attack refused (never a 500), flat RSS, no goroutine or fd growth; the result goes into SOAK_OUT (default BENCHMARKS.md; SOAK_SVC: a binary to soak instead of building one, SOAK_ARGS: more flags of TestSoak, e.g. -servers cls). TestSoak, tag soak, module build/benchreport
+soak: $(if $(filter command line environment,$(origin SOAK_SVC)),,build)
 	cd build/benchreport && $(GO) test -tags soak -run '^TestSoak$$' -count=1 -timeout 0 -v ./soak \
-		-args -svc $(CURDIR)/$(BIN)/svc -duration $(SOAK_DURATION) -out $(CURDIR)/BENCHMARKS.md
+		-args -svc $(SOAK_SVC) -duration $(SOAK_DURATION) -out $(abspath $(SOAK_OUT)) $(SOAK_ARGS)
 
 FUZZTIME ?= 5m
 

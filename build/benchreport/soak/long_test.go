@@ -4,6 +4,7 @@ package soak
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"os"
 	"os/signal"
@@ -20,12 +21,15 @@ import (
 // ... -args -NAME VALUE). Relative paths are relative to the repository.
 var (
 	svcFlag      = flag.String("svc", "build/bin/svc", "the svc binary")
-	modelsFlag   = flag.String("models", "testdata/models/classifier.onnx,testdata/models/multi_input.onnx", "the two models to serve, comma-separated (classifier and multi_input have traffic mixes)")
+	serversFlag  = flag.String("servers", "classifier,multi_input,cls,text-embed,running_sum", "the servers to run, comma-separated (see servers in servers.go)")
 	durationFlag = flag.Duration("duration", 10*time.Minute, "how long to run")
 	concFlag     = flag.Int("concurrency", 16, "concurrent clients per server")
 	workersFlag  = flag.Int("workers", 2, "--workers of each server")
-	intervalFlag = flag.Duration("interval", 5*time.Second, "sampling interval of the workers' RSS")
-	maxBodyFlag  = flag.String("max-body", "1MiB", "limits.max_body_size of the servers (empty: the default, 16 MiB)")
+	intervalFlag = flag.Duration("interval", 5*time.Second, "sampling interval of the servers' RSS")
+	maxBodyFlag  = flag.String("max-body", "1MiB", "limits.max_body_size of classifier and multi_input (empty: the default, 16 MiB); the other servers keep svc's defaults")
+	wsIdleFlag   = flag.Int("ws-idle", 256, "idle WebSocket connections held open against each stateful server")
+	wsHalfFlag   = flag.Int("ws-half", 64, "WebSocket connections that announce a 16 MiB frame and send 1 KiB, held open against each stateful server")
+	rssFlag      = flag.Int64("rss-bound", 1<<30, "the most bytes one server (supervisor and workers) may reach at its peak")
 	outFlag      = flag.String("out", "", "Markdown file whose soak section to replace with the result (BENCHMARKS.md)")
 )
 
@@ -47,25 +51,43 @@ func inRepo(root, p string) string {
 	return filepath.Join(root, p)
 }
 
-// TestSoak runs two svc servers, each with --workers 2, under mixed valid
-// and bad traffic at full concurrency for -duration and checks that they
-// hold up: no 5xx on valid requests, workers' memory flat after warm-up,
-// no goroutine or file descriptor growth, the same workers throughout. The
-// result goes to the test log and, with -out, into that file's soak
-// section. It reads /proc, so it runs on Linux only.
+// TestSoak runs svc servers, each with --workers 2, under mixed valid
+// traffic, bad requests and the attacks of the bounds review at full
+// concurrency for -duration and checks that they hold up: each server
+// alive with its first workers, its peak RSS under -rss-bound, every valid
+// request answered 200 with the right body, every attack refused (4xx,
+// 503 busy, a close; never a 500), workers' memory flat after warm-up, no
+// goroutine or file descriptor growth. The result goes to the test log
+// and, with -out, into that file's soak section. It reads /proc, so it
+// runs on Linux only.
 func TestSoak(t *testing.T) {
 	root := repoRoot(t)
 	o := Options{
 		Svc:         inRepo(root, *svcFlag),
+		Root:        root,
+		Servers:     strings.Split(*serversFlag, ","),
 		Duration:    *durationFlag,
 		Concurrency: *concFlag,
 		Workers:     *workersFlag,
 		Interval:    *intervalFlag,
 		MaxBody:     *maxBodyFlag,
+		WSIdle:      *wsIdleFlag,
+		WSHalf:      *wsHalfFlag,
+		RSSBound:    *rssFlag,
 		Log:         testLog{t},
 	}
-	for _, m := range strings.Split(*modelsFlag, ",") {
-		o.Models = append(o.Models, inRepo(root, m))
+	out := ""
+	if *outFlag != "" {
+		// A file whose section cannot be replaced fails now, not after
+		// the soak.
+		out = inRepo(root, *outFlag)
+		old, err := os.ReadFile(out)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+		if _, err := mdsection.Replace(old, "soak", nil); err != nil {
+			t.Fatalf("%s: %v: mend its markers before the soak", out, err)
+		}
 	}
 	// Start-up, the quiescent readings and the shutdown take minutes at
 	// most on top of the soak itself.
@@ -79,8 +101,8 @@ func TestSoak(t *testing.T) {
 	}
 	md := res.Markdown()
 	t.Logf("result:\n%s", md)
-	if *outFlag != "" {
-		if err := mdsection.WriteFile(inRepo(root, *outFlag), "soak", []byte(md)); err != nil {
+	if out != "" {
+		if err := mdsection.WriteFile(out, "soak", []byte(md)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,24 +1,39 @@
 package soak
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
+	"net/http"
+	"strconv"
 	"strings"
+	"time"
 )
 
-// request is one kind of request in a traffic mix.
+// request is one kind of traffic in a mix: one HTTP request, or a flow of
+// its own (a sequence of steps, a gRPC call, a WebSocket stream, requests
+// sent together).
 type request struct {
-	name    string
-	valid   bool
-	weight  int
+	name   string
+	valid  bool
+	weight int
+	// An HTTP request.
 	method  string
 	path    string
 	ctype   string
 	headers []string
 	body    []byte
-	// want is a substring of a valid request's 200 body.
-	want string
+	// want is a substring of a valid request's 200 body; check, if set,
+	// checks the body too.
+	want  string
+	check func([]byte) error
+	// flow sends the request(s) itself and judges the answer.
+	flow func(ctx context.Context, p *process, rng *rand.Rand) answer
+	// deadline: the request carries a deadline that passes while the
+	// server works, so that a 504 (DEADLINE_EXCEEDED) is its answer too.
+	deadline bool
+	// leave: the client leaves this long after sending the request.
+	leave time.Duration
 }
 
 // mix is a weighted list of requests.
@@ -38,71 +53,118 @@ func (m *mix) pick(rng *rand.Rand) *request {
 	return m.reqs[len(m.reqs)-1]
 }
 
-// mixFor returns the traffic mix for a model file: valid v1 and v2 requests
-// (JSON, gzip, binary where it is simple) and a spread of bad ones.
-func mixFor(model string) (*mix, error) {
-	name := strings.TrimSuffix(filepath.Base(model), ".onnx")
-	infer := "/v2/models/" + name + "/infer"
-	var valid []*request
-	var v1Bad []string
-	switch name {
-	case "classifier":
-		body := `{"input": [[5.1, 3.5, 1.4, 0.2], [6.7, 3.0, 5.2, 2.3]]}`
-		v2 := `{"inputs":[{"name":"input","datatype":"FP32","shape":[2,4],"data":[5.1,3.5,1.4,0.2,6.7,3.0,5.2,2.3]}]}`
-		valid = []*request{
-			{name: "v1", weight: 30, path: "/predict", body: []byte(body), want: `"label":[0,2]`},
-			{name: "v1 gzip", weight: 5, path: "/predict", body: gzipped(body), headers: []string{"Content-Encoding", "gzip"}, want: `"label":[0,2]`},
-			{name: "v2", weight: 15, path: infer, body: []byte(v2), want: `"data":[0,2]`},
-			{name: "v2 gzip", weight: 5, path: infer, body: gzipped(v2), headers: []string{"Content-Encoding", "gzip"}, want: `"data":[0,2]`},
-		}
-		v1Bad = []string{
-			`{"input": [[1, 2, 3]]}`, `{"input": "x"}`, `{"wrong": [[1,2,3,4]]}`, `{"input": []}`,
-			`{"input": [[1e400, 1, 2, 3]]}`, `{"input": [[1,2,3,4],[1,2]]}`,
-		}
-	case "multi_input":
-		body := `{"features": [[1, 2, 3]], "ids": [[1, 2]], "mask": [[true, false]], "text": ["grüße"]}`
-		v2 := `{"inputs":[{"name":"features","datatype":"FP32","shape":[1,3],"data":[1,2,3]},{"name":"ids","datatype":"INT64","shape":[1,2],"data":[1,2]},{"name":"mask","datatype":"BOOL","shape":[1,2],"data":[true,false]},{"name":"text","datatype":"BYTES","shape":[1],"data":["grüße"]}]}`
-		valid = []*request{
-			{name: "v1", weight: 30, path: "/predict", body: []byte(body), want: `"text_upper":["GRÜßE"]`},
-			{name: "v1 gzip", weight: 5, path: "/predict", body: gzipped(body), headers: []string{"Content-Encoding", "gzip"}, want: `"id_sum":[3]`},
-			{name: "v2", weight: 15, path: infer, body: []byte(v2), want: `"GRÜßE"`},
-			{name: "v2 gzip", weight: 5, path: infer, body: gzipped(v2), headers: []string{"Content-Encoding", "gzip"}, want: `"GRÜßE"`},
-		}
-		v1Bad = []string{
-			`{"features": [], "ids": [], "mask": [], "text": []}`,
-			`{"features": [[1, 2, 3]], "ids": [[1, 2.5]], "mask": [[true, false]], "text": ["a"]}`,
-			`{"features": [[1, 2, 3]], "ids": [[1, 2]], "mask": [[1, 0]], "text": ["a"]}`,
-			"{\"features\": [[1, 2, 3]], \"ids\": [[1, 2]], \"mask\": [[true, false]], \"text\": [\"\xff\"]}",
-			`{"features": [[1, 2, 3]], "ids": [[1, 2], [3, 4]], "mask": [[true, false]], "text": ["a"]}`,
-			`{"features": [[1, 2, 3]], "ids": [[1, 9223372036854775808]], "mask": [[true, false]], "text": ["a"]}`,
-		}
-	default:
-		return nil, fmt.Errorf("no traffic mix for model %q (the soak knows classifier and multi_input)", name)
-	}
-	for _, r := range valid {
-		r.valid, r.method, r.ctype = true, "POST", "application/json"
-	}
-	m := &mix{reqs: valid}
-	bad := func(name, method, path, ctype string, body []byte, weight int, headers ...string) {
-		m.reqs = append(m.reqs, &request{name: name, weight: weight, method: method, path: path, ctype: ctype, body: body, headers: headers})
-	}
-	for i, b := range v1Bad {
-		bad(fmt.Sprintf("v1 bad input %d", i), "POST", "/predict", "application/json", []byte(b), 3)
-	}
-	bad("malformed JSON", "POST", "/predict", "application/json", []byte(`{"input": [[1, 2`), 3)
-	bad("trailing garbage", "POST", "/predict", "application/json", []byte(`{} x`), 2)
-	bad("not an object", "POST", "/predict", "application/json", []byte(`[1, 2, 3]`), 2)
-	bad("deep nesting", "POST", "/predict", "application/json", []byte(`{"input": `+strings.Repeat("[", 20000)+`}`), 1)
-	bad("wrong content type", "POST", "/predict", "text/plain", []byte(`{}`), 2)
-	bad("unknown encoding", "POST", "/predict", "application/json", []byte(`{}`), 1, "Content-Encoding", "br")
-	bad("gzip bomb", "POST", "/predict", "application/json", gzipped(strings.Repeat(" ", 20<<20)), 1, "Content-Encoding", "gzip")
-	bad("wrong method", "GET", "/predict", "", nil, 2)
-	bad("unknown path", "POST", "/nope", "application/json", []byte(`{}`), 2)
-	bad("v2 malformed", "POST", infer, "application/json", []byte(`{"inputs": [`), 2)
-	bad("v2 unknown input", "POST", infer, "application/json", []byte(`{"inputs":[{"name":"zz","datatype":"FP32","shape":[1],"data":[1]}]}`), 2)
-	bad("v2 wrong model", "POST", "/v2/models/nope/infer", "application/json", []byte(`{"inputs":[]}`), 1)
-	for _, r := range m.reqs {
+func newMix(reqs []*request) *mix {
+	m := &mix{reqs: reqs}
+	for _, r := range reqs {
 		m.total += r.weight
 	}
-	return m, nil
+	return m
+}
+
+// class is what kind of answer a request got.
+type class int
+
+const (
+	classOK        class = iota // 200 (gRPC OK, a stream's steps) with the right body
+	classWrong                  // 200 with a wrong body
+	classRefused                // 4xx (gRPC INVALID_ARGUMENT, RESOURCE_EXHAUSTED, ...)
+	classBusy                   // 503 with Retry-After (gRPC UNAVAILABLE): the budget was busy
+	classDeadline               // 504 (DEADLINE_EXCEEDED)
+	classServerErr              // another 5xx (gRPC INTERNAL, UNKNOWN, ...), a WebSocket closed 1011
+	classClosed                 // the server closed the connection: a WebSocket close, or no answer
+	classHeld                   // a WebSocket the server still held open when the phase ended
+	classLeft                   // the client left before the answer, as it meant to
+)
+
+var classNames = [...]string{"right", "wrong body", "refused (4xx)", "503 busy", "504 deadline", "5xx", "closed", "held open", "client left"}
+
+func (c class) String() string { return classNames[c] }
+
+// answer is how one request, flow or connection of the soak ended.
+type answer struct {
+	label string // what the report counts: "200", "413", "503 busy", "gRPC RESOURCE_EXHAUSTED", "WebSocket closed 1008"
+	class class
+	note  string // the answer's text, for the examples of unexpected ones
+}
+
+// good says whether a request of kind k may get a: valid requests only
+// the right 200; attacks and bad requests a refusal (4xx, 503 busy, a
+// close), and 504 and an answer where they carry a deadline or leave.
+func (k *request) good(a answer) bool {
+	if k.valid {
+		return a.class == classOK
+	}
+	switch a.class {
+	case classRefused, classBusy, classClosed, classHeld:
+		return true
+	case classDeadline:
+		return k.deadline || k.leave > 0
+	case classOK, classWrong:
+		return k.deadline || k.leave > 0
+	case classLeft:
+		return k.leave > 0
+	}
+	return false
+}
+
+// httpAnswer judges an HTTP answer to k.
+func httpAnswer(k *request, status int, h http.Header, body []byte) answer {
+	a := answer{label: strconv.Itoa(status), note: fmt.Sprintf("%d %.300s", status, body)}
+	switch {
+	case status == http.StatusOK:
+		a.class = classOK
+		if err := k.checkBody(body); err != nil {
+			a.class, a.note = classWrong, fmt.Sprintf("200 %v: %.300s", err, body)
+		}
+	case status >= 400 && status < 500:
+		a.class = classRefused
+	case status == http.StatusServiceUnavailable && h.Get("Retry-After") != "":
+		a.class, a.label = classBusy, "503 busy"
+	case status == http.StatusGatewayTimeout:
+		a.class = classDeadline
+	default:
+		a.class = classServerErr
+	}
+	return a
+}
+
+func (k *request) checkBody(body []byte) error {
+	if k.want != "" && !strings.Contains(string(body), k.want) {
+		return fmt.Errorf("no %q", k.want)
+	}
+	if k.check != nil {
+		return k.check(body)
+	}
+	return nil
+}
+
+// grpcAnswer judges a gRPC answer: its code and message; check, for OK.
+func grpcAnswer(code int, msg string, check func() error) answer {
+	a := answer{label: "gRPC " + grpcCodeName(code), note: fmt.Sprintf("%s: %.300s", grpcCodeName(code), msg)}
+	switch grpcCodeName(code) {
+	case "OK":
+		a.class = classOK
+		if check != nil {
+			if err := check(); err != nil {
+				a.class, a.note = classWrong, "OK: "+err.Error()
+			}
+		}
+	case "INVALID_ARGUMENT", "RESOURCE_EXHAUSTED", "NOT_FOUND", "OUT_OF_RANGE", "FAILED_PRECONDITION",
+		"UNIMPLEMENTED", "PERMISSION_DENIED", "UNAUTHENTICATED", "ALREADY_EXISTS":
+		a.class = classRefused
+	case "UNAVAILABLE":
+		a.class, a.label = classBusy, "gRPC UNAVAILABLE (busy)"
+	case "DEADLINE_EXCEEDED":
+		a.class = classDeadline
+	case "CANCELLED":
+		a.class = classClosed
+	default:
+		a.class = classServerErr
+	}
+	return a
+}
+
+// noAnswer is a request that got no answer: the connection failed.
+func noAnswer(err error) answer {
+	return answer{label: "no answer", class: classClosed, note: err.Error()}
 }

@@ -1,10 +1,12 @@
 package soak
 
 import (
-	"math/rand/v2"
+	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -111,46 +113,74 @@ func TestGoroutinesByWorker(t *testing.T) {
 	}
 }
 
-func TestChecks(t *testing.T) {
-	good := func() *ServerResult {
-		s := &ServerResult{Model: "m.onnx",
-			GoroutinesBefore: map[string]float64{"1": 10, "2": 11}, GoroutinesAfter: map[string]float64{"1": 12, "2": 9},
-			FDsBefore: 40, FDsAfter: 41, PIDsBefore: []int{5, 6}, PIDsAfter: []int{5, 6}}
-		for i := range 20 {
-			s.RSS = append(s.RSS, Sample{At: time.Duration(i) * time.Second, Bytes: 100<<20 + int64(i)<<18}) // +5 MiB over the run
-		}
-		for range 5 {
-			s.Valid.add(200)
-			s.Bad.add(400)
-		}
-		s.Bad.add(413)
-		return s
+// goodServer is a server's result that passes every check: its spoilers
+// break one each.
+func goodServer() *ServerResult {
+	s := &ServerResult{Name: "m", Workers: 2, RSSBound: 1 << 30,
+		GoroutinesBefore: map[string]float64{"1": 10, "2": 11}, GoroutinesAfter: map[string]float64{"1": 12, "2": 9},
+		FDsBefore: 40, FDsAfter: 41, PIDsBefore: []int{5, 6}, PIDsAfter: []int{5, 6},
+		HWM: map[int]int64{4: 30 << 20, 5: 200 << 20, 6: 210 << 20}, WorkerPIDs: map[int]bool{5: true, 6: true}}
+	for i := range 20 {
+		s.RSS = append(s.RSS, Sample{At: time.Duration(i) * time.Second, Bytes: 100<<20 + int64(i)<<18}) // +5 MiB over the run
 	}
+	valid := &request{name: "v1", valid: true}
+	attack := &request{name: "2,000 GIFs"}
+	deadline := &request{name: "X-Request-Timeout", deadline: true}
+	for range 5 {
+		s.record(valid, answer{label: "200", class: classOK}, time.Millisecond)
+		s.record(attack, answer{label: "413", class: classRefused}, time.Millisecond)
+	}
+	s.record(attack, answer{label: "503 busy", class: classBusy}, time.Millisecond)
+	s.record(attack, answer{label: "no answer", class: classClosed}, time.Millisecond)
+	s.record(deadline, answer{label: "504", class: classDeadline}, 2*time.Second)
+	s.record(idleStreams, answer{label: "closed 1008", class: classClosed}, 0)
+	return s
+}
+
+func TestChecks(t *testing.T) {
+	valid := &request{name: "v1", valid: true}
+	attack := &request{name: "2,000 GIFs"}
 	tests := []struct {
 		name  string
 		spoil func(*ServerResult)
 		want  string // the failed check, "" = all pass
 	}{
 		{"all good", func(*ServerResult) {}, ""},
-		{"a 5xx on a valid request", func(s *ServerResult) { s.Valid.add(503) }, "no 5xx on valid requests"},
-		{"no answer", func(s *ServerResult) { s.Valid.add(0) }, "valid requests answered 200"},
-		{"a wrong body", func(s *ServerResult) { s.ValidWrong.Add(1) }, "valid requests answered 200"},
-		{"a 500 on a bad request", func(s *ServerResult) { s.Bad.add(500) }, "bad requests answered 4xx"},
+		{"a 503 busy on a valid request", func(s *ServerResult) { s.record(valid, answer{label: "503 busy", class: classBusy}, 0) }, "no 5xx on valid requests (1 of 6 (503 busy: 1))"},
+		{"no answer", func(s *ServerResult) { s.record(valid, answer{label: "no answer", class: classClosed}, 0) }, "valid requests answered 200"},
+		{"a wrong body", func(s *ServerResult) { s.record(valid, answer{label: "200", class: classWrong}, 0) }, "valid requests answered 200"},
+		{"a 500 on an attack", func(s *ServerResult) { s.record(attack, answer{label: "500", class: classServerErr}, 0) }, "never a 500 (1 of 10 otherwise (5xx: 1)"},
+		{"an attack served", func(s *ServerResult) { s.record(attack, answer{label: "200", class: classOK}, 0) }, "never a 500"},
+		{"a 504 without a deadline", func(s *ServerResult) { s.record(attack, answer{label: "504", class: classDeadline}, 0) }, "never a 500"},
+		{"peak RSS over the bound", func(s *ServerResult) { s.HWM[6] = 800 << 20 }, "peak RSS under 1024.0 MiB (supervisor + workers: the sum of each process's VmHWM) (1030.0 MiB"},
+		{"a worker restarted", func(s *ServerResult) { s.WorkerPIDs[7] = true }, "the same worker processes"},
+		{"the server stopped", func(s *ServerResult) { s.Exited = "exited: signal: killed" }, "the server ran throughout (exited: signal: killed)"},
 		{"RSS up 15 %", func(s *ServerResult) {
 			for i := len(s.RSS) - 6; i < len(s.RSS); i++ {
 				s.RSS[i].Bytes = 118 << 20
 			}
 		}, "RSS flat"},
-		{"goroutines up 3", func(s *ServerResult) { s.GoroutinesAfter["2"] = 14 }, "no goroutine growth"},
+		{"one sample at twice the others", func(s *ServerResult) { s.RSS[17].Bytes = 220 << 20 }, ""},
+		{"goroutines up 3 in one worker, down 2 in the other", func(s *ServerResult) { s.GoroutinesAfter["1"], s.GoroutinesAfter["2"] = 10, 14 }, ""},
+		{"goroutines up 5", func(s *ServerResult) { s.GoroutinesAfter["2"] = 14 }, "no goroutine growth"},
 		{"a worker missing", func(s *ServerResult) { delete(s.GoroutinesAfter, "2") }, "no goroutine growth"},
 		{"fds up 3", func(s *ServerResult) { s.FDsAfter = 43 }, "no file-descriptor growth"},
+		{"the pool that forwards sequence steps grew", func(s *ServerResult) {
+			s.UnixBefore, s.UnixAfter, s.FDsAfter, s.GoroutinesAfter["2"] = 34, 40, 46, 25
+		}, ""},
+		{"goroutines up past what the pool allows", func(s *ServerResult) {
+			s.UnixBefore, s.UnixAfter, s.FDsAfter, s.GoroutinesAfter["2"] = 34, 35, 41, 16
+		}, "no goroutine growth"},
+		{"unix sockets past the pool's bound", func(s *ServerResult) {
+			s.UnixBefore, s.UnixAfter, s.FDsAfter = 34, 300, 306
+		}, "no file-descriptor growth"},
 		{"a worker replaced", func(s *ServerResult) { s.PIDsAfter = []int{5, 7} }, "the same worker processes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := good()
+			s := goodServer()
 			tt.spoil(s)
-			r := &Result{Servers: []*ServerResult{s}}
+			r := &Result{Servers: []*ServerResult{s}, Options: Options{Workers: 2, RSSBound: 1 << 30}}
 			f := r.Failures()
 			switch {
 			case tt.want == "" && len(f) > 0:
@@ -166,30 +196,119 @@ func TestChecks(t *testing.T) {
 	}
 }
 
-func TestMixes(t *testing.T) {
-	for _, m := range []string{"testdata/models/classifier.onnx", "multi_input.onnx"} {
-		mx, err := mixFor(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rng := rand.New(rand.NewPCG(1, 2))
-		seen := map[string]bool{}
-		valid := 0
-		for range 20000 {
-			r := mx.pick(rng)
-			seen[r.name] = true
-			if r.valid {
-				valid++
-			}
-		}
-		if len(seen) != len(mx.reqs) {
-			t.Errorf("%s: %d of %d kinds picked", m, len(seen), len(mx.reqs))
-		}
-		if valid < 8000 || valid > 14000 {
-			t.Errorf("%s: %d of 20000 valid, want about half", m, valid)
+func TestMarkdown(t *testing.T) {
+	s := goodServer()
+	s.Budget = map[string]float64{
+		`svc_request_memory_peak_bytes{worker="1"}`:                       3 << 20,
+		`svc_request_memory_refused_total{reason="too_large",worker="1"}`: 7,
+		`svc_request_memory_limit_bytes{worker="1"}`:                      256 << 20,
+	}
+	s.Command = "svc serve examples/text-embed --workers 2 --grpc-port PORT"
+	md := (&Result{Servers: []*ServerResult{s}, Options: Options{Workers: 2, RSSBound: 1 << 30}}).Markdown()
+	for _, want := range []string{
+		"### m: `svc serve examples/text-embed --workers 2 --grpc-port PORT`",
+		"| 2,000 GIFs | attack | 7 | 413 × 5, 503 busy × 1, no answer × 1 | 1ms | 1ms | all |",
+		"| X-Request-Timeout | attack | 1 | 504 × 1 | 2s | 2s | all |",
+		"| `svc_request_memory_peak_bytes{worker=\"1\"}` | 3.0 MiB |",
+		"| `svc_request_memory_refused_total{reason=\"too_large\",worker=\"1\"}` | 7 |",
+		"| peak RSS under 1024.0 MiB (supervisor + workers: the sum of each process's VmHWM) | 440.0 MiB",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("no %q in\n%s", want, md)
 		}
 	}
-	if _, err := mixFor("other.onnx"); err == nil {
-		t.Error("a mix for an unknown model")
+	if strings.Contains(md, "limit_bytes") {
+		t.Errorf("the limit is shown:\n%s", md)
+	}
+}
+
+func TestParseMemory(t *testing.T) {
+	tests := []struct {
+		status    string
+		rss, peak int64
+		ok        bool
+	}{
+		{"Name:\tsvc\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\nThreads:\t9\n", 100 << 20, 200 << 20, true},
+		{"VmRSS:\t 1 kB\n", 0, 0, false},
+		{"VmRSS:\t 1 MB\nVmHWM:\t 2 kB\n", 0, 0, false},
+	}
+	for _, tt := range tests {
+		rss, peak, err := parseMemory([]byte(tt.status))
+		if rss != tt.rss || peak != tt.peak || (err == nil) != tt.ok {
+			t.Errorf("parseMemory(%q) = %d, %d, %v", tt.status, rss, peak, err)
+		}
+	}
+	// The real thing: this process.
+	rss, peak, err := procFS{root: "/proc"}.memory(os.Getpid())
+	if err != nil || rss < 1<<20 || peak < rss {
+		t.Errorf("memory of this process: %d, %d, %v", rss, peak, err)
+	}
+}
+
+// TestRSSCap: a server whose RSS passes the cap is stopped, and reported
+// as such.
+func TestRSSCap(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &process{cmd: cmd, done: make(chan struct{}), res: &ServerResult{HWM: map[int]int64{}, WorkerPIDs: map[int]bool{}}}
+	go func() { p.exited(fmt.Sprint(cmd.Wait())) }()
+	w := &watch{o: Options{RSSCap: 1 << 20}, proc: procFS{root: "/proc"}, procs: []*process{p}}
+	w.read(p, true) // sleep's RSS is over a MiB
+	<-p.done
+	if !strings.HasPrefix(p.res.Exited, "stopped by the soak: its RSS reached") || p.res.peak() <= 0 || len(p.res.RSS) != 1 {
+		t.Errorf("exited %q, peak %d, samples %d", p.res.Exited, p.res.peak(), len(p.res.RSS))
+	}
+}
+
+func TestSeries(t *testing.T) {
+	expo := "# HELP svc_request_memory_peak_bytes x\nsvc_request_memory_peak_bytes{worker=\"1\"} 952267\n" +
+		"svc_request_memory_refused_total{reason=\"busy\",worker=\"2\"} 3\nsvc_request_memory_bytes 0\ngo_threads 9\n"
+	got := series([]byte(expo), "svc_request_memory_")
+	want := map[string]float64{`svc_request_memory_peak_bytes{worker="1"}`: 952267, `svc_request_memory_refused_total{reason="busy",worker="2"}`: 3, "svc_request_memory_bytes": 0}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("series = %v, want %v", got, want)
+	}
+}
+
+// TestGood: which answers each kind of request may get.
+func TestGood(t *testing.T) {
+	valid := &request{valid: true}
+	attack := &request{}
+	deadline := &request{deadline: true}
+	leaves := &request{leave: time.Second}
+	tests := []struct {
+		r    *request
+		c    class
+		want bool
+	}{
+		{valid, classOK, true}, {valid, classWrong, false}, {valid, classBusy, false}, {valid, classClosed, false},
+		{attack, classRefused, true}, {attack, classBusy, true}, {attack, classClosed, true}, {attack, classHeld, true},
+		{attack, classOK, false}, {attack, classServerErr, false}, {attack, classDeadline, false}, {attack, classLeft, false},
+		{deadline, classDeadline, true}, {deadline, classServerErr, false}, {leaves, classLeft, true}, {leaves, classDeadline, true},
+	}
+	for _, tt := range tests {
+		if got := tt.r.good(answer{class: tt.c}); got != tt.want {
+			t.Errorf("%+v: good(%s) = %v", tt.r, tt.c, got)
+		}
+	}
+	h := http.Header{}
+	if a := httpAnswer(attack, 503, h, nil); a.class != classServerErr {
+		t.Errorf("503 without Retry-After: %s", a.class)
+	}
+	h.Set("Retry-After", "1")
+	if a := httpAnswer(attack, 503, h, nil); a.class != classBusy || a.label != "503 busy" {
+		t.Errorf("503 with Retry-After: %+v", a)
+	}
+	if a := httpAnswer(&request{valid: true, want: "x"}, 200, h, []byte("y")); a.class != classWrong {
+		t.Errorf("a wrong body: %+v", a)
+	}
+	if a := grpcAnswer(8, "too many", nil); a.class != classRefused || a.label != "gRPC RESOURCE_EXHAUSTED" {
+		t.Errorf("gRPC 8: %+v", a)
+	}
+	if a := grpcAnswer(13, "boom", nil); a.class != classServerErr {
+		t.Errorf("gRPC INTERNAL: %+v", a)
 	}
 }
