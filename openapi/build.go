@@ -12,6 +12,7 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/codec"
+	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/transport/rest"
 )
 
@@ -318,7 +319,7 @@ func (b builder) predictDescription() string {
 		} else if in.Shape == nil {
 			shape = "any"
 		} else if len(in.Shape) > 0 {
-			shape = shapeString(in.Shape)
+			shape = tensor.FormatShape(in.Shape)
 		}
 		typ := in.Type
 		if b.imageOf(in.Name) != nil {
@@ -326,8 +327,8 @@ func (b builder) predictDescription() string {
 		}
 		fmt.Fprintf(&sb, "| `%s` | %s | %s | %s |\n", in.Name, typ, shape, yesNo(in.Required))
 	}
-	sb.WriteString("\nN is a dynamic dimension. A list of items under one input name sends a batch; ")
-	sb.WriteString("when the first dimension is N or 1, a single item may be sent without the batch level.")
+	sb.WriteString("\n-1 is a dynamic dimension. A list of items under one input name sends a batch; ")
+	sb.WriteString("when the first dimension is -1 or 1, a single item may be sent without the batch level.")
 	b.mediaDescription(&sb)
 	return sb.String()
 }

@@ -81,7 +81,7 @@ func imageInputSchema(in core.InputSpec, im *codec.Image) *openapi3.Schema {
 	s.Description = joinSentences(fmt.Sprintf(
 		"Image input: %s as base64 or a data: URL, or a list of them for a batch. "+
 			"The server makes the model's %s tensor of shape %s from each picture (%s).",
-		pictureWording, in.Type, shapeString(in.Shape), im.Describe()), in.Description)
+		pictureWording, in.Type, tensor.FormatShape(in.Shape), im.Describe()), in.Description)
 	s.Extensions = map[string]any{extImage: toJSONValue(rest.NewImageInfo(im))}
 	return s
 }

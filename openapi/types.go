@@ -7,6 +7,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/tensor"
 )
 
 // Extension keys written on each input property of the PredictRequest schema.
@@ -127,10 +128,10 @@ func inputSchema(in core.InputSpec) *openapi3.Schema {
 		s = openapi3.NewAnyOfSchema(full, item)
 		s.Description = joinSentences(fmt.Sprintf(
 			"%s tensor of shape %s. Send a batch as a list of items, or one item on its own (%s); a batch dimension of 1 is then added.",
-			in.Type, shapeString(in.Shape), itemWording(in.Type, in.Shape[1:])), in.Description)
+			in.Type, tensor.FormatShape(in.Shape), itemWording(in.Type, in.Shape[1:])), in.Description)
 	default:
 		s = tensorSchema(in.Type, in.Shape)
-		s.Description = joinSentences(fmt.Sprintf("%s tensor of shape %s.", in.Type, shapeString(in.Shape)), in.Description)
+		s.Description = joinSentences(fmt.Sprintf("%s tensor of shape %s.", in.Type, tensor.FormatShape(in.Shape)), in.Description)
 	}
 	if kind == core.KindTensor {
 		s.Extensions = map[string]any{extDType: in.Type, extShape: shapeValue(in.Shape)}
@@ -155,7 +156,7 @@ func outputSchema(out core.OutputSpec) *openapi3.Schema {
 		s.Description = fmt.Sprintf("%s scalar, as a one-element array.", out.Type)
 	default:
 		s = tensorSchema(out.Type, out.Shape)
-		s.Description = fmt.Sprintf("%s tensor of shape %s.", out.Type, shapeString(out.Shape))
+		s.Description = fmt.Sprintf("%s tensor of shape %s.", out.Type, tensor.FormatShape(out.Shape))
 	}
 	if len(out.Labels) > 0 {
 		s.Description = joinSentences(s.Description, "Class labels: "+strings.Join(out.Labels, ", ")+".")
@@ -216,26 +217,13 @@ func splitTopLevel(s string) (string, string, bool) {
 	return "", "", false
 }
 
-// shapeString renders a shape for descriptions: [-1, 4] becomes [N, 4].
-func shapeString(shape []int64) string {
-	parts := make([]string, len(shape))
-	for i, d := range shape {
-		if d < 0 {
-			parts[i] = "N"
-		} else {
-			parts[i] = fmt.Sprint(d)
-		}
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
-}
-
 // itemWording describes one item of the batch rule: "a plain value" for a
 // rank-1 input, else "an array of shape [...]".
 func itemWording(dtype string, rest []int64) string {
 	if len(rest) == 0 {
 		return "a plain " + dtype + " value"
 	}
-	return "an array of shape " + shapeString(rest)
+	return "an array of shape " + tensor.FormatShape(rest)
 }
 
 // shapeValue copies a shape into a JSON-friendly slice (never nil).

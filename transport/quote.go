@@ -1,7 +1,5 @@
 package transport
 
-import "strconv"
-
 // maxQuoted is the longest client-supplied text an error message quotes.
 const maxQuoted = 64
 
@@ -16,16 +14,4 @@ func Quote(s string) string {
 		i--
 	}
 	return s[:i] + "..."
-}
-
-// FormatShape writes a shape for messages: [1, 3, 224, 224].
-func FormatShape(s []int64) string {
-	b := []byte{'['}
-	for i, d := range s {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = strconv.AppendInt(b, d, 10)
-	}
-	return string(append(b, ']'))
 }

@@ -23,19 +23,3 @@ func TestQuote(t *testing.T) {
 		}
 	}
 }
-
-func TestFormatShape(t *testing.T) {
-	tests := []struct {
-		give []int64
-		want string
-	}{
-		{nil, "[]"},
-		{[]int64{7}, "[7]"},
-		{[]int64{1, 3, 224, -1}, "[1, 3, 224, -1]"},
-	}
-	for _, tt := range tests {
-		if got := FormatShape(tt.give); got != tt.want {
-			t.Errorf("FormatShape(%v) = %q, want %q", tt.give, got, tt.want)
-		}
-	}
-}

@@ -114,13 +114,13 @@ func TestSequenceWebSocketTensors(t *testing.T) {
 		}},
 		{name: "tally binary int32", srv: tally, path: "/v2/models/tally/stream?input=counts", out: "total", msgs: []wsMsg{
 			bin(int32LE(1, 2, 3), 6), bin(int32LE(10), 16), bin(int32LE(-4, -4), 8), bin(int32LE(1<<20, 1), 8+1<<20+1),
-			binErr([]byte{1, 2, 3, 4, 5, 6}, "input 'counts' is int32, shape [1, n]: a binary message of 6 bytes does not fit; it takes a positive multiple of 4 bytes (one int32 each), little-endian"),
+			binErr([]byte{1, 2, 3, 4, 5, 6}, "input 'counts' is int32, shape [1, -1]: a binary message of 6 bytes does not fit; it takes a positive multiple of 4 bytes (one int32 each), little-endian"),
 			binErr(nil, "a binary message of 0 bytes does not fit"),
 		}},
 		{name: "tally grid shaped, counts from the query", srv: tally, path: "/v2/models/tally/stream?shape=1,2,-1&counts=1", out: "total", msgs: []wsMsg{
 			bin(float32LE([]float32{0.5, 0.25, 1, 2}), 4.75),   // [1, 2, 2]
 			bin(float32LE([]float32{1, 1, 1, 1, 1, 1}), 11.75), // [1, 2, 3]
-			binErr(float32LE([]float32{1, 1, 1}), "input 'grid' is float32, shape [1, 2, n]: a binary message of 12 bytes does not fit; it takes a positive multiple of 8 bytes (2 float32 for each step of axis 2)"),
+			binErr(float32LE([]float32{1, 1, 1}), "input 'grid' is float32, shape [1, 2, -1]: a binary message of 12 bytes does not fit; it takes a positive multiple of 8 bytes (2 float32 for each step of axis 2)"),
 			// A JSON step's counts replace the query's.
 			txt(`{"inputs": {"counts": {"shape": [1, 2], "data": [3, 4]}}}`, 18.75),
 		}},

@@ -96,7 +96,7 @@ func TestSequenceWebSocket(t *testing.T) {
 			want string
 		}{
 			{websocket.MessageText, []byte(`{"input": [0]}`), `a JSON step has the key 'input': send {"inputs": {"NAME": {"shape": [...], "data": [...]}}}`},
-			{websocket.MessageBinary, []byte{1, 2, 3}, "input 'input' is float32, shape [1, n]: a binary message of 3 bytes does not fit; it takes a positive multiple of 4 bytes (one float32 each), little-endian"},
+			{websocket.MessageBinary, []byte{1, 2, 3}, "input 'input' is float32, shape [1, -1]: a binary message of 3 bytes does not fit; it takes a positive multiple of 4 bytes (one float32 each), little-endian"},
 		} {
 			if r := wsSend(t, c, tt.kind, tt.data); !strings.Contains(r.Error, tt.want) {
 				t.Errorf("%q: %+v, want %q", tt.data, r, tt.want)

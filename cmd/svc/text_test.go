@@ -311,12 +311,12 @@ func TestTextStartFailures(t *testing.T) {
 		}, "models.emb.text.task 'summarization' is not a text task: want embedding, classification or token-classification"},
 		{"classification of hidden states", func(t *testing.T) []string {
 			return []string{"emb", "--config", textConfig(t, "{task: classification}")}
-		}, "text: output 'last_hidden_state' has shape [?, ?, 32]: classification (task from svc.yml) reads logits [batch, labels]"},
+		}, "text: output 'last_hidden_state' has shape [-1, -1, 32]: classification (task from svc.yml) reads logits [batch, labels]"},
 		{"token classification of a classifier", func(t *testing.T) []string {
 			dir := taskFolder(t, "tiny_bert_classifier", "")
 			writeFile(t, filepath.Join(dir, "config.json"), `{"architectures": ["BertForTokenClassification"]}`)
 			return []string{dir}
-		}, "output 'logits' has shape [?, 3]: token-classification (token classification from "},
+		}, "output 'logits' has shape [-1, 3]: token-classification (token classification from "},
 		{"labels that do not fit the logits", func(t *testing.T) []string {
 			return []string{taskFolder(t, "tiny_bert_classifier", `{"architectures": ["BertForSequenceClassification"], "id2label": {"0": "no", "1": "yes"}}`)}
 		}, "text.labels: 2 labels (from "},

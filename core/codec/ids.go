@@ -133,7 +133,7 @@ func (x *Text) CheckIDs(inputs []*tensor.Tensor) error {
 		t := inputs[at]
 		if b := x.bounds.positions; b > 0 && len(t.Shape) == 2 && t.Shape[1] > b {
 			name := x.inputName(at)
-			return &core.InputError{Input: name, Message: fmt.Sprintf("Input '%s' has %d tokens per text (shape %s): the model has %d positions (%s)", name, t.Shape[1], shapeString(t.Shape), b, x.bounds.positionsFrom)}
+			return &core.InputError{Input: name, Message: fmt.Sprintf("Input '%s' has %d tokens per text (shape %s): the model has %d positions (%s)", name, t.Shape[1], tensor.FormatShape(t.Shape), b, x.bounds.positionsFrom)}
 		}
 	}
 	if err := x.checkRange(inputs, x.ids, x.bounds.vocab, x.bounds.vocabFrom, "id", "is out of the vocabulary"); err != nil {

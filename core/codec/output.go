@@ -8,6 +8,7 @@ import (
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/codec/decode"
 	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/core/tensor"
 )
 
 // buildOutput resolves one output's declaration; legacy is the model
@@ -39,7 +40,7 @@ func buildClassify(name string, k int, decl config.Classify, legacy []string, sp
 		return nil, fmt.Errorf("%s.labels: %w", key, err)
 	}
 	if r := len(spec.Shape); spec.Shape != nil && (r < 1 || r > 3 || r == 3 && spec.Shape[1] != 1 && spec.Shape[1] >= 0) {
-		return nil, fmt.Errorf("%s: output '%s' has shape %s; classify takes [N, classes] (or [classes], [N, 1, classes])", key, name, shapeString(spec.Shape))
+		return nil, fmt.Errorf("%s: output '%s' has shape %s; classify takes [N, classes] (or [classes], [N, 1, classes])", key, name, tensor.FormatShape(spec.Shape))
 	}
 	classes := int64(-1)
 	if len(spec.Shape) > 0 {
@@ -92,7 +93,7 @@ func buildCTC(name string, k int, decl config.CTC, spec core.OutputSpec) (*Outpu
 		from = "from " + decl.Labels.File
 	}
 	if spec.Shape != nil && len(spec.Shape) != 3 {
-		return nil, fmt.Errorf("%s: output '%s' has shape %s; ctc takes [N, steps, classes]", key, name, shapeString(spec.Shape))
+		return nil, fmt.Errorf("%s: output '%s' has shape %s; ctc takes [N, steps, classes]", key, name, tensor.FormatShape(spec.Shape))
 	}
 	c := &decode.CTC{Labels: labels, Blank: decl.Blank, Space: decl.Space}
 	if spec.Shape != nil && spec.Shape[2] >= 0 {
@@ -110,18 +111,6 @@ func buildCTC(name string, k int, decl config.CTC, spec core.OutputSpec) (*Outpu
 	}
 	d := fmt.Sprintf("text: greedy CTC decoding per item (blank %d, %d labels %s), with the mean score of its characters", decl.Blank, len(labels), from)
 	return &Output{Name: name, Index: k, Kind: KindCTC, ctc: c, describe: d}, nil
-}
-
-func shapeString(shape []int64) string {
-	parts := make([]string, len(shape))
-	for i, d := range shape {
-		if d < 0 {
-			parts[i] = "?"
-		} else {
-			parts[i] = fmt.Sprint(d)
-		}
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 // preview lists up to n labels.

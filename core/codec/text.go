@@ -277,7 +277,7 @@ func idTensor(dt tensor.DType, shape []int64, data []int64) *tensor.Tensor {
 func (x *Text) Embed(b *Batch, hidden *tensor.Tensor) (*tensor.Tensor, error) {
 	h, ok := hidden.Data.([]float32)
 	if !ok || len(hidden.Shape) != 3 || hidden.Shape[0] != int64(b.n) || hidden.Shape[1] != int64(b.seq) {
-		return nil, fmt.Errorf("embedding: the hidden states are %s %v, want float32 [%d, %d, H]", hidden.DType, hidden.Shape, b.n, b.seq)
+		return nil, fmt.Errorf("embedding: the hidden states are %s %s, want float32 [%d, %d, H]", hidden.DType, tensor.FormatShape(hidden.Shape), b.n, b.seq)
 	}
 	dim := int(hidden.Shape[2])
 	out := make([]float32, b.n*dim)

@@ -67,7 +67,7 @@ func (x *Text) answerOf(res core.Result) (*tensor.Tensor, error) {
 // its run, [N, C], best first.
 func (x *Text) Classify(b *Batch, logits *tensor.Tensor) ([][]decode.Class, error) {
 	if len(logits.Shape) != 2 || logits.Shape[0] != int64(b.n) {
-		return nil, fmt.Errorf("classification: the logits are %s %v, want [%d, classes]", logits.DType, logits.Shape, b.n)
+		return nil, fmt.Errorf("classification: the logits are %s %s, want [%d, classes]", logits.DType, tensor.FormatShape(logits.Shape), b.n)
 	}
 	return x.classify.Decode(logits)
 }
@@ -78,7 +78,7 @@ func (x *Text) Classify(b *Batch, logits *tensor.Tensor) ([][]decode.Class, erro
 // text.
 func (x *Text) Entities(b *Batch, logits *tensor.Tensor) ([][]decode.Entity, error) {
 	if len(logits.Shape) != 3 || logits.Shape[0] != int64(b.n) || logits.Shape[1] != int64(b.seq) {
-		return nil, fmt.Errorf("token classification: the logits are %s %v, want [%d, %d, classes]", logits.DType, logits.Shape, b.n, b.seq)
+		return nil, fmt.Errorf("token classification: the logits are %s %s, want [%d, %d, classes]", logits.DType, tensor.FormatShape(logits.Shape), b.n, b.seq)
 	}
 	flat := &tensor.Tensor{DType: logits.DType, Shape: []int64{int64(b.n * b.seq), logits.Shape[2]}, Data: logits.Data}
 	best, err := x.classify.Decode(flat)

@@ -13,6 +13,7 @@ import (
 	"github.com/svc-dev/svc/core/codec/decode"
 	"github.com/svc-dev/svc/core/codec/tokenizer"
 	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/core/tensor"
 )
 
 // The file that names a Hugging Face model's architecture and labels, and
@@ -101,7 +102,7 @@ func (x *Text) bindOutput(info core.ModelInfo, taskFrom string) error {
 		return fmt.Errorf("output '%s' holds %s: %s (%s) reads logits, float %s", o.Name, o.Type, x.Task, taskFrom, want)
 	}
 	if o.Shape != nil && len(o.Shape) != rank {
-		return fmt.Errorf("output '%s' has shape %s: %s (%s) reads logits %s", o.Name, shapeString(o.Shape), x.Task, taskFrom, want)
+		return fmt.Errorf("output '%s' has shape %s: %s (%s) reads logits %s", o.Name, tensor.FormatShape(o.Shape), x.Task, taskFrom, want)
 	}
 	if len(o.Shape) == rank {
 		x.Hidden = o.Shape[rank-1]

@@ -100,7 +100,7 @@ func cError(msg *C.char) error {
 // NewStringTensor makes a string tensor of shape holding elems.
 func NewStringTensor(shape ort.Shape, elems []string) (*ort.StringTensor, error) {
 	if int64(len(elems)) != shape.FlattenedSize() {
-		return nil, fmt.Errorf("%d strings for shape %v", len(elems), shape)
+		return nil, fmt.Errorf("%d strings for shape %s", len(elems), tensor.FormatShape(shape))
 	}
 	st, err := ort.NewStringTensor(shape)
 	if err != nil {

@@ -530,7 +530,7 @@ func split(res core.Result, group []*pending, outputs []core.OutputSpec) ([][]*t
 			return nil, fmt.Errorf("output %q: %w", outputs[i].Name, err)
 		}
 		if len(t.Shape) == 0 || t.Shape[0] != total {
-			return nil, fmt.Errorf("output %q has shape %v, not a batch of %d rows; disable batching for this model (batching.enabled: false)", outputs[i].Name, t.Shape, total)
+			return nil, fmt.Errorf("output %q has shape %s, not a batch of %d rows; disable batching for this model (batching.enabled: false)", outputs[i].Name, tensor.FormatShape(t.Shape), total)
 		}
 		var off int64
 		for j, p := range group {

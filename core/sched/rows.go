@@ -13,7 +13,7 @@ func concatRows(parts []*tensor.Tensor) (*tensor.Tensor, error) {
 	var rows int64
 	for _, p := range parts {
 		if p.DType != first.DType || len(p.Shape) != len(first.Shape) || len(p.Shape) == 0 {
-			return nil, fmt.Errorf("cannot merge %s%v with %s%v", p.DType, p.Shape, first.DType, first.Shape)
+			return nil, fmt.Errorf("cannot merge %s%s with %s%s", p.DType, tensor.FormatShape(p.Shape), first.DType, tensor.FormatShape(first.Shape))
 		}
 		rows += p.Shape[0]
 	}

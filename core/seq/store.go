@@ -449,7 +449,7 @@ func (s *Store) withContext(l *Layout, seq *sequence, inputs []*tensor.Tensor) (
 		prev := seq.context[i]
 		if prev == nil || prev.DType != t.DType || !sameExcept(prev.Shape, t.Shape, last) {
 			if prev != nil {
-				return nil, &StepError{Input: in.Name, Message: fmt.Sprintf("input '%s' changed shape or type within the sequence: %s %v after %s %v", in.Name, t.DType, t.Shape, prev.DType, prev.Shape)}
+				return nil, &StepError{Input: in.Name, Message: fmt.Sprintf("input '%s' changed shape or type within the sequence: %s %s after %s %s", in.Name, t.DType, tensor.FormatShape(t.Shape), prev.DType, tensor.FormatShape(prev.Shape))}
 			}
 			shape := append([]int64(nil), t.Shape...)
 			shape[last] = int64(n)

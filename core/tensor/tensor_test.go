@@ -24,3 +24,14 @@ func TestSpecSmallestShape(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatShape(t *testing.T) {
+	for _, tt := range []struct {
+		give []int64
+		want string
+	}{{nil, "[]"}, {[]int64{}, "[]"}, {[]int64{7}, "[7]"}, {[]int64{-1, 3, 224, 224}, "[-1, 3, 224, 224]"}, {[]int64{-5, -1, 0}, "[-5, -1, 0]"}} {
+		if got := FormatShape(tt.give); got != tt.want {
+			t.Errorf("FormatShape(%v) = %q, want %q", tt.give, got, tt.want)
+		}
+	}
+}

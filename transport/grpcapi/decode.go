@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/svc-dev/svc/core/tensor"
-	"github.com/svc-dev/svc/transport"
 	"github.com/svc-dev/svc/transport/grpcapi/inference"
 	"github.com/svc-dev/svc/transport/oip"
 )
@@ -75,7 +74,7 @@ func decodeRequest(r *inference.ModelInferRequest, v *view, maxElements int64, m
 			}
 			data, err := tensor.DecodeRaw(spec.DType, count, raw[i], v.StringLimit(k, maxString))
 			if err != nil {
-				return none, invalid("Invalid raw_input_contents[%d] for input '%s' (shape %s of %s): %v", i, spec.Name, transport.FormatShape(in.GetShape()), oip.Datatype(spec.DType), err)
+				return none, invalid("Invalid raw_input_contents[%d] for input '%s' (shape %s of %s): %v", i, spec.Name, tensor.FormatShape(in.GetShape()), oip.Datatype(spec.DType), err)
 			}
 			t.Data = data
 		} else {
@@ -173,7 +172,7 @@ func typedContents(spec *tensor.Spec, shape []int64, c *inference.InferTensorCon
 		if got == 0 {
 			return nil, invalid("Input '%s' has no data: send its %d elements in contents.%s or raw_input_contents", spec.Name, count, field)
 		}
-		return nil, invalid("Input '%s': shape %s takes %d elements, contents.%s has %d", spec.Name, transport.FormatShape(shape), count, field, got)
+		return nil, invalid("Input '%s': shape %s takes %d elements, contents.%s has %d", spec.Name, tensor.FormatShape(shape), count, field, got)
 	}
 	n := int(count)
 	switch spec.DType {

@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"github.com/svc-dev/svc/core/tensor"
-	"github.com/svc-dev/svc/transport"
 )
 
 // The binary tensor data extension: little-endian, row-major, no padding;
@@ -45,7 +44,7 @@ func DecodeBinary(name string, dt tensor.DType, shape []int64, raw []byte) (*ten
 	}
 	if count > int64(len(raw))/size || count*size != int64(len(raw)) {
 		return nil, invalid("Invalid binary data for '%s': shape %s of %s takes %s bytes, binary_data_size is %d",
-			name, transport.FormatShape(shape), Datatype(dt), sizeText(count, size), len(raw))
+			name, tensor.FormatShape(shape), Datatype(dt), sizeText(count, size), len(raw))
 	}
 	if dt == tensor.Bool {
 		for i, v := range raw {
@@ -74,7 +73,7 @@ func sizeText(count, size int64) string {
 func decodeBytes(name string, shape []int64, count int64, raw []byte) ([]string, error) {
 	if count > int64(len(raw))/4 {
 		return nil, invalid("Invalid binary data for '%s': shape %s of BYTES needs at least %s bytes (a 4-byte length per element), binary_data_size is %d",
-			name, transport.FormatShape(shape), sizeText(count, 4), len(raw))
+			name, tensor.FormatShape(shape), sizeText(count, 4), len(raw))
 	}
 	out := make([]string, count)
 	all := string(raw) // one copy for every element

@@ -282,11 +282,11 @@ func checkShape(s *tensor.Spec, got []int64) error {
 	}
 	if len(got) != len(s.Shape) {
 		return invalid("Invalid shape for '%s': expected rank %d %s, got rank %d %s",
-			s.Name, len(s.Shape), transport.FormatShape(s.Shape), len(got), transport.FormatShape(got))
+			s.Name, len(s.Shape), tensor.FormatShape(s.Shape), len(got), tensor.FormatShape(got))
 	}
 	for i, want := range s.Shape {
 		if want >= 0 && got[i] != want {
-			return invalid("Invalid shape for '%s': expected %s, got %s", s.Name, transport.FormatShape(s.Shape), transport.FormatShape(got))
+			return invalid("Invalid shape for '%s': expected %s, got %s", s.Name, tensor.FormatShape(s.Shape), tensor.FormatShape(got))
 		}
 	}
 	return nil

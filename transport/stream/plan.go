@@ -311,7 +311,7 @@ func describe(s tensor.Spec) string {
 	if s.Shape == nil {
 		return s.DType.String() + " of unknown rank"
 	}
-	return s.DType.String() + " " + transport.FormatShape(s.Shape)
+	return s.DType.String() + " " + tensor.FormatShape(s.Shape)
 }
 
 func joinShape(s []int64) string {
@@ -327,7 +327,7 @@ func scalar(s tensor.Spec, v string) (*tensor.Tensor, error) {
 	shape := make([]int64, len(s.Shape))
 	for i, d := range s.Shape {
 		if d > 1 {
-			return nil, fmt.Errorf("input '%s' has shape %s: only inputs of one element take a value from the URL", s.Name, transport.FormatShape(s.Shape))
+			return nil, fmt.Errorf("input '%s' has shape %s: only inputs of one element take a value from the URL", s.Name, tensor.FormatShape(s.Shape))
 		}
 		shape[i] = 1
 	}

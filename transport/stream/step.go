@@ -73,24 +73,7 @@ func (p *plan) fit(size int) ([]int64, error) {
 func (p *plan) misfit(size int, fits string) error {
 	s := p.specs[p.stream]
 	return fmt.Errorf("input '%s' is %s, shape %s: a binary message of %d bytes does not fit; it takes %s, little-endian",
-		s.Name, s.DType, formatStreamShape(p.shape), size, fits)
-}
-
-// formatStreamShape writes a resolved shape, "n" for the axis the length
-// gives: [1, n].
-func formatStreamShape(s []int64) string {
-	b := []byte{'['}
-	for i, d := range s {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		if d < 0 {
-			b = append(b, 'n')
-		} else {
-			b = fmt.Appendf(b, "%d", d)
-		}
-	}
-	return string(append(b, ']'))
+		s.Name, s.DType, tensor.FormatShape(p.shape), size, fits)
 }
 
 // stepForm is how a JSON step is written, for its errors.

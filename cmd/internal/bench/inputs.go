@@ -259,7 +259,7 @@ func inputNames(inputs []Input) string {
 }
 
 // formatShape writes a shape as [1, 3, -1, -1].
-func formatShape(s []int64) string { return "[" + strings.ReplaceAll(joinDims(s), ",", ", ") + "]" }
+func formatShape(s []int64) string { return tensor.FormatShape(s) }
 
 func joinDims(s []int64) string {
 	parts := make([]string, len(s))

@@ -62,7 +62,7 @@ func (c Classifier) Decode(t *tensor.Tensor) ([][]Class, error) {
 		return out, nil
 	}
 	if classes == 0 {
-		return nil, fmt.Errorf("classify: output of shape %s has no classes", formatShape(t.Shape))
+		return nil, fmt.Errorf("classify: output of shape %s has no classes", tensor.FormatShape(t.Shape))
 	}
 	k := min(max(c.TopK, 1), classes)
 	all := make([]Class, n*k)
@@ -100,7 +100,7 @@ func classifyShape(shape []int64) (n, classes int, err error) {
 	case len(shape) == 3 && shape[1] == 1:
 		return int(shape[0]), int(shape[2]), nil
 	}
-	return 0, 0, fmt.Errorf("output of shape %s is not a list of class scores: want [N, C], [C] or [N, 1, C]", formatShape(shape))
+	return 0, 0, fmt.Errorf("output of shape %s is not a list of class scores: want [N, C], [C] or [N, 1, C]", tensor.FormatShape(shape))
 }
 
 // label names class i.

@@ -47,7 +47,7 @@ func (c CTC) Decode(t *tensor.Tensor) ([]Text, error) {
 	case 3:
 		n, steps, classes = int(t.Shape[0]), int(t.Shape[1]), int(t.Shape[2])
 	default:
-		return nil, fmt.Errorf("ctc: output of shape %s is not a sequence of class scores: want [N, T, C] or [T, C]", formatShape(t.Shape))
+		return nil, fmt.Errorf("ctc: output of shape %s is not a sequence of class scores: want [N, T, C] or [T, C]", tensor.FormatShape(t.Shape))
 	}
 	blank, space, err := c.layout(classes)
 	if err != nil {

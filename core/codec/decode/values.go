@@ -3,7 +3,6 @@ package decode
 import (
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/svc-dev/svc/core/tensor"
 )
@@ -54,7 +53,7 @@ func newFloats(t *tensor.Tensor) (floats, error) {
 		return floats{}, err
 	}
 	if want != int64(f.n) {
-		return floats{}, fmt.Errorf("output of shape %s holds %d values, want %d", formatShape(t.Shape), f.n, want)
+		return floats{}, fmt.Errorf("output of shape %s holds %d values, want %d", tensor.FormatShape(t.Shape), f.n, want)
 	}
 	return f, nil
 }
@@ -72,10 +71,10 @@ func elements(shape []int64) (int64, error) {
 	n := int64(1)
 	for _, d := range shape {
 		if d < 0 {
-			return 0, fmt.Errorf("output shape %s has a negative dimension", formatShape(shape))
+			return 0, fmt.Errorf("output shape %s has a negative dimension", tensor.FormatShape(shape))
 		}
 		if d != 0 && n > math.MaxInt64/d {
-			return 0, fmt.Errorf("output shape %s is too large", formatShape(shape))
+			return 0, fmt.Errorf("output shape %s is too large", tensor.FormatShape(shape))
 		}
 		n *= d
 	}
@@ -123,18 +122,6 @@ func convert[T float32 | int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 
 	for i, v := range src {
 		dst[i] = float64(v)
 	}
-}
-
-// formatShape writes a shape for messages: [1, 1000].
-func formatShape(s []int64) string {
-	b := []byte{'['}
-	for i, d := range s {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = strconv.AppendInt(b, d, 10)
-	}
-	return string(append(b, ']'))
 }
 
 // softmax replaces the numbers of v by their softmax, computed after

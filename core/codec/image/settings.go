@@ -198,7 +198,7 @@ func (p *Plan) resolveShape(s *Settings, spec tensor.Spec) error {
 		return configErr("input "+spec.Name, "element type %s: images go into float32, float16 or uint8 inputs", spec.DType)
 	}
 	if len(spec.Shape) != 4 {
-		return configErr("input "+spec.Name, "shape %v: images go into rank-4 inputs [N,C,H,W] or [N,H,W,C]", spec.Shape)
+		return configErr("input "+spec.Name, "shape %s: images go into rank-4 inputs [N,C,H,W] or [N,H,W,C]", tensor.FormatShape(spec.Shape))
 	}
 	isC := func(d int64) bool { return d == 1 || d == 3 }
 	switch strings.ToLower(s.Layout) {
@@ -209,7 +209,7 @@ func (p *Plan) resolveShape(s *Settings, spec tensor.Spec) error {
 	case "":
 		c1, c3 := isC(spec.Shape[1]), isC(spec.Shape[3])
 		if c1 == c3 {
-			return configErr("layout", "input %s has shape %v: cannot tell the channel axis, set layout: nchw or nhwc", spec.Name, spec.Shape)
+			return configErr("layout", "input %s has shape %s: cannot tell the channel axis, set layout: nchw or nhwc", spec.Name, tensor.FormatShape(spec.Shape))
 		}
 		p.nhwc = c3
 	default:
@@ -236,7 +236,7 @@ func (p *Plan) resolveShape(s *Settings, spec tensor.Spec) error {
 	}
 	s.Color = strings.ToLower(s.Color)
 	if cdim >= 0 && cdim != int64(p.channels) {
-		return configErr("color", "%s needs %d channels but input %s has %d (shape %v)", s.Color, p.channels, spec.Name, cdim, spec.Shape)
+		return configErr("color", "%s needs %d channels but input %s has %d (shape %s)", s.Color, p.channels, spec.Name, cdim, tensor.FormatShape(spec.Shape))
 	}
 	return nil
 }

@@ -287,7 +287,7 @@ func formatPath(idx []int64) string {
 	return string(append(b, ']'))
 }
 
-func formatShape(s []int64) string { return formatPath(s) }
+func formatShape(s []int64) string { return tensor.FormatShape(s) }
 
 func (d *decoder) inputErr(msg string) *Error {
 	return &Error{Input: d.spec.Name, Message: "Invalid input for '" + d.spec.Name + "': " + msg}
