@@ -106,15 +106,15 @@ func TestBoundsSequenceIDLength(t *testing.T) {
 		t.Errorf("an id of 256 bytes = %d %s", r.Status, r.Body)
 	}
 
-	// Under the least limit, 32 bytes, a number's digits (at most 20) and
-	// the ids svc gives a stream's own sequence fit; 33 bytes do not.
+	// Under the least limit, 48 bytes, a number's digits (at most 20) and
+	// the ids svc gives a stream's own sequence fit; 49 bytes do not.
 	port = freePort(t)
-	least := startServer(t, model("running_sum.onnx"), "--grpc-port", port, "--config", seqConfig(t, "sequence: {max_id_length: 32}\n"))
-	if r := sumStep(least, strings.Repeat("i", 33), true, true); r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), idRefusal(33, 32)) {
-		t.Errorf("v2 sequence_id of 33 bytes under max_id_length 32 = %d %.300s", r.Status, r.Body)
+	least := startServer(t, model("running_sum.onnx"), "--grpc-port", port, "--config", seqConfig(t, "sequence: {max_id_length: 48}\n"))
+	if r := sumStep(least, strings.Repeat("i", 49), true, true); r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), idRefusal(49, 48)) {
+		t.Errorf("v2 sequence_id of 49 bytes under max_id_length 48 = %d %.300s", r.Status, r.Body)
 	}
 	if r := sumStep(least, uint64(math.MaxUint64), true, true); r.Status != http.StatusOK {
-		t.Errorf("v2 sequence_id %d under max_id_length 32 = %d %s", uint64(math.MaxUint64), r.Status, r.Body)
+		t.Errorf("v2 sequence_id %d under max_id_length 48 = %d %s", uint64(math.MaxUint64), r.Status, r.Body)
 	}
 	st, err = grpcClient(t, "127.0.0.1:"+port).Service().ModelStreamInfer(context.Background())
 	if err != nil {
@@ -125,7 +125,7 @@ func TestBoundsSequenceIDLength(t *testing.T) {
 		t.Fatal(err)
 	}
 	if resp, err := st.Recv(); err != nil || resp.GetErrorMessage() != "" {
-		t.Errorf("the stream's own sequence under max_id_length 32: %v %v", resp, err)
+		t.Errorf("the stream's own sequence under max_id_length 48: %v %v", resp, err)
 	}
 	_ = st.CloseSend()
 	c2, _, err := websocket.Dial(context.Background(), wsURL(least, "/v2/models/running_sum/stream"), nil)
@@ -134,7 +134,7 @@ func TestBoundsSequenceIDLength(t *testing.T) {
 	}
 	defer c2.CloseNow()
 	if r := wsSend(t, c2, websocket.MessageBinary, float32LE([]float32{1})); r.Error != "" {
-		t.Errorf("a WebSocket step under max_id_length 32: %+v", r)
+		t.Errorf("a WebSocket step under max_id_length 48: %+v", r)
 	}
 }
 

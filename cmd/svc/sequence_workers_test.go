@@ -1,16 +1,24 @@
 package main_test
 
 import (
+	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/coder/websocket"
+
+	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/core/workers"
 	"github.com/svc-dev/svc/core/workers/seqroute"
+	grpcapi "github.com/svc-dev/svc/transport/grpcapi"
+	"github.com/svc-dev/svc/transport/grpcapi/inference"
 )
 
 // idsOf returns n sequence ids that worker owner of two holds.
@@ -100,5 +108,69 @@ func TestSequenceWorkers(t *testing.T) {
 	r, _ = freshStep(t, s, chunks[0], map[string]any{"sequence_id": victim, "sequence_start": true, "sequence_end": true})
 	if got := v2Outputs(t, r)["output"][0]; got != want[0] {
 		t.Errorf("a new sequence on the replacement answered %v, want %v", got, want[0])
+	}
+}
+
+// TestStreamsAcrossWorkers: under --workers 2, every WebSocket and every
+// gRPC stream keeps a sequence of its own, whichever worker took it.
+// Each worker named its streams' sequences by a count of its own
+// ("ws-7" on both), and a sequence lives on the worker its id hashes to,
+// so two streams, one per worker, shared one sequence's state: the soak
+// saw streams answer another stream's sums.
+func TestStreamsAcrossWorkers(t *testing.T) {
+	skipShort(t, "starts two workers")
+	port := freePort(t)
+	s := startServer(t, model("running_sum.onnx"), "--workers", "2", "--grpc-port", port)
+	const streams = 20
+	var wss []*websocket.Conn
+	for range streams {
+		c, _, err := websocket.Dial(context.Background(), wsURL(s, "/v2/models/running_sum/stream"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.CloseNow()
+		if r := wsSend(t, c, websocket.MessageBinary, float32LE([]float32{1})); r.Error != "" || r.Outputs["sum"].Data[0] != 1 {
+			t.Fatalf("a WebSocket's first step: %+v", r)
+		}
+		wss = append(wss, c)
+	}
+	for i, c := range wss {
+		if r := wsSend(t, c, websocket.MessageBinary, float32LE([]float32{1})); r.Error != "" || r.Outputs["sum"].Data[0] != 2 {
+			t.Errorf("WebSocket %d's second step: %+v, want the sum 2", i, r)
+		}
+	}
+	svc := grpcClient(t, "127.0.0.1:"+port).Service()
+	one := grpcapi.RawRequest("running_sum", grpcapi.Input{Name: "x", Tensor: &tensor.Tensor{DType: tensor.Float32, Shape: []int64{1, 1}, Data: []float32{1}}})
+	step := func(st inference.GRPCInferenceService_ModelStreamInferClient) float32 {
+		t.Helper()
+		if err := st.Send(one); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := st.Recv()
+		if err != nil || resp.GetErrorMessage() != "" {
+			t.Fatalf("a stream's step: %v %v", resp, err)
+		}
+		out := resp.GetInferResponse().GetRawOutputContents()
+		if len(out) != 1 || len(out[0]) != 4 {
+			t.Fatalf("a stream's step answered %v", resp)
+		}
+		return math.Float32frombits(binary.LittleEndian.Uint32(out[0]))
+	}
+	var sts []inference.GRPCInferenceService_ModelStreamInferClient
+	for range streams {
+		st, err := svc.ModelStreamInfer(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = st.CloseSend() }()
+		if got := step(st); got != 1 {
+			t.Fatalf("a gRPC stream's first step: %v, want 1", got)
+		}
+		sts = append(sts, st)
+	}
+	for i, st := range sts {
+		if got := step(st); got != 2 {
+			t.Errorf("gRPC stream %d's second step: %v, want the sum 2", i, got)
+		}
 	}
 }

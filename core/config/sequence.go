@@ -51,10 +51,10 @@ const (
 	// DefaultSequenceMaxIDLength is the longest sequence id, in bytes.
 	DefaultSequenceMaxIDLength = 256
 	// MinSequenceIDLength is the least sequence.max_id_length: the ids
-	// svc gives a stream's own sequence ("grpc-stream-" and a uint64,
-	// "ws-" and a uint64) must fit, and so does a uint64 id's decimal
-	// string.
-	MinSequenceIDLength = 32
+	// svc gives a stream's own sequence (core/seq.IDs: "grpc-stream-" or
+	// "ws-", a token of the process, a uint64) must fit, and so does a
+	// uint64 id's decimal string.
+	MinSequenceIDLength = 48
 	// DefaultSequenceMaxConnections is the most open WebSocket streams.
 	DefaultSequenceMaxConnections = 1000
 )

@@ -33,7 +33,6 @@ package grpcapi
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -83,8 +82,9 @@ type Service struct {
 	log  *zap.Logger
 	// stopping is closed when the server stops: streams end (stream.go).
 	stopping <-chan struct{}
-	// streams numbers the streams, for their own sequences' ids.
-	streams atomic.Uint64
+	// streams names the streams' own sequences, apart from every other
+	// process's (seq.IDs).
+	streams *seq.IDs
 }
 
 // view is the protocol's view of the loaded model with its metadata as
@@ -106,7 +106,7 @@ func NewService(o Options) (*Service, error) {
 	if o.Version == "" {
 		o.Version = "unknown"
 	}
-	return &Service{opts: o, log: o.Logger}, nil
+	return &Service{opts: o, log: o.Logger, streams: seq.NewIDs(StreamPrefix)}, nil
 }
 
 // Prepare derives the model metadata from a loaded generation of the

@@ -2,7 +2,6 @@ package grpcapi
 
 import (
 	"errors"
-	"fmt"
 	"io"
 
 	"google.golang.org/grpc/codes"
@@ -45,7 +44,7 @@ func (s *Service) ModelStreamInfer(stream inference.GRPCInferenceService_ModelSt
 			}
 		}
 	}()
-	own := fmt.Sprint(StreamPrefix, s.streams.Add(1))
+	own := s.streams.Next()
 	active := false
 	defer func() {
 		if active && s.opts.Sequences != nil {

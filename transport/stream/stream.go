@@ -24,7 +24,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -84,9 +83,11 @@ const DefaultMaxConnections = 1000
 
 // Handler serves Path.
 type Handler struct {
-	o        Options
-	origins  *cors.Cors // nil: no origin but the server's own
-	conns    atomic.Uint64
+	o       Options
+	origins *cors.Cors // nil: no origin but the server's own
+	// ids names the connections' sequences, apart from every other
+	// process's (seq.IDs).
+	ids      *seq.IDs
 	live     atomic.Int64 // the connections upgraded or upgrading
 	mu       sync.Mutex
 	stopped  bool
@@ -105,7 +106,7 @@ func New(o Options) *Handler {
 	if o.MaxConnections <= 0 {
 		o.MaxConnections = DefaultMaxConnections
 	}
-	h := &Handler{o: o, stopping: make(chan struct{})}
+	h := &Handler{o: o, stopping: make(chan struct{}), ids: seq.NewIDs(Prefix)}
 	if len(o.AllowedOrigins) > 0 {
 		h.origins = cors.New(cors.Options{AllowedOrigins: o.AllowedOrigins})
 	}
@@ -247,7 +248,7 @@ type conn struct {
 
 func (h *Handler) serve(c *websocket.Conn, p *plan, info core.ModelInfo) {
 	ctx, cancel := context.WithCancel(context.Background())
-	k := &conn{h: h, c: c, p: p, info: info, id: Prefix + strconv.FormatUint(h.conns.Add(1), 10), w: newWatch(h.o.MaxIdle, h.o.ReadTimeout, nil)}
+	k := &conn{h: h, c: c, p: p, info: info, id: h.ids.Next(), w: newWatch(h.o.MaxIdle, h.o.ReadTimeout, nil)}
 	msgs := make(chan message)
 	reading := make(chan struct{})
 	go func() {
