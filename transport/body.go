@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/tensor"
 )
 
@@ -126,15 +127,22 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// BodyError maps an error of ReadBody to the status and message of the
-// answer: 413 for a body over limit, 408 for a client too slow to send it,
-// 415 for an encoding the server does not decode, else 400.
+// BodyError maps an error of ReadBody (or Inference.ReadBody) to the
+// status and message of the answer: 413 for a body over limit, 408 for a
+// client too slow to send it, 415 for an encoding the server does not
+// decode; the memory budget's refusals as ErrorStatus answers them (413,
+// 503: the caller sets Retry-After with SetRetryAfter); else 400.
 func BodyError(err error, limit int64) (status int, msg string) {
 	var (
 		tooBig *http.MaxBytesError
 		enc    *UnsupportedEncodingError
+		large  *core.LimitError
+		busy   *core.BusyError
 	)
 	switch {
+	case errors.As(err, &large), errors.As(err, &busy), errors.Is(err, core.ErrCanceled):
+		status, msg, _ = ErrorStatus(err)
+		return status, msg
 	case errors.As(err, &tooBig):
 		return http.StatusRequestEntityTooLarge, "Request body too large: the limit is " + FormatBytes(limit)
 	case isTimeout(err):

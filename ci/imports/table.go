@@ -58,7 +58,7 @@ core/session < core/providercheck;
 
 ## plumbing: transport's shared HTTP and gRPC plumbing: listeners, the server, middleware, the log, metrics, access control, tracing
 NONE < transport/log;
-core, core/config, core/tensor/tensorjson, transport/log < transport;
+core, core/budget, core/config, core/tensor/tensorjson, transport/log < transport;
 transport < transport/access;
 transport, core/budget, core/seq < transport/metrics;
 transport, core/workers < transport/tracing;

@@ -52,16 +52,14 @@ type serviceParams struct {
 
 func newServiceFx(p serviceParams) (*Service, error) {
 	return NewService(Options{
-		Model:          p.Model,
-		Version:        string(p.Version),
-		MaxElements:    p.Limits.Elements(),
-		MaxStringBytes: int(p.Limits.MaxStringLength),
-		MaxTimeout:     p.Runtime.Timeout.Std(),
-		Codec:          p.Codec,
-		Sequences:      p.Sequences,
-		Memory:         p.Memory,
-		Repository:     p.Repository,
-		Logger:         p.Log.Named("grpc"),
+		Model:      p.Model,
+		Version:    string(p.Version),
+		Limits:     transport.LimitsOf(p.Limits, p.Runtime),
+		Codec:      p.Codec,
+		Sequences:  p.Sequences,
+		Memory:     p.Memory,
+		Repository: p.Repository,
+		Logger:     p.Log.Named("grpc"),
 	})
 }
 

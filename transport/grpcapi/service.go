@@ -33,7 +33,6 @@ package grpcapi
 import (
 	"context"
 	"errors"
-	"time"
 
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
@@ -42,6 +41,7 @@ import (
 	"github.com/svc-dev/svc/core/budget"
 	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/seq"
+	"github.com/svc-dev/svc/transport"
 	"github.com/svc-dev/svc/transport/grpcapi/inference"
 	"github.com/svc-dev/svc/transport/oip"
 	"github.com/svc-dev/svc/transport/repository"
@@ -55,13 +55,10 @@ const ServiceName = "inference.GRPCInferenceService"
 type Options struct {
 	Model   *core.Model
 	Version string
-	// MaxElements caps the elements of a request's typed contents (0 =
-	// none); MaxStringBytes the length of one BYTES element (0 = any).
-	MaxElements    int64
-	MaxStringBytes int
-	// MaxTimeout bounds the requests' timeout parameter (runtime.timeout;
-	// 0: no bound).
-	MaxTimeout time.Duration
+	// Limits are the request limits: the elements of a request's typed
+	// contents, a BYTES element, the timeout parameter's bound (the
+	// largest message is the server's, ServerOptions.MaxMessageBytes).
+	Limits transport.Limits
 	// Codec is what svc.yml declares for the model's inputs and outputs;
 	// nil declares nothing.
 	Codec *codec.Codec
@@ -85,6 +82,7 @@ type Service struct {
 	// streams names the streams' own sequences, apart from every other
 	// process's (seq.IDs).
 	streams *seq.IDs
+	life    *transport.Inferences
 }
 
 // view is the protocol's view of the loaded model with its metadata as
@@ -106,7 +104,9 @@ func NewService(o Options) (*Service, error) {
 	if o.Version == "" {
 		o.Version = "unknown"
 	}
-	return &Service{opts: o, log: o.Logger, streams: seq.NewIDs(StreamPrefix)}, nil
+	o.Limits = o.Limits.Resolved()
+	return &Service{opts: o, log: o.Logger, streams: seq.NewIDs(StreamPrefix),
+		life: &transport.Inferences{Model: o.Model, Memory: o.Memory, Limits: o.Limits}}, nil
 }
 
 // Prepare derives the model metadata from a loaded generation of the
@@ -117,7 +117,6 @@ func (s *Service) Prepare(r core.Runner) (any, error) {
 		return nil, err
 	}
 	v := &view{View: oip.NewView(r, media)}
-	v.BoundTimeouts(s.opts.MaxTimeout)
 	v.SetSequences(s.opts.Sequences)
 	meta := v.Metadata(s.opts.Model.Name())
 	v.metadata = &inference.ModelMetadataResponse{Name: meta.Name, Versions: meta.Versions, Platform: meta.Platform,
@@ -226,40 +225,37 @@ func (s *Service) ModelMetadata(_ context.Context, r *inference.ModelMetadataReq
 
 // ModelInfer runs one inference.
 func (s *Service) ModelInfer(ctx context.Context, r *inference.ModelInferRequest) (resp *inference.ModelInferResponse, err error) {
-	start := s.opts.Model.BeginRequest()
-	outcome := core.OutcomeInference // if infer panics, the request still ends
-	defer func() { s.opts.Model.EndRequest(start, outcome) }()
-	resp, err = s.infer(ctx, r, start)
-	outcome = outcomeOf(err)
+	q := s.life.Begin(ctx)
+	defer q.End()
+	resp, err = s.infer(q, r)
+	q.Outcome = outcomeOf(err)
 	if err != nil {
 		return nil, s.fail("ModelInfer", err)
 	}
 	return resp, nil
 }
 
-func (s *Service) infer(ctx context.Context, r *inference.ModelInferRequest, start time.Time) (*inference.ModelInferResponse, error) {
+func (s *Service) infer(q *transport.Inference, r *inference.ModelInferRequest) (*inference.ModelInferResponse, error) {
 	v, g, err := s.model(r.GetModelName(), r.GetModelVersion())
 	if err != nil {
 		return nil, err
 	}
-	// What the request holds of the memory budget, until it is answered
-	// (the response holds copies of the outputs).
-	ctx, end := s.opts.Memory.Begin(ctx)
-	defer end()
-	if err := budget.ReserveBody(ctx, int64(proto.Size(r)), 0, 0); err != nil {
+	// The message is in: what decoding it makes is reserved (the
+	// response holds copies of the outputs, until the request ends).
+	if err := q.ReserveBody(int64(proto.Size(r)), 0); err != nil {
 		return nil, err
 	}
+	ctx := q.Ctx
 	began := core.TraceStart(ctx)
 	// The response holds copies of the outputs: the generation may close
 	// once it is encoded.
 	defer g.Release()
-	req, err := decodeRequest(r, v, s.opts.MaxElements, s.opts.MaxStringBytes)
+	req, err := decodeRequest(r, v, s.opts.Limits.MaxElements, s.opts.Limits.MaxStringBytes)
 	if err != nil {
 		return nil, err
 	}
 	req.BeginTrace(began)
-	req.Arrived(start)
-	res, err := v.Run(ctx, &req, s.opts.MaxStringBytes)
+	res, err := v.Run(q, &req, s.opts.Limits.MaxStringBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/tensor"
+	"github.com/svc-dev/svc/transport"
 	"github.com/svc-dev/svc/transport/access"
 	"github.com/svc-dev/svc/transport/grpcapi/inference"
 )
@@ -406,7 +407,7 @@ func TestHalfTypes(t *testing.T) {
 }
 
 func TestInferErrors(t *testing.T) {
-	f := start(t, &echoRunner{}, Options{MaxElements: 100, MaxStringBytes: 8}, ServerOptions{MaxMessageBytes: 64 << 10})
+	f := start(t, &echoRunner{}, Options{Limits: transport.Limits{MaxElements: 100, MaxStringBytes: 8}}, ServerOptions{MaxMessageBytes: 64 << 10})
 	typed := func(name, dt string, shape []int64, c *inference.InferTensorContents) *inference.ModelInferRequest {
 		return &inference.ModelInferRequest{ModelName: "echo", Inputs: []*inference.ModelInferRequest_InferInputTensor{
 			fp32Input(), {Name: name, Datatype: dt, Shape: shape, Contents: c}}}

@@ -28,7 +28,7 @@ func BenchmarkInfer(b *testing.B) {
 			name = "binary"
 		}
 		b.Run(name, func(b *testing.B) {
-			hd, _ := newTestHandler(b, &imageRunner{}, Options{MaxBodyBytes: 64 << 20})
+			hd, _ := newTestHandler(b, &imageRunner{}, Options{Limits: transport.Limits{MaxBodyBytes: 64 << 20}})
 			h := transport.NewRouter(hd.Routes(), WriteError)
 			body, hl, err := EncodeInfer(&InferRequest{Inputs: []InferInput{{Name: "x", Tensor: x, Binary: binary}}, BinaryOutput: binary})
 			if err != nil {

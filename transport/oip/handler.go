@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gorilla/mux"
 	"go.uber.org/zap"
@@ -42,16 +41,11 @@ type ServerVersion string
 
 // Options configure a Handler.
 type Options struct {
-	Model        *core.Model
-	Version      string
-	MaxBodyBytes int64
-	// MaxElements caps the values in a request's JSON part (0 = none);
-	// MaxStringBytes the length of one string element (0 = any).
-	MaxElements    int64
-	MaxStringBytes int
-	// MaxTimeout bounds the requests' timeout parameter (runtime.timeout;
-	// 0: no bound).
-	MaxTimeout time.Duration
+	Model   *core.Model
+	Version string
+	// Limits are the request limits: the body, the values of its JSON
+	// part, a string element, the timeout parameter's bound.
+	Limits transport.Limits
 	// Codec is what svc.yml declares for the model's inputs and outputs;
 	// nil declares nothing.
 	Codec *codec.Codec
@@ -65,6 +59,7 @@ type Options struct {
 // Handler serves the v2 endpoints.
 type Handler struct {
 	opts     Options
+	life     *transport.Inferences
 	server   []byte
 	log      *zap.Logger
 	nameJSON []byte
@@ -91,13 +86,11 @@ func NewHandler(o Options) (*Handler, error) {
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
 	}
-	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = 16 << 20
-	}
+	o.Limits = o.Limits.Resolved()
 	if o.Version == "" {
 		o.Version = "unknown"
 	}
-	h := &Handler{opts: o, log: o.Logger}
+	h := &Handler{opts: o, log: o.Logger, life: &transport.Inferences{Model: o.Model, Memory: o.Memory, Limits: o.Limits}}
 	h.server = mustJSON(ServerMetadata{Name: ServerName, Version: o.Version, Extensions: Extensions})
 	h.nameJSON = jsonString(nil, o.Model.Name())
 	return h, nil
@@ -111,8 +104,7 @@ func (h *Handler) Prepare(r core.Runner) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &restView{View: NewView(r, media), maxString: h.opts.MaxStringBytes}
-	v.BoundTimeouts(h.opts.MaxTimeout)
+	v := &restView{View: NewView(r, media), maxString: h.opts.Limits.MaxStringBytes}
 	v.SetSequences(h.opts.Sequences)
 	if v.HasImages() {
 		// Pictures are long BYTES elements: the other inputs' are checked
@@ -299,19 +291,19 @@ func acceptedContentType(ct string) bool {
 }
 
 func (h *Handler) infer(w http.ResponseWriter, r *http.Request) {
-	start := h.opts.Model.BeginRequest()
-	outcome := core.OutcomeInference // if serveInfer panics, the request still ends
-	defer func() { h.opts.Model.EndRequest(start, outcome) }()
-	err := h.serveInfer(w, r, start)
+	q := h.life.Begin(r.Context())
+	defer q.End()
+	err := h.serveInfer(w, r, q)
 	if err != nil {
+		transport.SetRetryAfter(w.Header(), err)
 		h.fail(w, err)
 	}
-	outcome = outcomeOf(err)
+	q.Outcome = outcomeOf(err)
 }
 
-// serveInfer serves one inference, which arrived at start; an error is
+// serveInfer serves one inference, within its lifecycle q; an error is
 // answered by the caller.
-func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request, start time.Time) error {
+func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request, q *transport.Inference) error {
 	if ct := r.Header.Get("Content-Type"); !acceptedContentType(ct) {
 		return &httpError{status: http.StatusUnsupportedMediaType, message: fmt.Sprintf(
 			"Unsupported Content-Type '%s': send application/json, or application/octet-stream with the %s header", transport.Quote(ct), HeaderInferenceHeaderLength)}
@@ -322,20 +314,13 @@ func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request, start time.
 	}
 	// The generation's sessions stay open until the answer is written.
 	defer g.Release()
-	// What the request holds of the memory budget, until it is answered.
-	ctx, end := h.opts.Memory.Begin(r.Context())
-	defer end()
-	read, err := budget.ReserveRead(ctx, r.ContentLength, h.opts.MaxBodyBytes)
-	if err != nil {
-		return err
-	}
-	body, err := transport.ReadBody(r, h.opts.MaxBodyBytes)
+	body, err := q.ReadBody(w, r)
 	// The answer is written over the body; the buffer goes back once it
 	// is sent.
 	defer transport.PutBody(body)
 	if err != nil {
-		status, msg := transport.BodyError(err, h.opts.MaxBodyBytes)
-		return &httpError{status: status, message: msg}
+		status, msg := transport.BodyError(err, h.opts.Limits.MaxBodyBytes)
+		return &httpError{status: status, message: msg, cause: err}
 	}
 	header, bin, binaryMode := body, []byte(nil), false
 	if hl, ok := r.Header[HeaderInferenceHeaderLength]; ok {
@@ -349,24 +334,21 @@ func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request, start time.
 		header, bin, binaryMode = body[:n], body[n:], true
 	}
 	header = transport.TrimBOM(header)
-	// The body is in: lift the server's read timeout, which would
-	// otherwise cancel the request's context during a long inference.
-	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
-	commas, _, over := tensorjson.CountValues(header, h.opts.MaxElements)
-	if over && h.opts.MaxElements > 0 {
-		return Errorf(KindTooLarge, "Too many elements: the request's JSON holds more than the limit of %d values (send large tensors as binary data)", h.opts.MaxElements)
+	commas, _, over := tensorjson.CountValues(header, h.opts.Limits.MaxElements)
+	if over {
+		return Errorf(KindTooLarge, "Too many elements: the request's JSON holds more than the limit of %d values (send large tensors as binary data)", h.opts.Limits.MaxElements)
 	}
-	if err := budget.ReserveBody(ctx, int64(len(body)), commas+1, read); err != nil {
+	if err := q.ReserveBody(int64(len(body)), commas+1); err != nil {
 		return err
 	}
+	ctx := q.Ctx
 	began := core.TraceStart(ctx)
 	req, err := parseRequest(header, bin, binaryMode, v)
 	if err != nil {
 		return err
 	}
 	req.BeginTrace(began)
-	req.Arrived(start)
-	res, err := v.Run(ctx, &req.Request, h.opts.MaxStringBytes)
+	res, err := v.Run(q, &req.Request, h.opts.Limits.MaxStringBytes)
 	if err != nil {
 		return err
 	}

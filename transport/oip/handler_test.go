@@ -17,6 +17,7 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/tensor"
+	"github.com/svc-dev/svc/transport"
 )
 
 // allDTypes are the element types the protocol carries, in datatype order.
@@ -451,7 +452,7 @@ func TestInferWire(t *testing.T) {
 }
 
 func TestBadRequests(t *testing.T) {
-	h, _ := newTestHandler(t, &echoRunner{}, Options{MaxBodyBytes: 1024})
+	h, _ := newTestHandler(t, &echoRunner{}, Options{Limits: transport.Limits{MaxBodyBytes: 1024}})
 	in := func(fields string) string { return `{"inputs":[` + fields + `]}` }
 	bin8 := string(le32(1, 2))
 	tests := []struct {

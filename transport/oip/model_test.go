@@ -11,6 +11,7 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/tensor"
+	"github.com/svc-dev/svc/transport"
 )
 
 // modelRunner is a model with each kind of input and output the protocol
@@ -348,7 +349,9 @@ func TestRun(t *testing.T) {
 	req := v.NewRequest()
 	x := &tensor.Tensor{DType: tensor.Float32, Shape: []int64{1, 2}, Data: []float32{1, 2}}
 	req.SetInput(0, x)
-	res, err := v.Run(context.Background(), &req, 0)
+	q := (&transport.Inferences{}).Step(context.Background())
+	defer q.End()
+	res, err := v.Run(q, &req, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

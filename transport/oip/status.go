@@ -17,9 +17,13 @@ import (
 type httpError struct {
 	status  int
 	message string
+	// cause is the error answered, when there is one (a body that the
+	// memory budget refused: Retry-After and the outcome follow it).
+	cause error
 }
 
 func (e *httpError) Error() string { return e.message }
+func (e *httpError) Unwrap() error { return e.cause }
 
 // kindStatus is the HTTP status of each kind of refusal.
 func kindStatus(k Kind) int {

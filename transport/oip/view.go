@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/budget"
 	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/core/tensor"
+	"github.com/svc-dev/svc/transport"
 )
 
 // Platform is the model metadata's platform.
@@ -25,9 +25,6 @@ const ServerName = "svc"
 // messages name, and the model metadata.
 type View struct {
 	runner core.Runner
-	// maxTimeout bounds the requests' timeout parameter (runtime.timeout;
-	// 0: no bound).
-	maxTimeout time.Duration
 	// media holds the image inputs and decoded outputs (nil: none).
 	media   *codec.Set
 	version string
@@ -151,23 +148,14 @@ func (v *View) Metadata(name string) ModelMetadata {
 	return ModelMetadata{Name: name, Versions: []string{v.version}, Platform: Platform, Inputs: v.metaInputs, Outputs: v.metaOutputs}
 }
 
-// BoundTimeouts caps the requests' timeout parameter at d
-// (runtime.timeout; 0: no cap). Call it before the view serves.
-func (v *View) BoundTimeouts(d time.Duration) { v.maxTimeout = d }
-
-// Run runs the request's inputs through the model, at the request's
-// priority and within its timeout. The inputs go back to the tensor pools
-// as soon as the run is over (no output shares their storage), before the
-// answer is encoded.
-func (v *View) Run(ctx context.Context, req *Request, maxString int) (core.Result, error) {
-	if req.priority != core.PriorityNormal {
-		ctx = core.WithPriority(ctx, req.priority)
-	}
-	if req.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = core.WithRequestDeadline(ctx, req.arrived, req.timeout, v.maxTimeout)
-		defer cancel()
-	}
+// Run runs the request's inputs through the model, within the request's
+// lifecycle q (transport.Inferences): at the request's priority and
+// within its timeout, counted from its arrival. The inputs go back to the
+// tensor pools as soon as the run is over (no output shares their
+// storage), before the answer is encoded.
+func (v *View) Run(q *transport.Inference, req *Request, maxString int) (core.Result, error) {
+	q.Schedule(req.timeout, req.priority)
+	ctx := q.Ctx
 	if err := v.texts(ctx, req); err != nil {
 		tensor.RecycleAll(req.inputs)
 		return nil, err
@@ -318,7 +306,9 @@ func RunSample(ctx context.Context, r core.Runner, media *codec.Set, body []byte
 	if err != nil {
 		return err
 	}
-	res, err := v.Run(ctx, &req.Request, 0)
+	q := (&transport.Inferences{}).Step(ctx)
+	defer q.End()
+	res, err := v.Run(q, &req.Request, 0)
 	if err != nil {
 		return err
 	}

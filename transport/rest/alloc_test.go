@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/svc-dev/svc/transport"
 )
 
 // The race detector makes sync.Pool drop items at random, so allocation
@@ -41,7 +43,7 @@ func TestDecodeAllocations(t *testing.T) {
 func TestHiddenCommasDoNotSizeTensors(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	const commas = 4 << 20
-	h, _ := newTestHandler(t, &fakeRunner{}, Options{MaxElements: 1000, MaxBodyBytes: 8 << 20})
+	h, _ := newTestHandler(t, &fakeRunner{}, Options{Limits: transport.Limits{MaxElements: 1000, MaxBodyBytes: 8 << 20}})
 	body := `{"x": [[1, "` + strings.Repeat(",", commas) + `"]]}`
 	call(h, http.MethodPost, "/predict", "application/json", body) // warm the body buffers
 	var before, after runtime.MemStats

@@ -19,7 +19,7 @@ import (
 // reported as a plain error. DecodeRequest is safe for concurrent use. The
 // returned tensors do not refer to body.
 func DecodeRequest(body []byte, specs []tensor.Spec) ([]*tensor.Tensor, error) {
-	return decodeRequest(body, specs, 0, 0)
+	return decodeRequest(body, specs, 0, 0, nil)
 }
 
 // hintedValues is the least count of values in a body for which a model of
@@ -32,9 +32,9 @@ const hintedValues = 256
 // commas plus one): the tensors are allocated at their size once
 // (tensorjson.Decoder.SizeHint) rather than collected in a scratch buffer
 // that grows by copying and is copied out. For a model of one input the
-// bound is its input's; for several, a large body is scanned for the
-// bound of each key.
-func decodeRequest(body []byte, specs []tensor.Spec, maxString int, values int64) ([]*tensor.Tensor, error) {
+// bound is its input's; for several, the body's scan (sc, the handler's
+// one pass over it; nil: none) bounds each key.
+func decodeRequest(body []byte, specs []tensor.Spec, maxString int, values int64, sc *tensorjson.Scan) ([]*tensor.Tensor, error) {
 	for i := range specs {
 		if !specs[i].DType.Valid() {
 			return nil, fmt.Errorf("rest: input %q has unsupported dtype %v", specs[i].Name, specs[i].DType)
@@ -47,10 +47,13 @@ func decodeRequest(body []byte, specs []tensor.Spec, maxString int, values int64
 	switch {
 	case len(specs) == 1 && values > 0:
 		d.SizeHint(values)
-	case len(specs) > 1 && values >= hintedValues:
+	case len(specs) > 1 && values >= hintedValues && sc != nil && sc.Strings <= int64(4*len(specs)+16):
 		// Past a few strings per input, the body is mostly strings,
 		// which take no hint.
-		counts = tensorjson.ValueCounts(body, 4*len(specs)+16)
+		counts = make([]tensorjson.KeyValues, len(sc.Keys))
+		for i, k := range sc.Keys {
+			counts[i] = tensorjson.KeyValues{Key: k.Key, Values: k.Values}
+		}
 	}
 	return decodeObject(d, specs, counts, values)
 }

@@ -545,11 +545,12 @@ func TestDecodeMultipleInputsHinted(t *testing.T) {
 	fmt.Fprintf(&b, `"flags": %s, "mask" : [%s], "x": %s}`, row(257, "true"), row(99, "1"), row(1000, "-1.25e-3"))
 	body := []byte(b.String())
 	commas := int64(strings.Count(b.String(), ","))
-	hinted, err := decodeRequest(body, specs, 0, commas+1)
+	sc := tensorjson.ScanObject(body)
+	hinted, err := decodeRequest(body, specs, 0, commas+1, &sc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := decodeRequest(body, specs, 0, 0)
+	plain, err := decodeRequest(body, specs, 0, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

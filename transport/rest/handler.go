@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -43,16 +42,10 @@ type Options struct {
 	Model    *core.Model
 	Platform core.Platform
 	// Validator is optional.
-	Validator    BodyValidator
-	MaxBodyBytes int64
-	// MaxElements caps the values in one /predict body (413 beyond it);
-	// 0 means MaxBodyBytes/4.
-	MaxElements int64
-	// MaxStringBytes caps one string element (400 beyond it); 0 = none.
-	MaxStringBytes int
-	// MaxTimeout bounds the X-Request-Timeout header (runtime.timeout; 0:
-	// no bound).
-	MaxTimeout time.Duration
+	Validator BodyValidator
+	// Limits are the request limits: the body, its values (413 beyond
+	// them), a string element (400), the X-Request-Timeout header's bound.
+	Limits transport.Limits
 	// Codec is what svc.yml declares for the model's inputs and outputs
 	// (images in, meaning out); nil declares nothing.
 	Codec *codec.Codec
@@ -66,6 +59,7 @@ type Options struct {
 // Handler serves the v1 endpoints.
 type Handler struct {
 	opts   Options
+	life   *transport.Inferences
 	health []byte
 	log    *zap.Logger
 }
@@ -90,13 +84,8 @@ func NewHandler(o Options) (*Handler, error) {
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
 	}
-	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = 16 << 20
-	}
-	if o.MaxElements <= 0 {
-		o.MaxElements = max(o.MaxBodyBytes/4, 1)
-	}
-	h := &Handler{opts: o, log: o.Logger}
+	o.Limits = o.Limits.Resolved()
+	h := &Handler{opts: o, log: o.Logger, life: &transport.Inferences{Model: o.Model, Memory: o.Memory, Limits: o.Limits}}
 	h.health = mustJSON(Health{Status: "healthy", Model: o.Model.Name()})
 	return h, nil
 }
@@ -186,13 +175,12 @@ func (h *Handler) serveMetrics(w http.ResponseWriter, _ *http.Request) {
 // request from start to end, with its outcome (an inference failure if the
 // handler panics: the request still ends).
 func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
-	start := h.opts.Model.BeginRequest()
-	outcome := core.OutcomeInference
-	defer func() { h.opts.Model.EndRequest(start, outcome) }()
-	outcome = h.servePredict(w, r)
+	q := h.life.Begin(r.Context())
+	defer q.End()
+	q.Outcome = h.servePredict(w, r, q)
 }
 
-func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outcome {
+func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request, q *transport.Inference) core.Outcome {
 	ct := r.Header.Get("Content-Type")
 	kind, params := bodyKind(ct)
 	if kind == bodyOther {
@@ -214,36 +202,28 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 		h.writeErr(w, err)
 		return core.OutcomeBadRequest
 	}
-	// The request's timeout counts from here, its start: reading and
+	// The request's timeout counts from its arrival: reading and
 	// decoding it count too. Its context carries the timeout, the
 	// priority and the request's ticket of the memory budget to every
 	// path below.
-	ctx, cancel, err := scheduling(r, h.opts.MaxTimeout)
+	timeout, priority, err := scheduling(r)
 	if err != nil {
 		WriteError(w, http.StatusBadRequest, err.Error())
 		return core.OutcomeBadRequest
 	}
-	defer cancel()
-	ctx, end := h.opts.Memory.Begin(ctx)
-	defer end()
+	q.Schedule(timeout, priority)
+	ctx := q.Ctx
 	began := core.TraceStart(ctx)
-	read, err := budget.ReserveRead(ctx, r.ContentLength, h.opts.MaxBodyBytes)
-	if err != nil {
-		h.writeErr(w, err)
-		return decodeOutcome(err)
-	}
-	body, err := transport.ReadBody(r, h.opts.MaxBodyBytes)
+	body, err := q.ReadBody(w, r)
 	// The answer is written over the body; the buffer goes back once it
 	// is sent.
 	defer transport.PutBody(body)
 	if err != nil {
-		status, msg := transport.BodyError(err, h.opts.MaxBodyBytes)
+		status, msg := transport.BodyError(err, h.opts.Limits.MaxBodyBytes)
+		transport.SetRetryAfter(w.Header(), err)
 		WriteError(w, status, msg)
-		return core.OutcomeBadRequest
+		return decodeOutcome(err)
 	}
-	// The body is in: lift the server's read timeout, which would
-	// otherwise cancel the request's context during a long inference.
-	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	if st, isStep, err := sequenceHeaders(r); err != nil || isStep {
 		if err != nil {
 			h.writeErr(w, err)
@@ -251,7 +231,7 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 		}
 		return h.serveStep(ctx, w, v, st, body)
 	}
-	inputs, texts, err := h.decodeBody(ctx, kind, params, v, g, body, read)
+	inputs, texts, err := h.decodeBody(q, kind, params, v, g, body)
 	if err != nil {
 		h.writeErr(w, err)
 		return decodeOutcome(err)
@@ -288,19 +268,20 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request) core.Outc
 // Content-Type's), read already reserved of the memory budget, and
 // reserves what its run's outputs will hold; a text body returns its
 // batch too.
-func (h *Handler) decodeBody(ctx context.Context, kind int, params map[string]string, v *view, g *core.Generation, body []byte, read int64) ([]*tensor.Tensor, *codec.Batch, error) {
+func (h *Handler) decodeBody(q *transport.Inference, kind int, params map[string]string, v *view, g *core.Generation, body []byte) ([]*tensor.Tensor, *codec.Batch, error) {
 	var inputs []*tensor.Tensor
 	var texts *codec.Batch
 	var err error
+	ctx := q.Ctx
 	switch kind {
 	case bodyJSON:
-		inputs, texts, err = h.jsonInputs(ctx, v, g, transport.TrimBOM(body), read)
+		inputs, texts, err = h.jsonInputs(q, v, g, transport.TrimBOM(body))
 	case bodyMultipart:
-		if err = budget.ReserveBody(ctx, int64(len(body)), 0, read); err == nil {
-			inputs, err = multipartBody(ctx, body, params["boundary"], v.runner.Specs(), v.media, h.opts.MaxStringBytes)
+		if err = q.ReserveBody(int64(len(body)), 0); err == nil {
+			inputs, err = multipartBody(ctx, body, params["boundary"], v.runner.Specs(), v.media, h.opts.Limits.MaxStringBytes)
 		}
 	default:
-		if err = budget.ReserveBody(ctx, int64(len(body)), 0, read); err == nil {
+		if err = q.ReserveBody(int64(len(body)), 0); err == nil {
 			inputs, err = pictureBody(ctx, body, v.runner.Specs(), v.media)
 		}
 	}
@@ -323,20 +304,24 @@ func (h *Handler) hasImages() bool {
 // jsonInputs decodes a JSON body: counted, validated, then decoded into
 // the model's inputs, image inputs from the pictures their strings carry,
 // id inputs from the texts of a text body (its batch returned).
-func (h *Handler) jsonInputs(ctx context.Context, v *view, g *core.Generation, body []byte, read int64) ([]*tensor.Tensor, *codec.Batch, error) {
-	commas, input, over := tensorjson.CountValues(body, h.opts.MaxElements)
-	if over {
-		return nil, nil, &tooLarge{fmt.Sprintf("Too many elements: input '%s' takes the request past the limit of %d values", transport.Quote(input), h.opts.MaxElements)}
+func (h *Handler) jsonInputs(q *transport.Inference, v *view, g *core.Generation, body []byte) ([]*tensor.Tensor, *codec.Batch, error) {
+	ctx := q.Ctx
+	// One pass over the body before it is decoded: its values, and each
+	// input's values, strings and kind.
+	sc := tensorjson.ScanObject(body)
+	if input, over := sc.Over(body, h.opts.Limits.MaxElements); over {
+		return nil, nil, &tooLarge{fmt.Sprintf("Too many elements: input '%s' takes the request past the limit of %d values", transport.Quote(input), h.opts.Limits.MaxElements)}
 	}
-	if err := budget.ReserveBody(ctx, int64(len(body)), min(commas+1, h.opts.MaxElements), read); err != nil {
+	values := min(sc.Commas+1, h.opts.Limits.MaxElements)
+	if err := q.ReserveBody(int64(len(body)), values); err != nil {
 		return nil, nil, err
 	}
 	x := v.media.Text()
-	isText, err := textBody(body, x)
+	isText, err := textBody(&sc, body, x)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := countStrings(body, v.media, isText); err != nil {
+	if err := countStrings(&sc, v.media, isText); err != nil {
 		return nil, nil, err
 	}
 	if h.opts.Validator != nil {
@@ -345,35 +330,36 @@ func (h *Handler) jsonInputs(ctx context.Context, v *view, g *core.Generation, b
 		}
 	}
 	if isText {
-		b, err := textInputs(ctx, body, x, h.opts.MaxStringBytes, min(commas+1, h.opts.MaxElements))
+		b, err := textInputs(ctx, body, x, h.opts.Limits.MaxStringBytes, values)
 		if err != nil {
 			return nil, nil, err
 		}
 		return b.Inputs, b, nil
 	}
-	inputs, err := h.decodeInputs(ctx, v, body, commas)
+	inputs, err := h.decodeInputs(ctx, v, body, values, &sc)
 	if err == nil {
 		inputs, err = checkIDs(x, inputs)
 	}
 	return inputs, nil, err
 }
 
-// decodeInputs decodes a JSON body of the model's inputs.
-func (h *Handler) decodeInputs(ctx context.Context, v *view, body []byte, commas int64) ([]*tensor.Tensor, error) {
+// decodeInputs decodes a JSON body of the model's inputs, of at most
+// values values, scanned as sc.
+func (h *Handler) decodeInputs(ctx context.Context, v *view, body []byte, values int64, sc *tensorjson.Scan) ([]*tensor.Tensor, error) {
 	// The commas bound the values, but a body may hide commas in strings:
 	// past MaxElements values it was refused above, so no tensor is larger.
 	images := len(v.media.Images()) > 0
-	maxString := h.opts.MaxStringBytes
+	maxString := h.opts.Limits.MaxStringBytes
 	if images {
 		// A picture is one long string; the other inputs' strings are
 		// checked once decoded.
 		maxString = 0
 	}
-	inputs, err := decodeRequest(body, v.specs, maxString, min(commas+1, h.opts.MaxElements))
+	inputs, err := decodeRequest(body, v.specs, maxString, values, sc)
 	if err != nil || !images {
 		return inputs, err
 	}
-	if err := imageInputs(ctx, inputs, v.specs, v.media, h.opts.MaxStringBytes); err != nil {
+	if err := imageInputs(ctx, inputs, v.specs, v.media, h.opts.Limits.MaxStringBytes); err != nil {
 		tensor.RecycleAll(inputs)
 		return nil, err
 	}

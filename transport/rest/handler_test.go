@@ -12,6 +12,7 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/tensor"
+	"github.com/svc-dev/svc/transport"
 )
 
 // fakeRunner doubles its float32 input "x" [-1, 2] into output "y", or
@@ -113,7 +114,7 @@ func TestHandlerWhileLoading(t *testing.T) {
 
 func TestHandlerServes(t *testing.T) {
 	r := &fakeRunner{}
-	h, m := newTestHandler(t, r, Options{Platform: core.Platform{Available: []string{"CPUExecutionProvider"}, Runtime: []string{"CUDAExecutionProvider", "CPUExecutionProvider"}}, MaxBodyBytes: 64})
+	h, m := newTestHandler(t, r, Options{Platform: core.Platform{Available: []string{"CPUExecutionProvider"}, Runtime: []string{"CUDAExecutionProvider", "CPUExecutionProvider"}}, Limits: transport.Limits{MaxBodyBytes: 64}})
 	tests := []struct {
 		name, method, path, ct, body string
 		status                       int

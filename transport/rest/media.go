@@ -135,22 +135,22 @@ func imageInputs(ctx context.Context, inputs []*tensor.Tensor, specs []tensor.Sp
 }
 
 // countStrings refuses, before the body is validated or decoded, a JSON
-// body that sends more pictures or texts than the limits allow, counting
-// the strings under the image inputs' keys (or under "text" for a text
-// body) as they are written.
-func countStrings(body []byte, set *codec.Set, isText bool) error {
+// body, scanned as sc, that sends more pictures or texts than the limits
+// allow, counting the strings under the image inputs' keys (or under
+// "text" for a text body) as they are written.
+func countStrings(sc *tensorjson.Scan, set *codec.Set, isText bool) error {
 	if len(set.Images()) == 0 && !isText {
 		return nil
 	}
 	pictures, texts := 0, 0
 	input := ""
-	for _, kv := range tensorjson.StringCounts(body) {
+	for _, kv := range sc.Keys {
 		key := string(kv.Key)
 		switch {
 		case isText && key == codec.InputText:
-			texts += int(kv.Values)
+			texts += int(kv.Strings)
 		case set.Image(key) != nil:
-			pictures += int(kv.Values)
+			pictures += int(kv.Strings)
 			if input == "" || input == key {
 				input = key
 			} else {
@@ -237,7 +237,7 @@ func multipartBody(ctx context.Context, body []byte, boundary string, specs []te
 		}
 		object = appendField(object, name, data)
 	}
-	inputs, err := decodeRequest(closeObject(object), mediaSpecs(optionalImages(specs, set), set), maxString, 0)
+	inputs, err := decodeRequest(closeObject(object), mediaSpecs(optionalImages(specs, set), set), maxString, 0, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -43,16 +43,13 @@ type handlerParams struct {
 
 func newHandlerFx(p handlerParams) (*Handler, error) {
 	return NewHandler(Options{
-		Model:          p.Model,
-		Platform:       p.Platform,
-		Validator:      p.Validator,
-		MaxBodyBytes:   int64(p.Limits.MaxBodyBytes),
-		MaxElements:    p.Limits.Elements(),
-		MaxStringBytes: int(p.Limits.MaxStringLength),
-		MaxTimeout:     p.Runtime.Timeout.Std(),
-		Codec:          p.Codec,
-		Sequences:      p.Sequences,
-		Memory:         p.Memory,
-		Logger:         p.Log,
+		Model:     p.Model,
+		Platform:  p.Platform,
+		Validator: p.Validator,
+		Limits:    transport.LimitsOf(p.Limits, p.Runtime),
+		Codec:     p.Codec,
+		Sequences: p.Sequences,
+		Memory:    p.Memory,
+		Logger:    p.Log,
 	})
 }

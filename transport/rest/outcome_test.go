@@ -9,6 +9,7 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/tensor"
+	"github.com/svc-dev/svc/transport"
 )
 
 // outcomes records the outcome of each request the model is told of.
@@ -48,7 +49,7 @@ func TestPredictReportsOutcome(t *testing.T) {
 			obs := &outcomes{}
 			m := core.NewModel("double")
 			m.SetObserver(obs)
-			h, err := NewHandler(Options{Model: m, MaxBodyBytes: 64})
+			h, err := NewHandler(Options{Model: m, Limits: transport.Limits{MaxBodyBytes: 64}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -30,27 +29,25 @@ var (
 	priorityKey = http.CanonicalHeaderKey(HeaderPriority)
 )
 
-// scheduling returns r's context with the priority and timeout its
-// headers ask for (bound caps the timeout; 0: no cap), and the function
-// that releases the timeout.
-func scheduling(r *http.Request, bound time.Duration) (context.Context, context.CancelFunc, error) {
-	ctx := r.Context()
+// scheduling reads the timeout and priority r's headers ask for (0 and
+// PriorityNormal when they say nothing).
+func scheduling(r *http.Request) (time.Duration, core.Priority, error) {
+	p := core.PriorityNormal
 	if v, ok := r.Header[priorityKey]; ok {
 		n, err := strconv.ParseUint(strings.TrimSpace(v[0]), 10, 64)
 		if err != nil {
-			return nil, nil, badHeader(fmt.Sprintf("Invalid %s header '%s': expected a non-negative integer (1: high, 0 or more: normal)", HeaderPriority, transport.Quote(v[0])))
+			return 0, p, badHeader(fmt.Sprintf("Invalid %s header '%s': expected a non-negative integer (1: high, 0 or more: normal)", HeaderPriority, transport.Quote(v[0])))
 		}
-		ctx = core.WithPriority(ctx, core.PriorityFromTriton(n))
+		p = core.PriorityFromTriton(n)
 	}
 	if v, ok := r.Header[timeoutKey]; ok {
 		d, err := time.ParseDuration(strings.TrimSpace(v[0]))
 		if err != nil || d <= 0 {
-			return nil, nil, badHeader(fmt.Sprintf("Invalid %s header '%s': expected a positive duration with its unit, such as 250ms or 2s", HeaderTimeout, transport.Quote(v[0])))
+			return 0, p, badHeader(fmt.Sprintf("Invalid %s header '%s': expected a positive duration with its unit, such as 250ms or 2s", HeaderTimeout, transport.Quote(v[0])))
 		}
-		c, cancel := core.WithRequestTimeout(ctx, d, bound)
-		return c, cancel, nil
+		return d, p, nil
 	}
-	return ctx, func() {}, nil
+	return 0, p, nil
 }
 
 // badHeader is a refused scheduling header: its message is the client's

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/transport"
 )
 
 // TestSchedulingHeaders: /predict's X-Request-Priority and
@@ -56,7 +57,7 @@ func TestSchedulingHeaders(t *testing.T) {
 			for i := 0; i < len(tt.headers); i += 2 {
 				r.Header.Set(tt.headers[i], tt.headers[i+1])
 			}
-			ctx, cancel, err := scheduling(r, tt.bound)
+			d, p, err := scheduling(r)
 			if tt.err != "" {
 				if err == nil || !strings.HasPrefix(err.Error(), tt.err) {
 					t.Fatalf("error %v, want %q", err, tt.err)
@@ -66,7 +67,11 @@ func TestSchedulingHeaders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer cancel()
+			life := &transport.Inferences{Model: core.NewModel("m"), Limits: transport.Limits{MaxTimeout: tt.bound}}
+			q := life.Step(context.Background())
+			defer q.End()
+			q.Schedule(d, p)
+			ctx := q.Ctx
 			if got := core.PriorityOf(ctx); got != tt.priority {
 				t.Errorf("priority %v, want %v", got, tt.priority)
 			}

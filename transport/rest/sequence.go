@@ -88,12 +88,12 @@ func (h *Handler) serveStep(ctx context.Context, w http.ResponseWriter, v *view,
 			specs[i].Required = false
 		}
 	}
-	commas, input, over := tensorjson.CountValues(body, h.opts.MaxElements)
-	if over {
-		WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Too many elements: input '%s' takes the request past the limit of %d values", transport.Quote(input), h.opts.MaxElements))
+	sc := tensorjson.ScanObject(body)
+	if input, over := sc.Over(body, h.opts.Limits.MaxElements); over {
+		WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Too many elements: input '%s' takes the request past the limit of %d values", transport.Quote(input), h.opts.Limits.MaxElements))
 		return core.OutcomeBadRequest
 	}
-	inputs, err := decodeRequest(transport.TrimBOM(body), specs, h.opts.MaxStringBytes, min(commas+1, h.opts.MaxElements))
+	inputs, err := decodeRequest(transport.TrimBOM(body), specs, h.opts.Limits.MaxStringBytes, min(sc.Commas+1, h.opts.Limits.MaxElements), &sc)
 	if err != nil {
 		h.writeErr(w, err)
 		return core.OutcomeBadRequest

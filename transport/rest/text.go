@@ -8,6 +8,7 @@ import (
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/tensor"
+	"github.com/svc-dev/svc/core/tensor/tensorjson"
 )
 
 // textSpecs are the inputs of a text body: {"text": ..., "text_pair": ...}.
@@ -16,27 +17,40 @@ var textSpecs = []tensor.Spec{
 	{Name: codec.InputTextPair, DType: tensor.String},
 }
 
-// textBody reports whether a JSON body sends text (a "text" or
-// "text_pair" key) rather than the model's inputs, for a model with text
-// inputs (x non-nil); a text input that is neither a string nor a list is
-// refused here, named.
-func textBody(body []byte, x *codec.Text) (bool, error) {
+// textBody reports whether a JSON body, scanned as sc, sends text (a
+// "text" or "text_pair" key) rather than the model's inputs, for a model
+// with text inputs (x non-nil); a text input that is neither a string nor
+// a list is refused here, named. A body whose keys hold escapes is read
+// to find its keys' names.
+func textBody(sc *tensorjson.Scan, body []byte, x *codec.Text) (bool, error) {
 	if x == nil {
 		return false, nil
 	}
-	var keys map[string]json.RawMessage
-	if json.Unmarshal(body, &keys) != nil {
-		return false, nil
+	first := map[string]byte{}
+	if sc.Escaped {
+		var keys map[string]json.RawMessage
+		if json.Unmarshal(body, &keys) != nil {
+			return false, nil
+		}
+		for k, v := range keys {
+			if len(v) > 0 {
+				first[k] = v[0]
+			}
+		}
+	} else {
+		for _, k := range sc.Keys {
+			first[string(k.Key)] = k.First
+		}
 	}
 	found := false
 	for _, name := range []string{codec.InputText, codec.InputTextPair} {
-		v, ok := keys[name]
+		c, ok := first[name]
 		if !ok {
 			continue
 		}
 		found = true
-		if len(v) > 0 && v[0] != '"' && v[0] != '[' {
-			return true, &core.InputError{Input: name, Message: fmt.Sprintf("Input '%s': expected a string or a list of strings, got %s", name, jsonKind(v[0]))}
+		if c != '"' && c != '[' {
+			return true, &core.InputError{Input: name, Message: fmt.Sprintf("Input '%s': expected a string or a list of strings, got %s", name, jsonKind(c))}
 		}
 	}
 	return found, nil
@@ -57,7 +71,7 @@ func jsonKind(c byte) string {
 
 // textInputs decodes a text body and tokenizes it into the model's inputs.
 func textInputs(ctx context.Context, body []byte, x *codec.Text, maxString int, values int64) (*codec.Batch, error) {
-	ts, err := decodeRequest(body, textSpecs, maxString, values)
+	ts, err := decodeRequest(body, textSpecs, maxString, values, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/budget"
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/transport"
@@ -30,10 +31,13 @@ type handlerParams struct {
 	LC        fx.Lifecycle
 	Model     *core.Model
 	Limits    config.Limits
+	Runtime   config.Runtime
 	Sequence  config.Sequence
 	Access    config.Access
 	Log       *zap.Logger
 	Sequences *seq.Store `optional:"true"`
+	// Memory is the server-wide budget of request memory (core/budget).
+	Memory *budget.Memory `optional:"true"`
 }
 
 func newHandlerFx(p handlerParams) *Handler {
@@ -42,11 +46,12 @@ func newHandlerFx(p handlerParams) *Handler {
 	}
 	h := New(Options{
 		Model: p.Model, Sequences: p.Sequences, Logger: p.Log,
-		MaxMessageBytes: int64(p.Limits.MaxBodyBytes),
-		MaxIdle:         p.Sequence.MaxIdle.Std(),
-		ReadTimeout:     p.Limits.ReadTimeout.Std(),
-		MaxConnections:  p.Sequence.MaxConnections,
-		AllowedOrigins:  p.Access.CORS.AllowedOrigins,
+		Limits:         transport.LimitsOf(p.Limits, p.Runtime),
+		Memory:         p.Memory,
+		MaxIdle:        p.Sequence.MaxIdle.Std(),
+		ReadTimeout:    p.Limits.ReadTimeout.Std(),
+		MaxConnections: p.Sequence.MaxConnections,
+		AllowedOrigins: p.Access.CORS.AllowedOrigins,
 	})
 	// Built before the HTTP server (its routes) and after the store, the
 	// handler stops after the server has stopped taking requests and before

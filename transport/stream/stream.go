@@ -35,6 +35,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/budget"
 	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/core/tensor/tensorjson"
@@ -61,8 +62,12 @@ const (
 type Options struct {
 	Model     *core.Model
 	Sequences *seq.Store
-	// MaxMessageBytes caps one message (limits.max_body_size).
-	MaxMessageBytes int64
+	// Limits are the request limits; Limits.MaxBodyBytes caps one message
+	// (limits.max_body_size).
+	Limits transport.Limits
+	// Memory is the server-wide budget of request memory (nil: none): each
+	// step holds its share while it runs.
+	Memory *budget.Memory
 	// MaxIdle closes a connection that begins no message for this long
 	// while no step is under way (sequence.max_idle; 0: seq.DefaultMaxIdle).
 	MaxIdle time.Duration
@@ -88,6 +93,7 @@ type Handler struct {
 	// ids names the connections' sequences, apart from every other
 	// process's (seq.IDs).
 	ids      *seq.IDs
+	life     *transport.Inferences
 	live     atomic.Int64 // the connections upgraded or upgrading
 	mu       sync.Mutex
 	stopped  bool
@@ -106,7 +112,9 @@ func New(o Options) *Handler {
 	if o.MaxConnections <= 0 {
 		o.MaxConnections = DefaultMaxConnections
 	}
-	h := &Handler{o: o, stopping: make(chan struct{}), ids: seq.NewIDs(Prefix)}
+	o.Limits = o.Limits.Resolved()
+	h := &Handler{o: o, stopping: make(chan struct{}), ids: seq.NewIDs(Prefix),
+		life: &transport.Inferences{Model: o.Model, Memory: o.Memory, Limits: o.Limits}}
 	if len(o.AllowedOrigins) > 0 {
 		h.origins = cors.New(cors.Options{AllowedOrigins: o.AllowedOrigins})
 	}
@@ -182,7 +190,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, seq.ErrStateless.Error())
 		return
 	}
-	p, err := newPlan(runner.Specs(), l, r.URL.Query(), h.o.MaxMessageBytes)
+	p, err := newPlan(runner.Specs(), l, r.URL.Query(), h.o.Limits.MaxBodyBytes)
 	if err != nil {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
@@ -206,7 +214,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Accept has answered
 	}
-	c.SetReadLimit(h.o.MaxMessageBytes)
+	c.SetReadLimit(h.o.Limits.MaxBodyBytes)
 	h.serve(c, p, runner.Info())
 }
 
@@ -335,6 +343,11 @@ func (k *conn) stop(ctx context.Context, msgs <-chan message) {
 // answer runs the message's step and writes its result; false when the
 // connection is over.
 func (k *conn) answer(ctx context.Context, m message) bool {
+	// A step's lifecycle is a request's, counted by the sequences' own
+	// metrics.
+	q := k.h.life.Step(ctx)
+	defer q.End()
+	ctx = q.Ctx
 	res := Result{Step: k.step}
 	k.step++
 	var inputs []*tensor.Tensor

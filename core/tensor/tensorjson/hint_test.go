@@ -113,46 +113,53 @@ func TestCountValues(t *testing.T) {
 	}
 }
 
-func TestValueCounts(t *testing.T) {
+// scanValues is the keys of a scan with their values' bounds.
+func scanValues(body string) []KeyValues {
+	var out []KeyValues
+	for _, k := range ScanObject([]byte(body)).Keys {
+		out = append(out, KeyValues{Key: k.Key, Values: k.Values})
+	}
+	return out
+}
+
+// TestScanValues: each key's bound of its values.
+func TestScanValues(t *testing.T) {
 	type kv = KeyValues
 	tests := []struct {
 		name string
 		body string
-		max  int
 		want []kv
 	}{
-		{"one flat input", `{"x": [1, 2, 3]}`, 10, []kv{{[]byte("x"), 3}}},
-		{"several inputs", `{"a": [[1, 2], [3, 4]], "b": 7, "c": [true,false,null]}`, 10,
+		{"one flat input", `{"x": [1, 2, 3]}`, []kv{{[]byte("x"), 3}}},
+		{"several inputs", `{"a": [[1, 2], [3, 4]], "b": 7, "c": [true,false,null]}`,
 			[]kv{{[]byte("a"), 4}, {[]byte("b"), 1}, {[]byte("c"), 3}}},
-		{"whitespace around colons", " \n{ \"a\" :\t[1,2] ,\r\n\"b\"\n:[3]}", 10, []kv{{[]byte("a"), 2}, {[]byte("b"), 1}}},
-		{"strings with commas, colons and escaped quotes raise counts only", `{"s": ["a,b", "c\":d", "\\"], "n": [1]}`, 10,
+		{"whitespace around colons", " \n{ \"a\" :\t[1,2] ,\r\n\"b\"\n:[3]}", []kv{{[]byte("a"), 2}, {[]byte("b"), 1}}},
+		{"strings with commas, colons and escaped quotes raise counts only", `{"s": ["a,b", "c\":d", "\\"], "n": [1]}`,
 			[]kv{{[]byte("s"), 4}, {[]byte("n"), 1}}},
-		{"escaped key kept as written", `{"a\"b": [1, 2]}`, 10, []kv{{[]byte(`a\"b`), 2}}},
-		{"empty object", `{}`, 10, nil},
-		{"empty array", `{"x": []}`, 10, []kv{{[]byte("x"), 1}}},
-		{"not an object", `[1, 2]`, 10, nil},
-		{"empty body", ``, 10, nil},
-		{"too many strings", `{"s": ["a", "b", "c"]}`, 3, nil},
-		{"unterminated string", `{"x": [1, 2], "y`, 10, []kv{{[]byte("x"), 3}}},
+		{"escaped key kept as written", `{"a\"b": [1, 2]}`, []kv{{[]byte(`a\"b`), 2}}},
+		{"empty object", `{}`, nil},
+		{"empty array", `{"x": []}`, []kv{{[]byte("x"), 1}}},
+		{"not an object", `[1, 2]`, nil},
+		{"empty body", ``, nil},
+		{"unterminated string", `{"x": [1, 2], "y`, []kv{{[]byte("x"), 3}}},
 	}
 	for _, tt := range tests {
-		got := ValueCounts([]byte(tt.body), tt.max)
-		if !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("%s: ValueCounts(%s) = %s, want %s", tt.name, tt.body, showCounts(got), showCounts(tt.want))
+		if got := scanValues(tt.body); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: the scan of %s = %s, want %s", tt.name, tt.body, showCounts(got), showCounts(tt.want))
 		}
 	}
 }
 
-// TestValueCountsBoundEveryInput: for bodies of several inputs of every
+// TestScanBoundsEveryInput: for bodies of several inputs of every
 // type, nested and flat, each key's count is at least the values decoded
 // for it, and exactly that for the numeric and boolean inputs.
-func TestValueCountsBoundEveryInput(t *testing.T) {
+func TestScanBoundsEveryInput(t *testing.T) {
 	specs := []tensor.Spec{
 		spec("f", tensor.Float32, -1, 3), spec("i", tensor.Int64, -1), spec("b", tensor.Bool, -1, 2),
 		spec("s", tensor.String, -1), spec("h", tensor.Float16, -1),
 	}
 	body := `{"f": [[1, 2.5, -3e2], [4, 5, 6]], "i": [9, 8, 7, 6, 5], "s": ["x,y", "z"], "b": [[true, false]], "h": [0.5]}`
-	counts := ValueCounts([]byte(body), 100)
+	counts := scanValues(body)
 	d := NewDecoder([]byte(body), len(specs))
 	defer d.Release()
 	err := d.Object(func(key []byte) error {
@@ -192,23 +199,65 @@ func showCounts(cs []KeyValues) string {
 	return b.String()
 }
 
-func TestStringCounts(t *testing.T) {
-	type kv = KeyValues
+// TestScanStrings: each key's strings.
+func TestScanStrings(t *testing.T) {
 	tests := []struct {
 		name string
 		body string
-		want []kv
+		want map[string]int64
 	}{
-		{"one picture", `{"x": "aGVsbG8="}`, []kv{{[]byte("x"), 1}}},
-		{"a list and a number", `{"x": ["a", "b,c", "d\"e"], "n": 3}`, []kv{{[]byte("x"), 3}, {[]byte("n"), 0}}},
-		{"nested lists", ` {"x" : [["a", "b"], ["c"]] ,"t":"z"}`, []kv{{[]byte("x"), 3}, {[]byte("t"), 1}}},
-		{"data URLs", `{"x": ["data:image/png;base64,AAAA", "data:image/png;base64,BBBB"]}`, []kv{{[]byte("x"), 2}}},
-		{"not an object", `["a"]`, nil},
-		{"unterminated", `{"x": ["a", "b`, []kv{{[]byte("x"), 1}}},
+		{"one picture", `{"x": "aGVsbG8="}`, map[string]int64{"x": 1}},
+		{"a list and a number", `{"x": ["a", "b,c", "d\"e"], "n": 3}`, map[string]int64{"x": 3, "n": 0}},
+		{"nested lists", ` {"x" : [["a", "b"], ["c"]] ,"t":"z"}`, map[string]int64{"x": 3, "t": 1}},
+		{"data URLs", `{"x": ["data:image/png;base64,AAAA", "data:image/png;base64,BBBB"]}`, map[string]int64{"x": 2}},
+		{"not an object", `["a"]`, map[string]int64{}},
+		{"unterminated", `{"x": ["a", "b`, map[string]int64{"x": 1}},
 	}
 	for _, tt := range tests {
-		if got := StringCounts([]byte(tt.body)); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("%s: StringCounts(%s) = %s, want %s", tt.name, tt.body, showCounts(got), showCounts(tt.want))
+		got := map[string]int64{}
+		for _, k := range ScanObject([]byte(tt.body)).Keys {
+			got[string(k.Key)] = k.Strings
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: strings of %s = %v, want %v", tt.name, tt.body, got, tt.want)
+		}
+	}
+}
+
+// TestScanObject: one pass gives what the counts above give, each key's
+// first byte, and the escaped keys.
+func TestScanObject(t *testing.T) {
+	bodies := []string{
+		`{"x": [1, 2, 3]}`,
+		`{"a": [[1, 2], [3, 4]], "b": 7, "c": [true,false,null]}`,
+		`{"s": ["a,b", "c\":d", "\\"], "n": [1]}`,
+		`{"x": ["aGVsbG8=", "data:image/png;base64,AAAA"], "t": "z"}`,
+		` {"x" : [["a", "b"], ["c"]] ,"t":"z"}`,
+		`{}`, `[1, 2]`, ``,
+	}
+	for _, b := range bodies {
+		s := ScanObject([]byte(b))
+		commas := int64(0)
+		if i := strings.IndexByte(b, '{'); i >= 0 {
+			commas = int64(strings.Count(b[i:], ","))
+		}
+		if len(s.Keys) > 0 && s.Commas != commas {
+			t.Errorf("%s: %d commas, want %d", b, s.Commas, commas)
+		}
+	}
+	s := ScanObject([]byte(`{"text": "a", "n":  3, "te\u0078t": [1]}`))
+	if s.Key("text").First != '"' || s.Key("n").First != '3' || !s.Escaped || s.Key("nope") != nil {
+		t.Errorf("scan %+v", s)
+	}
+	for _, tt := range []struct {
+		body  string
+		limit int64
+		over  bool
+		input string
+	}{{`{"x": [1, 2, 3]}`, 5, false, ""}, {`{"x": [1, 2, 3]}`, 2, true, "x"}, {`{"s": ["a,b,c,d"]}`, 2, false, ""}} {
+		input, over := ScanObject([]byte(tt.body)).Over([]byte(tt.body), tt.limit)
+		if over != tt.over || input != tt.input {
+			t.Errorf("Over(%s, %d) = %q, %v", tt.body, tt.limit, input, over)
 		}
 	}
 }

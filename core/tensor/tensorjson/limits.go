@@ -2,20 +2,15 @@ package tensorjson
 
 import "bytes"
 
-// ValuesOver reports whether the JSON body holds more than limit scalar
+// CountValues reports whether the JSON body holds more than limit scalar
 // values (numbers, strings, booleans and nulls, object keys excepted),
-// without decoding anything. When it does, input is the top-level key
+// without decoding anything, and its commas: one fewer than its values,
+// at most, when the body holds one array of numbers or booleans (a
+// Decoder.SizeHint for it). When it is over, input is the top-level key
 // whose value crosses the limit, as written in the body. Bodies with at
-// most limit-1 commas are passed at once: each value but the first follows
-// a comma. The body need not be valid JSON; the decoder judges that later.
-func ValuesOver(body []byte, limit int64) (input string, over bool) {
-	_, input, over = CountValues(body, limit)
-	return input, over
-}
-
-// CountValues is ValuesOver that also returns the body's commas: one fewer
-// than its values, at most, when the body holds one array of numbers or
-// booleans (a Decoder.SizeHint for it).
+// most limit-1 commas are passed at once: each value but the first
+// follows a comma. The body need not be valid JSON; the decoder judges
+// that later.
 func CountValues(body []byte, limit int64) (commas int64, input string, over bool) {
 	commas = int64(bytes.Count(body, []byte{','}))
 	if commas < limit {
@@ -65,51 +60,11 @@ func isDelim(c byte) bool {
 }
 
 // KeyValues is a top-level key of a body and an upper bound of the values
-// (numbers, booleans, nulls) its value holds: the commas up to the next
-// key, plus one.
+// (numbers, booleans, nulls) its value holds (KeyScan.Values): a size
+// hint of the decoder's.
 type KeyValues struct {
 	Key    []byte // as written in the body, escapes and all
 	Values int64
-}
-
-// ValueCounts finds the keys of a JSON object body and bounds the values
-// under each, for Decoder.SizeHint on a request of several inputs. It does
-// not parse: it jumps from one quote to the next (bytes.IndexByte), takes a
-// string followed by a colon for a key, and counts the commas between one
-// key and the next (bytes.Count), so it costs a small part of decoding the
-// numbers. A comma inside a string or a nested key can only raise a count,
-// and a count only sizes an allocation, so a body that is not what it
-// seems costs some memory at worst; the decoder judges the body. It
-// returns nil when the body does not start as an object or holds more than
-// maxStrings strings (keys included): those bodies are mostly strings,
-// which take no hint.
-func ValueCounts(body []byte, maxStrings int) []KeyValues {
-	var out []KeyValues
-	valueStart := -1 // where the current key's value starts; -1 before the first key
-	strings := 0
-	over := false
-	eachString(body, func(start, end int, key bool, next int) bool {
-		if strings++; strings > maxStrings {
-			over = true
-			return false
-		}
-		if !key {
-			return true
-		}
-		if valueStart >= 0 {
-			out[len(out)-1].Values = int64(bytes.Count(body[valueStart:start], []byte{','}))
-		}
-		out = append(out, KeyValues{Key: body[start+1 : end]})
-		valueStart = next
-		return true
-	})
-	if over {
-		return nil
-	}
-	if valueStart >= 0 {
-		out[len(out)-1].Values = int64(bytes.Count(body[valueStart:], []byte{','})) + 1
-	}
-	return out
 }
 
 // eachString calls visit for each string of a body that starts as a JSON
@@ -171,25 +126,99 @@ func closingQuote(body []byte, from int) int {
 	return -1
 }
 
-// StringCounts finds the keys of a JSON object body and counts the
-// strings under each: the string values between one key and the next.
-// Like ValueCounts it does not parse, jumping from one quote to the next,
-// so it costs a small part of decoding the strings; a request that sends
-// pictures or texts as JSON strings is counted by it before anything is
-// decoded. A string followed by a colon is a key, wherever it is, so a
-// body that is not what it seems can only split a count; the decoder
-// judges the body. It returns nil when the body does not start as an
-// object.
-func StringCounts(body []byte) []KeyValues {
-	var out []KeyValues
-	eachString(body, func(start, end int, key bool, _ int) bool {
-		switch {
-		case key:
-			out = append(out, KeyValues{Key: body[start+1 : end]})
-		case len(out) > 0:
-			out[len(out)-1].Values++
+// Scan is what one pass over a JSON object body says before it is
+// decoded, so that a protocol reads its body once: its commas (its values
+// are at most one more), and for each top-level key as written, a bound of
+// its values, its strings and the first byte of its value. It does not
+// parse (ScanObject): the decoder judges the body.
+type Scan struct {
+	Commas int64
+	Keys   []KeyScan
+	// Strings counts every string, keys included; Escaped is set when a
+	// key holds a backslash (its name is not the bytes written).
+	Strings int64
+	Escaped bool
+}
+
+// KeyScan is one key of a Scan.
+type KeyScan struct {
+	Key []byte // as written, escapes and all
+	// Values bounds the values (numbers, strings, booleans, nulls) under
+	// the key: the commas up to the next key (the last key's plus one),
+	// as ValueCounts counts them. Strings counts its string values.
+	Values, Strings int64
+	// First is the first byte of its value (0 when there is none).
+	First byte
+}
+
+// ScanObject scans body, which should be a JSON object, in one pass: it
+// jumps from one quote to the next (eachString), takes a string followed
+// by a colon for a key, and counts the commas between one key and the
+// next. A comma or a colon inside a string can only raise a count, or
+// split one key's count in two; a body that does not start as an object
+// has no keys.
+func ScanObject(body []byte) Scan {
+	var s Scan
+	valueStart := -1
+	// finish counts the commas of the last key's value, up to end: the
+	// comma before the next key counts for the value it ends, and the
+	// last value gets one more.
+	finish := func(end int, last bool) {
+		if valueStart >= 0 {
+			k := &s.Keys[len(s.Keys)-1]
+			k.Values = int64(bytes.Count(body[valueStart:end], []byte{','}))
+			s.Commas += k.Values
+			if last {
+				k.Values++
+			}
 		}
+	}
+	eachString(body, func(start, end int, key bool, next int) bool {
+		s.Strings++
+		if !key {
+			if len(s.Keys) > 0 {
+				s.Keys[len(s.Keys)-1].Strings++
+			}
+			return true
+		}
+		finish(start, false)
+		k := KeyScan{Key: body[start+1 : end]}
+		if bytes.IndexByte(k.Key, '\\') >= 0 {
+			s.Escaped = true
+		}
+		i := next
+		for i < len(body) && isSpace(body[i]) {
+			i++
+		}
+		if i < len(body) {
+			k.First = body[i]
+		}
+		s.Keys = append(s.Keys, k)
+		valueStart = next
 		return true
 	})
-	return out
+	finish(len(body), true)
+	return s
+}
+
+// Over reports whether body, scanned as s, holds more than limit values,
+// and the key whose value crosses it: s's commas decide at once for
+// almost every body, and only a body of limit commas or more is counted
+// value by value (CountValues).
+func (s Scan) Over(body []byte, limit int64) (input string, over bool) {
+	if s.Commas < limit {
+		return "", false
+	}
+	_, input, over = CountValues(body, limit)
+	return input, over
+}
+
+// Key is the scan of key (as written), or nil.
+func (s Scan) Key(key string) *KeyScan {
+	for i := range s.Keys {
+		if string(s.Keys[i].Key) == key {
+			return &s.Keys[i]
+		}
+	}
+	return nil
 }

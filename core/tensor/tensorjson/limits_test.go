@@ -5,7 +5,9 @@ import (
 	"testing"
 )
 
-func TestValuesOver(t *testing.T) {
+// TestOver: a body's values past the limit, counted from the scan's
+// commas and, past them, value by value.
+func TestOver(t *testing.T) {
 	tests := []struct {
 		body  string
 		limit int64
@@ -25,9 +27,9 @@ func TestValuesOver(t *testing.T) {
 		{`{"x":[1,2,`, 1, "x", true},
 	}
 	for _, tt := range tests {
-		input, over := ValuesOver([]byte(tt.body), tt.limit)
+		input, over := ScanObject([]byte(tt.body)).Over([]byte(tt.body), tt.limit)
 		if input != tt.input || over != tt.over {
-			t.Errorf("ValuesOver(%.40s, %d) = %q, %v; want %q, %v", tt.body, tt.limit, input, over, tt.input, tt.over)
+			t.Errorf("Over(%.40s, %d) = %q, %v; want %q, %v", tt.body, tt.limit, input, over, tt.input, tt.over)
 		}
 	}
 }
