@@ -49,8 +49,11 @@ core/registry < core/watch;
 NONE < core/codec/tokenizer;
 core/tensor < core/codec/image;
 core/tensor/tensorjson < core/codec/decode;
+NONE < core/codec/draw;
+core/codec/image, core/tensor/tensorjson < core/codec/detect;
 core/budget, core/config, core/onnxpb, core/tensor/tensorjson,
-  core/codec/decode, core/codec/image, core/codec/tokenizer
+  core/codec/decode, core/codec/detect, core/codec/draw, core/codec/image,
+  core/codec/tokenizer
   < core/codec;
 
 ## checks: what runs the model outside a request: the providers' checks
