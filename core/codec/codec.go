@@ -13,6 +13,7 @@
 package codec
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -100,10 +101,11 @@ type Output struct {
 	// Name is the output's name; Index its position in the model's outputs.
 	Name  string
 	Index int
-	// Kind is "classify" or "ctc".
+	// Kind is "classify", "ctc", "detect", "segment" or "pose".
 	Kind     string
 	classify *decode.Classifier
 	ctc      *decode.CTC
+	det      *detector
 	describe string
 }
 
@@ -224,6 +226,8 @@ func (o *Output) AppendJSON(dst []byte, t *tensor.Tensor) ([]byte, error) {
 			return dst, o.wrap(err)
 		}
 		return decode.AppendClassesJSON(dst, items), nil
+	case KindDetect, KindSegment, KindPose:
+		return dst, o.wrap(errNeedsResult)
 	default:
 		texts, err := o.texts(t)
 		if err != nil {
@@ -248,6 +252,8 @@ func (o *Output) Strings(t *tensor.Tensor) ([]string, []int64, error) {
 			k = len(items[0])
 		}
 		return decode.TritonClasses(items), []int64{int64(len(items)), int64(k)}, nil
+	case KindDetect, KindSegment, KindPose:
+		return nil, nil, o.wrap(errNeedsResult)
 	default:
 		texts, err := o.texts(t)
 		if err != nil {
@@ -274,6 +280,10 @@ func (o *Output) texts(t *tensor.Tensor) ([]decode.Text, error) {
 	return texts, nil
 }
 
+// errNeedsResult is a detection output decoded from its tensor alone: it
+// needs the run's result and the request (Decoding).
+var errNeedsResult = errors.New("a detection output is decoded with its request (Decoding)")
+
 func (o *Output) wrap(err error) error {
 	return fmt.Errorf("decode output '%s' (%s): %w", o.Name, o.Kind, err)
 }
@@ -285,7 +295,11 @@ func build(decl config.Model, lim config.Limits, modelFile string, info core.Mod
 		return nil, err
 	}
 	if len(decl.Inputs) == 0 && len(decl.Outputs) == 0 && text == nil {
-		return nil, nil
+		auto, ok := autoDetection(info)
+		if !ok {
+			return nil, nil
+		}
+		decl.Inputs, decl.Outputs = auto.Inputs, auto.Outputs
 	}
 	if text != nil {
 		text.lim = lim
@@ -300,7 +314,7 @@ func build(decl config.Model, lim config.Limits, modelFile string, info core.Mod
 	}
 	sort.Slice(s.images, func(i, j int) bool { return s.images[i].Index < s.images[j].Index })
 	for _, name := range sortedKeys(decl.Outputs) {
-		o, err := buildOutput(name, decl.Outputs[name], decl.Labels[name], info)
+		o, err := buildOutput(name, decl.Outputs[name], decl.Labels[name], info, s.images)
 		if err != nil {
 			return nil, err
 		}
