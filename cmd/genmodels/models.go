@@ -358,6 +358,12 @@ func testModels() ([]file, error) {
 		{"lstm_time_major.onnx", timeMajorLSTM()},
 		{"tally.onnx", tally()},
 	}
+	for _, g := range gridModels {
+		models = append(models, struct {
+			path string
+			m    *onnxpb.Model
+		}{g.file, gridGraph(g)})
+	}
 	for _, x := range models {
 		if err := add(x.path, x.m); err != nil {
 			return nil, err
