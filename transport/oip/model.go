@@ -155,6 +155,9 @@ type Request struct {
 	binaryOutput bool
 	// raw asks for decoded outputs as the model's tensors (parameters.raw).
 	raw bool
+	// decoding is the decoded outputs' settings (parameters.confidence
+	// and the like) and where the pictures went.
+	decoding *codec.Decoding
 	// timeout is parameters.timeout (0: none); priority parameters.priority.
 	timeout  time.Duration
 	priority core.Priority
@@ -182,9 +185,19 @@ func (r *Request) Arrived(t time.Time) { r.arrived = t }
 // model's tensors, not their meaning.
 func (r *Request) SetRaw(b bool) { r.raw = b }
 
+// SetDecodingParam sets one of the decoded outputs' request parameters
+// (codec.DetectionParams) from its text; its error names the parameter
+// and what it takes.
+func (r *Request) SetDecodingParam(name, value string) error {
+	if err := r.decoding.SetParam(name, value); err != nil {
+		return invalid("parameters.%s", err)
+	}
+	return nil
+}
+
 // NewRequest starts a request to the model.
 func (v *View) NewRequest() Request {
-	r := Request{view: v, inputs: make([]*tensor.Tensor, len(v.specs))}
+	r := Request{view: v, inputs: make([]*tensor.Tensor, len(v.specs)), decoding: v.media.NewDecoding()}
 	if len(v.specs) > 64 {
 		r.seenMore = make([]bool, len(v.specs)-64)
 	}
@@ -363,6 +376,9 @@ func (r *Request) ResponseOutputs() []RequestedOutput {
 	}
 	if r.outputs == nil && r.seq.set && !r.seq.State {
 		return r.view.stepOutputs()
+	}
+	if r.outputs == nil && !r.raw {
+		return r.view.answered
 	}
 	if r.outputs == nil {
 		return r.view.tensors

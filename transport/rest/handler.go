@@ -202,6 +202,11 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request, q *transp
 		h.writeErr(w, err)
 		return core.OutcomeBadRequest
 	}
+	dec, drawType, err := decodingOf(r, v.media, raw)
+	if err != nil {
+		h.writeErr(w, err)
+		return core.OutcomeBadRequest
+	}
 	// The request's timeout counts from its arrival: reading and
 	// decoding it count too. Its context carries the timeout, the
 	// priority and the request's ticket of the memory budget to every
@@ -212,6 +217,8 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request, q *transp
 		return core.OutcomeBadRequest
 	}
 	q.Schedule(timeout, priority)
+	// Set.Tensors records in dec where the pictures went.
+	q.Ctx = codec.WithDecoding(q.Ctx, dec)
 	ctx := q.Ctx
 	began := core.TraceStart(ctx)
 	body, err := q.ReadBody(w, r)
@@ -236,6 +243,13 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request, q *transp
 		h.writeErr(w, err)
 		return decodeOutcome(err)
 	}
+	if drawType != "" {
+		if err := dec.CheckDraw(); err != nil {
+			tensor.RecycleAll(inputs)
+			h.writeErr(w, err)
+			return core.OutcomeBadRequest
+		}
+	}
 	core.TraceStep(ctx, core.StepDecode, began, 0)
 	res, err := v.runner.Predict(ctx, inputs)
 	// The run is over and no output shares the inputs' storage: it goes
@@ -249,11 +263,14 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request, q *transp
 	// The answer is written before the outputs go back to the pools.
 	defer res.Release()
 	defer core.TraceStep(ctx, core.StepEncode, core.TraceStart(ctx), 0)
+	if drawType != "" {
+		return h.writeDrawing(ctx, w, dec, res, drawType)
+	}
 	var out []byte
 	if texts != nil && !raw {
 		out, err = v.media.Text().AppendJSON(body[:0], res, texts)
 	} else {
-		out, err = appendOutputs(body[:0], v.keys, res, v.media, raw)
+		out, err = appendOutputs(body[:0], v.keys, res, v.media, dec, raw)
 	}
 	if err != nil {
 		h.log.Error("encode outputs", zap.Error(err), zap.String("request_id", w.Header().Get(transport.RequestIDHeader)))
