@@ -3,12 +3,14 @@ package main_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -482,6 +484,9 @@ func TestInstallUnderLoad(t *testing.T) {
 		t.Fatalf("the server does not map %s", libFile)
 	}
 	load := startReloadLoad(s, 4, "1")
+	// The clients stop however the test ends.
+	finish := sync.OnceFunc(func() { load.finish(t) })
+	defer finish()
 	lib, bin := loadedLib, loadedBin
 	for round := 1; round <= 3; round++ {
 		stage := stageInstall(t, "install "+strconv.Itoa(round))
@@ -496,22 +501,14 @@ func TestInstallUnderLoad(t *testing.T) {
 			t.Errorf("install %d: lib/libonnxruntime.so is no link to libonnxruntime.so.1: %q, %v", round, target, err)
 		}
 		// Requests answered after the install, before the next.
-		deadline := time.Now().Add(patience)
-		for load.total.Load() < before+20 {
-			select {
-			case <-s.done:
-				load.finish(t)
-				t.Fatalf("the server died at install %d: %v\n%s", round, s.err, lastBytes(s.stderr.String(), 3000))
-			case <-time.After(10 * time.Millisecond):
+		waitUntil(t, s.done, fmt.Sprintf("20 answers after install %d", round), func() error {
+			if n := load.total.Load() - before; n < 20 {
+				return fmt.Errorf("%d answers; the server's log ends:\n%s", n, lastBytes(s.stderr.String(), 3000))
 			}
-			if time.Now().After(deadline) {
-				load.finish(t)
-				t.Fatalf("no 20 answers within %v after install %d", patience, round)
-			}
-		}
+			return nil
+		})
 		select {
 		case <-s.done:
-			load.finish(t)
 			t.Fatalf("the server died after install %d: %v\n%s", round, s.err, lastBytes(s.stderr.String(), 3000))
 		default:
 		}
@@ -527,6 +524,6 @@ func TestInstallUnderLoad(t *testing.T) {
 			t.Errorf("install %d: the server runs %q (%v), want its old binary, deleted", round, exe, err)
 		}
 	}
-	load.finish(t)
+	finish()
 	s.stopNoPanic()
 }

@@ -253,17 +253,7 @@ func wsClose(t *testing.T, c *websocket.Conn) websocket.CloseError {
 // waitActive waits until the server holds n active sequences.
 func waitActive(t *testing.T, s *server, n float64) {
 	t.Helper()
-	deadline := time.Now().Add(patience)
-	for {
-		got := parseScrape(t, freshGet(t, s, "/metrics", "Accept", textAccept)).sum("svc_sequences_active")
-		if got == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%v active sequences after %v, want %v", got, patience, n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitGauge(t, s, "svc_sequences_active", fmt.Sprint("at ", n), func(v float64) bool { return v == n })
 }
 
 // TestBoundsWebSocketIdle: a connection that sends nothing for
@@ -375,18 +365,19 @@ func TestBoundsWebSocketConnections(t *testing.T) {
 		t.Errorf("an open stream's step: %+v", r)
 	}
 	_ = open[1].Close(websocket.StatusNormalClosure, "")
-	deadline := time.Now().Add(patience)
-	for {
+	// The server counts the stream closed once its handler has ended:
+	// until then a new one is still refused with 429, and nothing else.
+	waitUntil(t, s.done, "a stream opened once one closed", func() error {
 		c, resp, err := websocket.Dial(context.Background(), wsURL(s, path), nil)
 		if err == nil {
-			defer c.CloseNow()
-			break
+			t.Cleanup(func() { _ = c.CloseNow() })
+			return nil
 		}
-		if resp == nil || resp.StatusCode != http.StatusTooManyRequests || time.Now().After(deadline) {
+		if resp == nil || resp.StatusCode != http.StatusTooManyRequests {
 			t.Fatalf("a stream once one closed: %v %v", resp, err)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return err
+	})
 }
 
 // TestBoundsWebSocketUpgrade: the origins access.cors.allowed_origins

@@ -367,15 +367,7 @@ func TestBoundsDeadline(t *testing.T) {
 	body := func(n int) string { return `{"x":` + pictureList(costly, n) + `}` }
 	idle := func() {
 		t.Helper()
-		for deadline := time.Now().Add(patience); ; time.Sleep(10 * time.Millisecond) {
-			r := freshGet(t, s, "/metrics", "Accept", textAccept)
-			if parseScrape(t, r).sum("svc_inference_in_flight") == 0 {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("requests still in flight after %v", patience)
-			}
-		}
+		waitGauge(t, s, "svc_inference_in_flight", "at 0", func(v float64) bool { return v == 0 })
 	}
 	// What decoding four of them costs: the whole request costs ten times
 	// that.

@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -14,7 +15,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health/grpc_health_v1"
@@ -25,17 +25,6 @@ import (
 	grpcapi "github.com/svc-dev/svc/transport/grpcapi"
 	"github.com/svc-dev/svc/transport/grpcapi/inference"
 )
-
-// freePort is a port that was free a moment ago.
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-}
 
 // grpcurl runs the grpcurl that 'make tools' installs into build/tools.
 func grpcurl(t *testing.T, args ...string) (int, string, string) {
@@ -332,13 +321,12 @@ func TestGRPCGracefulStop(t *testing.T) {
 	}()
 	// Signal once the call is being served (the in-flight gauge says so).
 	inFlight := regexp.MustCompile(`(?m)^svc_inference_in_flight\{[^}]*\} 1$`)
-	for !inFlight.Match(s.do("GET", "/metrics", "", nil, "Accept", "text/plain;version=0.0.4").Body) {
-		select {
-		case <-finished:
-			t.Fatalf("the call ended before it was seen in flight (%v); the test did not exercise draining", callErr)
-		case <-time.After(5 * time.Millisecond):
+	waitUntil(t, finished, "the call seen in flight (else the test does not exercise draining)", func() error {
+		if !inFlight.Match(s.do("GET", "/metrics", "", nil, "Accept", "text/plain;version=0.0.4").Body) {
+			return errors.New("svc_inference_in_flight is not 1")
 		}
-	}
+		return nil
+	})
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	var statuses []grpc_health_v1.HealthCheckResponse_ServingStatus
 	for {

@@ -3,6 +3,7 @@ package main_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -369,11 +370,12 @@ func TestPullConcurrentProcesses(t *testing.T) {
 	t.Cleanup(release) // before the hub closes: cleanups run last first
 
 	first := startPull(t, f.env(), "acme/iris")
-	for deadline := time.Now().Add(patience); len(f.hub.Downloads("onnx/model.onnx")) == 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the first pull did not start its download\n%s", first.stderr)
+	waitUntil(t, first.done, "the first pull's download begun", func() error {
+		if len(f.hub.Downloads("onnx/model.onnx")) == 0 {
+			return fmt.Errorf("no download yet; the pull's log:\n%s", first.stderr)
 		}
-	}
+		return nil
+	})
 	second := startPull(t, f.env(), "acme/iris")
 	const waitMsg = "waiting for another pull of acme/iris"
 	second.stderr.waitFor(t, second.done, "the second pull waiting", func(s string) bool { return strings.Contains(s, waitMsg) })

@@ -4,6 +4,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -53,13 +54,12 @@ func stopProcess(t *testing.T, pid int) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(patience)
-	for !allThreadsStopped(t, pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d not stopped %v after SIGSTOP", pid, patience)
+	waitUntil(t, nil, fmt.Sprintf("every thread of process %d stopped by SIGSTOP", pid), func() error {
+		if !allThreadsStopped(t, pid) {
+			return errors.New("a thread still runs")
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // allThreadsStopped reports whether every thread of pid is in state T
