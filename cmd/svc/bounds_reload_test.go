@@ -198,6 +198,7 @@ func startRefused(t *testing.T, path, cfg string) string {
 // start for ever, /dev/zero was read until the OOM killer came, and every
 // size loaded.
 func TestModelFileRefusedAtStart(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		config string
@@ -257,6 +258,7 @@ func TestModelFileRefusedAtStart(t *testing.T) {
 // FIFO blocked the reload for ever, /dev/zero was read until the memory
 // ran out, and the large model loaded.
 func TestModelFileRefusedAtReload(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		trigger  string // load, sighup, grpc, watch
@@ -355,6 +357,7 @@ func reloadRefused(t *testing.T, s *server, trigger, grpcPort, want string) {
 // product on one thread (3 to 10 s, slowload's documentation), a reload
 // of reload_v2.onnx takes about 50 ms under -race on 2 busy cores.
 func TestReloadTimeoutServesOn(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "model.onnx")
 	copyModel(t, "reload_v1.onnx", file)
@@ -471,6 +474,7 @@ func lastBytes(s string, n int) string { return s[max(len(s)-n, 0):] }
 // -P, the same inode): a running server died with SIGBUS, SIGSEGV or
 // SIGILL inside ONNX Runtime.
 func TestInstallUnderLoad(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "svc")
 	stage := stageInstall(t, "install 0")
 	installFiles(t, dir, filepath.Join(stage, "lib"), filepath.Join(stage, "svc"))

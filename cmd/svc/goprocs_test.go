@@ -29,6 +29,7 @@ import (
 // depends on how long runs take on the machine, and a loaded machine
 // stretches them.
 func TestGoProcsFollowRunLength(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "loads a server until its tuner decides: seconds of inference")
 	// Above what a tuner sets: the cores (at most the CPUs), or one more.
 	envProcs, cfgProcs := runtime.NumCPU()+2, runtime.NumCPU()+3

@@ -63,6 +63,7 @@ const classifierInfer = `{"model_name":"classifier","id":"req-1","inputs":[{"nam
 // the services through reflection, calls ModelInfer and the health
 // service; the answer matches /predict's.
 func TestGRPCWithGrpcurl(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	s := startServer(t, model("classifier.onnx"), "--grpc-port", port)
 	addr := "127.0.0.1:" + port
@@ -170,6 +171,7 @@ func TestGRPCWithGrpcurl(t *testing.T) {
 // TestGRPCAllTypes: every datatype of alltypes.onnx through ONNX Runtime,
 // raw and typed.
 func TestGRPCAllTypes(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	startServer(t, model("alltypes.onnx"), "--grpc-port", port)
 	c := grpcClient(t, "127.0.0.1:"+port)
@@ -237,6 +239,7 @@ func startLoadingGRPC(t *testing.T, modelPath string) (*server, string) {
 // TestGRPCHealthFollowsReadiness: NOT_SERVING and Unavailable while the
 // model loads, SERVING once it is ready.
 func TestGRPCHealthFollowsReadiness(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "its model takes seconds of CPU to load")
 	dir := filepath.Join(t.TempDir(), "slowload")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -293,6 +296,7 @@ func TestGRPCHealthFollowsReadiness(t *testing.T) {
 // TestGRPCGracefulStop: SIGTERM with a ModelInfer in flight: the call
 // finishes, a health watch turns NOT_SERVING, and svc exits 0.
 func TestGRPCGracefulStop(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	s := startServer(t, model("slow.onnx"), "--grpc-port", port)
 	c := grpcClient(t, "127.0.0.1:"+port)
@@ -355,6 +359,7 @@ func TestGRPCGracefulStop(t *testing.T) {
 
 // TestGRPCWorkers: --workers 2 serves gRPC on the shared port.
 func TestGRPCWorkers(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	s := startServer(t, model("classifier.onnx"), "--workers", "2", "--grpc-port", port)
 	addr := "127.0.0.1:" + port
@@ -383,6 +388,7 @@ func TestGRPCWorkers(t *testing.T) {
 }
 
 func TestGRPCPortFailures(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -411,6 +417,7 @@ func TestGRPCPortFailures(t *testing.T) {
 // TestGRPCAPIKeys: with keys configured, ModelInfer needs one; health,
 // reflection and metadata do not.
 func TestGRPCAPIKeys(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "svc.yml")
 	port := freePort(t)

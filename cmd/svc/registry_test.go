@@ -78,6 +78,7 @@ func storeFiles(t *testing.T, dir string) []string {
 }
 
 func TestRegistryPullServeListRm(t *testing.T) {
+	t.Parallel()
 	f := newHubFixture(t)
 	classifier := readTestModel(t, "classifier.onnx")
 	iris := f.hub.AddRepo("acme/iris", map[string][]byte{
@@ -200,6 +201,7 @@ func TestRegistryPullServeListRm(t *testing.T) {
 }
 
 func TestPullVariantAndRevision(t *testing.T) {
+	t.Parallel()
 	f := newHubFixture(t)
 	classifier := readTestModel(t, "classifier.onnx")
 	f.hub.AddRepo("acme/iris", map[string][]byte{"onnx/model.onnx": classifier, "onnx/model_fp16.onnx": classifierWithoutVersion(t), "config.json": hubIrisConfig})
@@ -236,6 +238,7 @@ func TestPullVariantAndRevision(t *testing.T) {
 }
 
 func TestPullErrors(t *testing.T) {
+	t.Parallel()
 	f := newHubFixture(t)
 	f.hub.AddRepo("acme/gated", map[string][]byte{"model.onnx": readTestModel(t, "classifier.onnx")})
 	f.hub.Gate("acme/gated", "hf_secret")
@@ -286,6 +289,7 @@ func TestPullErrors(t *testing.T) {
 }
 
 func TestPullConvertWithOptimumCLI(t *testing.T) {
+	t.Parallel()
 	f := newHubFixture(t)
 	f.hub.AddRepo("acme/torch", map[string][]byte{"config.json": hubIrisConfig, "pytorch_model.bin": []byte("weights")})
 	bin := t.TempDir()
@@ -363,6 +367,7 @@ func (p *pullProcess) wait(t *testing.T) int {
 }
 
 func TestPullConcurrentProcesses(t *testing.T) {
+	t.Parallel()
 	f := newHubFixture(t)
 	classifier := readTestModel(t, "classifier.onnx")
 	commit := f.hub.AddRepo("acme/iris", map[string][]byte{"onnx/model.onnx": classifier, "config.json": hubIrisConfig})

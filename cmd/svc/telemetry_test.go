@@ -14,6 +14,7 @@ import (
 // creates its environment; svc turns that off, and a user who sets the
 // variable keeps their choice.
 func TestNoTelemetryFromONNXRuntime(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name      string
 		env       []string

@@ -28,6 +28,7 @@ type tuningStats struct {
 // /metrics and an entry of the statistics, as in force, whether it tunes
 // or svc.yml fixes it.
 func TestTuningGauges(t *testing.T) {
+	t.Parallel()
 	_, slots := sched.CPUPlan(runtime.NumCPU(), 0)
 	tests := []struct {
 		name string
@@ -89,6 +90,7 @@ func TestTuningGauges(t *testing.T) {
 // the next request turns it back is the reclaimer's unit test's: here it
 // would race the next release.)
 func TestTuningMemoryReleased(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join(t.TempDir(), "svc.yml")
 	if err := os.WriteFile(cfg, []byte("runtime:\n  release_memory_after: 50ms\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -110,6 +112,7 @@ func TestTuningMemoryReleased(t *testing.T) {
 // measured no gain, is still read, has no effect, and the server says so
 // once, at its line.
 func TestAdaptiveThreadsIgnored(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join(t.TempDir(), "svc.yml")
 	if err := os.WriteFile(cfg, []byte("runtime:\n  intra_op_threads: 1\n  adaptive_threads: true\n"), 0o644); err != nil {
 		t.Fatal(err)
