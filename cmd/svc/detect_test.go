@@ -13,6 +13,8 @@ import (
 	"math"
 	"mime/multipart"
 	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -208,6 +210,11 @@ func TestDetectSquares(t *testing.T) {
 					dets := detections(t, s.postPicture(t, form, format, encodePicture(t, img, format), query))
 					checkBoxes(t, what, dets, sc.squares, tolerance(sc.w, sc.h, format))
 					checkExtras(t, what, file, dets, sc.w, sc.h, tolerance(sc.w, sc.h, format))
+					for _, d := range dets {
+						if (query != "") != (d.Mask != nil) {
+							t.Errorf("%s: rle asked %v, mask %+v", what, query != "", d.Mask)
+						}
+					}
 				}
 			}
 		})
@@ -220,7 +227,7 @@ func checkExtras(t *testing.T, what, file string, dets []detection, w, h int, to
 	for _, d := range dets {
 		switch {
 		case strings.HasPrefix(file, "segment"):
-			if len(d.Polygon) < 4 || d.Mask == nil || len(d.Mask.Size) != 2 || d.Mask.Size[0] != h || d.Mask.Size[1] != w {
+			if len(d.Polygon) < 4 || d.Mask != nil && (len(d.Mask.Size) != 2 || d.Mask.Size[0] != h || d.Mask.Size[1] != w) {
 				t.Fatalf("%s: segment answer %+v", what, d)
 			}
 			for _, p := range d.Polygon {
@@ -479,4 +486,31 @@ func TestDetectWrongShape(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestDetectInit runs 'svc init --model' on the grid segmenter and serves
+// it from the file written: its output declared segment, its input the
+// yolo preset at its size, squares in, boxes and polygons out.
+func TestDetectInit(t *testing.T) {
+	t.Parallel()
+	cmd := svcCmd(t, nil, "init", "--model", model("segment_yolov8.onnx"), "--name", "seg")
+	code, stdout, stderr := runCmd(t, cmd)
+	if code != 0 {
+		t.Fatalf("init: %d %s %s", code, stdout, stderr)
+	}
+	cfg := filepath.Join(cmd.Dir, "svc.yml")
+	body, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"image: {preset: yolo, size: [160, 160]}", "\n      output0:\n        segment: {}"} {
+		if !strings.Contains(string(body), want) {
+			t.Fatalf("svc.yml lacks %q:\n%s", want, body)
+		}
+	}
+	s := startServer(t, "seg", "--config", cfg)
+	sc := squareScenes[1]
+	dets := detections(t, s.postPicture(t, "raw", "png", encodePicture(t, canvas(sc.w, sc.h, sc.squares), "png"), ""))
+	checkBoxes(t, "svc init", dets, sc.squares, tolerance(sc.w, sc.h, "png"))
+	checkExtras(t, "svc init", "segment", dets, sc.w, sc.h, tolerance(sc.w, sc.h, "png"))
 }
