@@ -143,6 +143,7 @@ bench: build models
 	bash build/bench.sh
 	TRC_WRITE=1 bash build/bench-tracing.sh
 	bash build/bench-reload.sh
+	$(GO) run ./cmd/internal/detbench -md BENCHMARKS.md
 	$(MAKE) tokenizer-bench
 
 ## tokenizer-bench: tokenisation throughput of core/codec/tokenizer (Go, one core) beside the reference library's (Node) on the same corpus, and tokenisation's share of a text request's CPU → the text section of BENCHMARKS.md
