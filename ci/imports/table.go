@@ -85,6 +85,7 @@ cmd/internal/bench, core/providercheck, core/registry, core/sched, core/watch,
   < cmd/svc;
 cmd/svc < cmd/svc/fuzzhttp;
 NONE < core/codec/tokenizer/internal/textbench;
+core/session, core/codec < cmd/internal/detbench;
 NONE < ci/filesize, ci/funclen, ci/imports, ci/hostile;
 
 ## helpers: packages written for tests

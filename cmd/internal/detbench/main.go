@@ -5,7 +5,7 @@
 //	go run ./cmd/internal/detbench [-model build/models/paddleocr-det] [-md BENCHMARKS.md]
 //
 // Everything runs on one thread, in process, on the same machine in the
-// same run:
+// same run, timed by the process's CPU time:
 //   - decoding: a YOLOv8-shaped output [1, 84, 8400] (80 classes) holding a
 //     few hundred candidates above the confidence, in overlapping clusters,
 //     decoded as a request is (threshold, class-aware suppression, the
@@ -111,7 +111,9 @@ func run(model, md string, per time.Duration) error {
 }
 
 // measure runs op for about per in 5 rounds and returns the median round's
-// time per operation.
+// CPU time per operation (the process's, on one thread: GOMAXPROCS 1 and
+// ONNX Runtime on one intra-op thread, so that a machine shared with other
+// work slows the figures less than it would wall-clock time).
 func measure(per time.Duration, op func() error) (time.Duration, error) {
 	n := 1
 	for {
@@ -129,13 +131,13 @@ func measure(per time.Duration, op func() error) (time.Duration, error) {
 	}
 	rounds := make([]time.Duration, 5)
 	for r := range rounds {
-		start := time.Now()
+		start := cpuTime()
 		for range n {
 			if err := op(); err != nil {
 				return 0, err
 			}
 		}
-		rounds[r] = time.Since(start) / time.Duration(n)
+		rounds[r] = (cpuTime() - start) / time.Duration(n)
 	}
 	slices.Sort(rounds)
 	return rounds[2], nil
@@ -332,7 +334,7 @@ func report(f figures, model string) string {
 		}
 	}
 	fmt.Fprintf(&b, "## Detection: decoding and drawing against the request (cmd/internal/detbench)\n\n")
-	fmt.Fprintf(&b, "Written by `go run ./cmd/internal/detbench` (part of `make bench`) at `%s` on %s, %s, %d cores; one thread, in process, the median of 5 rounds.\n\n",
+	fmt.Fprintf(&b, "Written by `go run ./cmd/internal/detbench` (part of `make bench`) at `%s` on %s, %s, %d cores; one thread, in process, the median of 5 rounds, by the process's CPU time (wall-clock time on a loaded machine is not reproducible).\n\n",
 		strings.TrimSpace(string(rev)), time.Now().UTC().Format("2006-01-02"), cpu, runtime.NumCPU())
 	decodeShare := float64(f.decode) / float64(f.model)
 	req := f.pre + f.model + f.decode
