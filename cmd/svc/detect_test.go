@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -513,4 +514,53 @@ func TestDetectInit(t *testing.T) {
 	dets := detections(t, s.postPicture(t, "raw", "png", encodePicture(t, canvas(sc.w, sc.h, sc.squares), "png"), ""))
 	checkBoxes(t, "svc init", dets, sc.squares, tolerance(sc.w, sc.h, "png"))
 	checkExtras(t, "svc init", "segment", dets, sc.w, sc.h, tolerance(sc.w, sc.h, "png"))
+}
+
+// TestDetectSegmentOutputs: a segment model's prototype masks are read by
+// its decoded output, so /predict and the Open Inference Protocol answer
+// them only raw; the metadata lists the decoded output alone.
+func TestDetectSegmentOutputs(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, model("segment_yolov8.onnx"))
+	sc := squareScenes[0]
+	pic := encodePicture(t, canvas(sc.w, sc.h, sc.squares), "png")
+	keys := func(body []byte) []string {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatalf("%v: %.200s", err, body)
+		}
+		var out []string
+		for k := range m {
+			out = append(out, k)
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, tt := range []struct {
+		query string
+		want  []string
+	}{{"", []string{"output0"}}, {"?raw=true", []string{"output0", "output1"}}} {
+		r := s.postPicture(t, "raw", "png", pic, tt.query)
+		if got := keys(r.Body); r.Status != http.StatusOK || !slices.Equal(got, tt.want) {
+			t.Errorf("/predict%s: %d, outputs %v, want %v", tt.query, r.Status, got, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		params string
+		want   []string
+	}{{"{}", []string{"output0"}}, {`{"raw": true}`, []string{"output0", "output1"}}} {
+		r := s.do(http.MethodPost, "/v2/models/segment_yolov8/infer", "application/json", strings.NewReader(
+			`{"parameters": `+tt.params+`, "inputs": [{"name": "images", "datatype": "BYTES", "shape": [1], "data": ["`+b64(pic)+`"]}]}`))
+		var answer struct{ Outputs []struct{ Name string } }
+		if r.Status != http.StatusOK || json.Unmarshal(r.Body, &answer) != nil {
+			t.Fatalf("v2 %s: %d %.300s", tt.params, r.Status, r.Body)
+		}
+		var got []string
+		for _, o := range answer.Outputs {
+			got = append(got, o.Name)
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("v2 %s: outputs %v, want %v", tt.params, got, tt.want)
+		}
+	}
 }
