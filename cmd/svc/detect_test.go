@@ -564,3 +564,20 @@ func TestDetectSegmentOutputs(t *testing.T) {
 		}
 	}
 }
+
+// TestDrawAcceptElsewhere: a model that cannot draw (no image input, no
+// decoded output) answers JSON to a client whose Accept prefers pictures,
+// and draw=true gets a 400 saying why.
+func TestDrawAcceptElsewhere(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, model("classifier.onnx"))
+	body := `{"input": [[6.7, 3.0, 5.2, 2.3]]}`
+	r := s.do(http.MethodPost, "/predict", "application/json", strings.NewReader(body), "Accept", "image/png, */*;q=0.5")
+	if r.Status != http.StatusOK || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") || !strings.Contains(string(r.Body), `"label":[2]`) {
+		t.Errorf("Accept image/png: %d %s %s", r.Status, r.Header.Get("Content-Type"), r.Body)
+	}
+	r = s.do(http.MethodPost, "/predict?draw=true", "application/json", strings.NewReader(body))
+	if r.Status != http.StatusBadRequest || !strings.Contains(r.Detail(t), "no single image input") {
+		t.Errorf("draw=true: %d %s", r.Status, r.Body)
+	}
+}

@@ -22,8 +22,9 @@ const ParamDraw = "draw"
 // decodingOf reads what a /predict request says of its decoded outputs:
 // the detection outputs' settings in its query (confidence, iou, max_det,
 // classes, rle), and whether it asks for the picture drawn (draw=true, or
-// an Accept header naming image/png or image/jpeg before
-// application/json): the drawing's media type, "" for JSON.
+// for a model with one image input and decoded outputs an Accept header
+// naming image/png or image/jpeg before application/json): the drawing's
+// media type, "" for JSON.
 func decodingOf(r *http.Request, set *codec.Set, raw bool) (*codec.Decoding, string, error) {
 	q := r.URL.Query()
 	dec := set.NewDecoding()
@@ -35,7 +36,12 @@ func decodingOf(r *http.Request, set *codec.Set, raw bool) (*codec.Decoding, str
 			return nil, "", &tensorjson.Error{Message: "Query parameter " + err.Error()}
 		}
 	}
-	drawType := acceptedDrawing(r.Header.Values("Accept"))
+	// Accept asks for a drawing only of a model that can draw one: a
+	// client that prefers pictures still gets JSON from any other.
+	drawType := ""
+	if len(set.Images()) == 1 && len(set.Outputs()) > 0 {
+		drawType = acceptedDrawing(r.Header.Values("Accept"))
+	}
 	if q.Has(ParamDraw) {
 		b := true
 		if v := q.Get(ParamDraw); v != "" {
