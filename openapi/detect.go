@@ -43,7 +43,7 @@ func (b builder) detectionParameters() openapi3.Parameters {
 	}
 	if b.drawable() {
 		q := openapi3.NewQueryParameter(rest.ParamDraw).
-			WithDescription("Answer the picture with what the decoded outputs say drawn on it: boxes, labels, scores, masks and keypoints, classes and text as a caption; PNG, or JPEG when the Accept header asks for image/jpeg. `Accept: image/png` or `image/jpeg` asks for it too. One picture per request.").
+			WithDescription("Answer the picture with what the decoded outputs say drawn on it: boxes, labels, scores, masks and keypoints, classes and text as a caption; in the format of the picture sent (JPEG for a JPEG, PNG for any other) unless the Accept header names image/png or image/jpeg. `Accept: image/png` or `image/jpeg` asks for it too. One picture per request.").
 			WithSchema(openapi3.NewBoolSchema())
 		q.Schema.Value.Default = false
 		ps = append(ps, &openapi3.ParameterRef{Value: q})

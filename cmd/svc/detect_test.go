@@ -412,6 +412,18 @@ func TestDetectRequests(t *testing.T) {
 	}
 
 	checkDrawing(t, s, sc.w, sc.h, pic)
+	// draw=true alone answers in the format sent; Accept overrides it.
+	photo := encodePicture(t, canvas(sc.w, sc.h, sc.squares), "jpeg")
+	for _, tt := range []struct{ accept, want string }{{"", "image/jpeg"}, {"image/png", "image/png"}} {
+		var headers []string
+		if tt.accept != "" {
+			headers = []string{"Accept", tt.accept}
+		}
+		r := s.postPicture(t, "raw", "jpeg", photo, "?draw=true", headers...)
+		if _, format, err := stdimage.Decode(bytes.NewReader(r.Body)); r.Status != http.StatusOK || r.Header.Get("Content-Type") != tt.want || err != nil || "image/"+format != tt.want {
+			t.Errorf("a JPEG with draw=true, Accept %q: %d %s (%s, %v)", tt.accept, r.Status, r.Header.Get("Content-Type"), format, err)
+		}
+	}
 
 	var info struct {
 		Outputs []struct {

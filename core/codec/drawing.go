@@ -46,6 +46,18 @@ func (d *Decoding) drawable() (int, []byte, error) {
 	return k, pics[0], nil
 }
 
+// SentType is the format of a drawing the request names none for: JPEG
+// for a JPEG picture (a photograph answered as one: smaller, and quicker
+// to encode), PNG for any other.
+func (d *Decoding) SentType() string {
+	if _, data, err := d.drawable(); err == nil {
+		if f, _ := image.Sniff(data); f == "jpeg" {
+			return DrawJPEG
+		}
+	}
+	return DrawPNG
+}
+
 // CheckDraw refuses, before the model runs, a drawing of a request that
 // does not send exactly one picture to the model's one image input; its
 // error is a *core.InputError.

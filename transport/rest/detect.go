@@ -24,7 +24,7 @@ const ParamDraw = "draw"
 // classes, rle), and whether it asks for the picture drawn (draw=true, or
 // for a model with one image input and decoded outputs an Accept header
 // naming image/png or image/jpeg before application/json): the drawing's
-// media type, "" for JSON.
+// media type (drawAsSent for draw=true alone), "" for JSON.
 func decodingOf(r *http.Request, set *codec.Set, raw bool) (*codec.Decoding, string, error) {
 	q := r.URL.Query()
 	dec := set.NewDecoding()
@@ -54,7 +54,7 @@ func decodingOf(r *http.Request, set *codec.Set, raw bool) (*codec.Decoding, str
 		case !b:
 			drawType = ""
 		case drawType == "":
-			drawType = codec.DrawPNG
+			drawType = drawAsSent
 		}
 	}
 	if drawType != "" && raw {
@@ -62,6 +62,10 @@ func decodingOf(r *http.Request, set *codec.Set, raw bool) (*codec.Decoding, str
 	}
 	return dec, drawType, nil
 }
+
+// drawAsSent is a drawing asked for by draw=true alone: answered in the
+// format of the picture sent (Decoding.SentType).
+const drawAsSent = "as sent"
 
 // acceptedDrawing is the drawing an Accept header asks for: image/png or
 // image/jpeg when it names one before application/json (and with a
@@ -89,6 +93,9 @@ func acceptedDrawing(accept []string) string {
 
 // writeDrawing answers the request's picture with res drawn on it.
 func (h *Handler) writeDrawing(ctx context.Context, w http.ResponseWriter, dec *codec.Decoding, res core.Result, mediaType string) core.Outcome {
+	if mediaType == drawAsSent {
+		mediaType = dec.SentType()
+	}
 	var buf bytes.Buffer
 	if err := dec.Draw(ctx, res, &buf, mediaType); err != nil {
 		h.writeErr(w, err)
