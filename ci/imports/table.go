@@ -47,6 +47,7 @@ core/registry < core/watch;
 
 ## codecs: what users send and what outputs mean, protocol-neutral and pure Go: pictures, tokenizers, decoded outputs, and svc.yml's declarations resolved for a model
 NONE < core/codec/tokenizer, core/codec/geom;
+core/codec/geom < core/codec/page;
 core/tensor < core/codec/image;
 core/tensor/tensorjson < core/codec/decode;
 core/budget, core/config, core/onnxpb, core/tensor/tensorjson,
