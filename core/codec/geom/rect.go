@@ -5,7 +5,7 @@ import (
 )
 
 // MinAreaRect is cv2.minAreaRect on integer points: the convex hull (as
-// OpenCV computes it), then rotating calipers in float32 with OpenCV's
+// OpenCV computes it), then rotating calipers in float32 with OpenCV 4.6's
 // order of operations, so that the rectangle is OpenCV's to the bit.
 func MinAreaRect(pts []Point) RotatedRect {
 	idx := ConvexHull(pts, false)
@@ -88,17 +88,18 @@ func rotatingCalipers(points []Point2f) [3]Point2f {
 	var bLeft, bBottom int
 	var bA, bB, bWidth, bHeight float32
 	for range n {
-		dp := [4]float32{
-			f32mul(baseA, vect[seq[0]].X) + f32mul(baseB, vect[seq[0]].Y),
-			f32mul(-baseB, vect[seq[1]].X) + f32mul(baseA, vect[seq[1]].Y),
-			f32mul(-baseA, vect[seq[2]].X) - f32mul(baseB, vect[seq[2]].Y),
-			f32mul(baseB, vect[seq[3]].X) - f32mul(baseA, vect[seq[3]].Y),
+		// OpenCV 4.6 turns the four edges under the calipers into the
+		// first caliper's frame and takes the one furthest clockwise.
+		rot := [4]Point2f{
+			vect[seq[0]],
+			{vect[seq[1]].Y, -vect[seq[1]].X},
+			{-vect[seq[2]].X, -vect[seq[2]].Y},
+			{-vect[seq[3]].Y, vect[seq[3]].X},
 		}
 		main := 0
-		maxCos := f32mul(dp[0], invLen[seq[0]])
 		for i := 1; i < 4; i++ {
-			if c := f32mul(dp[i], invLen[seq[i]]); c > maxCos {
-				main, maxCos = i, c
+			if isRightOf(rot[i], rot[main]) {
+				main = i
 			}
 		}
 		p := seq[main]
@@ -136,6 +137,11 @@ func rotatingCalipers(points []Point2f) [3]Point2f {
 	px := f32mul(f32mul(C1, B2)-f32mul(C2, B1), idet)
 	py := f32mul(f32mul(A1, C2)-f32mul(A2, C1), idet)
 	return [3]Point2f{{px, py}, {f32mul(A1, bWidth), f32mul(B1, bWidth)}, {f32mul(A2, bHeight), f32mul(B2, bHeight)}}
+}
+
+// isRightOf is OpenCV's firstVecIsRight: whether v1 is clockwise of v2.
+func isRightOf(v1, v2 Point2f) bool {
+	return f32mul(v1.Y, v2.X)+f32mul(-v1.X, v2.Y) < 0
 }
 
 // BoxPoints is cv2.boxPoints: the rectangle's corners, in OpenCV's order.
