@@ -169,7 +169,7 @@ def resize_type0(h, w, limit_side_len, limit_type):
     return [resize_h, resize_w]
 
 
-def one(c):
+def one(idx, c):
     pred = np.fromfile(c["file"], "<f4").reshape(c["h"], c["w"])
     # shape_list as DetResizeForTest writes it: float64
     shape = np.array([c["dest_h"], c["dest_w"], c["dest_h"] / c["h"], c["dest_w"] / c["w"]])
@@ -183,7 +183,7 @@ def one(c):
         crops = []
         for q in c["quads"]:
             cr = get_rotate_crop_image(img, np.array(q, np.float32))
-            crops.append({"w": cr.shape[1], "h": cr.shape[0], "file": c["page"] + ".crop%d" % len(crops)})
+            crops.append({"w": cr.shape[1], "h": cr.shape[0], "file": "%s.case%d.crop%d" % (c["page"], idx, len(crops))})
             np.ascontiguousarray(cr).tofile(crops[-1]["file"])
         out["crops"] = crops
     return out
@@ -191,7 +191,7 @@ def one(c):
 
 def main():
     req = json.load(open(sys.argv[1]))
-    out = {"cases": [one(c) for c in req["cases"]],
+    out = {"cases": [one(i, c) for i, c in enumerate(req["cases"])],
            "sizes": [resize_type0(*s) for s in req["sizes"]]}
     json.dump(out, open(sys.argv[2], "w"))
 
