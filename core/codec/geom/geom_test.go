@@ -221,33 +221,6 @@ func runRef(t *testing.T, cases []mapCase, dir string) []refOut {
 	return outs
 }
 
-// sameCycle reports whether a and b are the same cyclic sequence, read in
-// either direction from any vertex.
-func sameCycle(a, b []Point) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	n := len(a)
-	if n == 0 {
-		return true
-	}
-	for start := range n {
-		for _, dir := range []int{1, -1} {
-			ok := true
-			for i := range n {
-				if a[i] != b[((start+dir*i)%n+n)%n] {
-					ok = false
-					break
-				}
-			}
-			if ok {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 func TestAgainstOpenCV(t *testing.T) {
 	dir := t.TempDir()
 	cases := mapCases(t, dir)
@@ -293,7 +266,7 @@ func TestAgainstOpenCV(t *testing.T) {
 				if len(ref.Offsets[j]) == 0 && off == nil {
 					continue
 				}
-				if len(ref.Offsets[j]) != 1 || !sameCycle(off, ref.Offsets[j][0]) {
+				if len(ref.Offsets[j]) != 1 || !slices.Equal(off, ref.Offsets[j][0]) {
 					t.Errorf("contour %d box %v d %v: offset\n got %v\nwant %v", j, box, *ref.Distances[j], off, ref.Offsets[j])
 				}
 				nOffsets++

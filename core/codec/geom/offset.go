@@ -89,12 +89,12 @@ func unitNormal(a, b Point) dpoint {
 // OffsetRound grows a closed polygon by delta with round joins, as
 // pyclipper.PyclipperOffset (miter limit 2, arc tolerance 0.25) with
 // AddPath(path, JT_ROUND, ET_CLOSEDPOLYGON) and Execute(delta) does for a
-// simple polygon and delta > 0: Clipper's offset path, then the clean-up
-// its union does to a path that does not cross itself (repeated and
-// collinear vertices removed). It returns nil for a path Clipper drops
-// (fewer than three distinct vertices). The vertices are Clipper's
-// integers; the starting vertex and direction may differ from Clipper's
-// (they depend on its sweep), the cycle does not.
+// simple polygon and delta > 0: Clipper's offset path, then what its union
+// makes of a path that does not cross itself (repeated and collinear
+// vertices removed, positive orientation, starting after the topmost
+// vertex). It returns nil for a path Clipper drops (fewer than three
+// distinct vertices). The union itself (Vatti's sweep) is not reproduced:
+// a path that crosses itself, which a box's offset never is, would differ.
 func OffsetRound(path []Point, delta float64) []Point {
 	src := clipperPath(path)
 	if src == nil {
@@ -120,7 +120,29 @@ func OffsetRound(path []Point, delta float64) []Point {
 	for j := range n {
 		k = o.offsetPoint(j, k)
 	}
-	return cleanPath(o.dest)
+	return clipperStart(cleanPath(o.dest))
+}
+
+// clipperStart rotates a path to begin where Clipper's union output of a
+// simple path begins: at the vertex that follows its topmost vertex (least
+// y; of those, greatest x) in the path's direction.
+func clipperStart(p []Point) []Point {
+	n := len(p)
+	if n == 0 {
+		return p
+	}
+	top := p[0].Y
+	for _, q := range p {
+		top = min(top, q.Y)
+	}
+	last := -1
+	for i, q := range p {
+		if q.Y == top && (last < 0 || q.X > p[last].X) {
+			last = i
+		}
+	}
+	s := (last + 1) % n
+	return append(p[s:n:n], p[:s]...)
 }
 
 // clipperPath is ClipperOffset.AddPath's clean-up: the closing repeat and
