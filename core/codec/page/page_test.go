@@ -155,7 +155,7 @@ func quadJSON(q Quad) [4][2]int {
 }
 
 func (d dbParams) db() DB {
-	return DB{Thresh: d.Thresh, BoxThresh: d.BoxThresh, UnclipRatio: d.UnclipRatio, MaxCandidates: d.MaxCandidates, MinSize: d.MinSize, Dilate: d.Dilate}
+	return DB(d)
 }
 
 // randomQuads are crop boxes beyond the detector's: rotated and skewed

@@ -21,12 +21,11 @@ import (
 const detModel = "../../../build/models/paddleocr-det/model.onnx"
 
 type renderedPage struct {
-	Name  string `json:"name"`
-	W     int    `json:"w"`
-	H     int    `json:"h"`
-	DetW  int    `json:"det_w"`
-	DetH  int    `json:"det_h"`
-	pixel []uint8
+	Name string `json:"name"`
+	W    int    `json:"w"`
+	H    int    `json:"h"`
+	DetW int    `json:"det_w"`
+	DetH int    `json:"det_h"`
 }
 
 // detMap runs the detector on a page resized for it (raw BGR): the
