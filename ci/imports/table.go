@@ -49,7 +49,7 @@ core/registry < core/watch;
 NONE < core/codec/tokenizer;
 core/tensor < core/codec/image;
 core/tensor/tensorjson < core/codec/decode;
-core/budget, core/config, core/onnxpb, core/tensor/tensorjson,
+core/budget, core/config, core/onnxpb, core/sched, core/tensor/tensorjson,
   core/codec/decode, core/codec/image, core/codec/tokenizer
   < core/codec;
 
