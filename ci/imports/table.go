@@ -60,12 +60,13 @@ core/session < core/providercheck;
 NONE < transport/log;
 core, core/budget, core/config, core/tensor/tensorjson, transport/log < transport;
 transport < transport/access;
-transport, core/budget, core/seq < transport/metrics;
+transport, core/budget, core/codec, core/seq < transport/metrics;
 transport, core/workers < transport/tracing;
 core/budget, core/codec, core/seq, transport < PLUMBING;
 
 ## protocols: one package each, none importing another's but for the exceptions below
-PLUMBING < transport/rest, transport/oip, transport/repository, transport/stream;
+PLUMBING < transport/rest, transport/oip, transport/repository, transport/stream,
+  transport/openai, transport/tei;
 NONE < transport/grpcapi/inference;
 PLUMBING, transport/access, transport/grpcapi/inference < transport/grpcapi;
 
@@ -78,7 +79,8 @@ cmd/genmodels/slowload < cmd/genmodels;
 core/session, transport/grpcapi, transport/oip, transport/rest < cmd/internal/bench;
 cmd/internal/bench, core/providercheck, core/registry, core/sched, core/watch,
   core/workers/seqroute, openapi, providers/all, transport/grpcapi,
-  transport/metrics, transport/repository, transport/stream, transport/tracing
+  transport/metrics, transport/openai, transport/repository, transport/stream,
+  transport/tei, transport/tracing
   < cmd/svc;
 cmd/svc < cmd/svc/fuzzhttp;
 NONE < core/codec/tokenizer/internal/textbench;

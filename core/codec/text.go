@@ -221,6 +221,11 @@ func idTensor(dt tensor.DType, shape []int64, data []int64) *tensor.Tensor {
 // Embed pools the hidden states of the batch's run, [N, S, H] float32,
 // into its embeddings, [N, H].
 func (x *Text) Embed(b *Batch, hidden *tensor.Tensor) (*tensor.Tensor, error) {
+	return x.embed(b, hidden, x.Normalize)
+}
+
+// embed is Embed, normalising when norm.
+func (x *Text) embed(b *Batch, hidden *tensor.Tensor, norm bool) (*tensor.Tensor, error) {
 	h, ok := hidden.Data.([]float32)
 	if !ok || len(hidden.Shape) != 3 || hidden.Shape[0] != int64(b.n) || hidden.Shape[1] != int64(b.seq) {
 		return nil, fmt.Errorf("embedding: the hidden states are %s %s, want float32 [%d, %d, H]", hidden.DType, tensor.FormatShape(hidden.Shape), b.n, b.seq)
@@ -229,7 +234,7 @@ func (x *Text) Embed(b *Batch, hidden *tensor.Tensor) (*tensor.Tensor, error) {
 	out := make([]float32, b.n*dim)
 	for i := range b.n {
 		pool(out[i*dim:(i+1)*dim], h[i*b.seq*dim:(i+1)*b.seq*dim], b.mask[i*b.seq:(i+1)*b.seq], x.Pooling)
-		if x.Normalize {
+		if norm {
 			normalize(out[i*dim : (i+1)*dim])
 		}
 	}

@@ -46,6 +46,10 @@ type TextInput struct {
 	Direction string
 	// Name is the input's name in messages ("" : text).
 	Name string
+	// Whole tokenizes each text whole, neither cut nor refused past the
+	// maximum length, for a request that only tokenizes (it never runs);
+	// NoSpecial leaves the special tokens out.
+	Whole, NoSpecial bool
 }
 
 // Texts are a request's texts tokenized, before they run.
@@ -103,7 +107,7 @@ func (x *Text) Tokenize(ctx context.Context, in TextInput) (*Texts, error) {
 		if err != nil {
 			return nil, err
 		}
-		if limit := x.longest(); e.Len() > limit {
+		if limit := x.longest(); e.Len() > limit && !in.Whole {
 			// A text is cut as it is tokenized; ids are cut here.
 			if !cut {
 				return nil, itemError(name, in.Single, i, fmt.Sprintf("%d tokens, over the maximum length of %d (%s)", e.Len(), limit, x.whyLimit()))
@@ -146,7 +150,7 @@ func (x *Text) tokenizerFor(in TextInput) (*tokenizer.Tokenizer, bool) {
 		cut = *in.Truncate
 	}
 	switch {
-	case !cut:
+	case !cut || in.Whole:
 		return x.full, false
 	case in.Direction == "left":
 		return x.left, true
@@ -182,7 +186,7 @@ func (x *Text) encodeItem(tok *tokenizer.Tokenizer, in TextInput, i int, name st
 		return tokenizer.Encoding{}, itemError(name, in.Single, i, "invalid UTF-8")
 	}
 	if in.Pairs == nil {
-		e, err := tok.Encode(in.Texts[i], true)
+		e, err := tok.Encode(in.Texts[i], !in.NoSpecial)
 		if err != nil {
 			return e, itemError(name, in.Single, i, err.Error())
 		}
@@ -261,9 +265,28 @@ type Answers struct {
 // Tokens is the number of tokens the texts ran as.
 func (a *Answers) Tokens() int64 { return a.tokens }
 
-// Embeddings are the texts' embeddings (the task's embedding), or the
-// classifiers' logits.
-func (a *Answers) Embeddings() [][]float32 { return a.vectors }
+// Embeddings are the texts' embeddings, normalised when the model
+// normalises.
+func (a *Answers) Embeddings() [][]float32 {
+	if !a.x.Normalize {
+		return a.vectors
+	}
+	return a.Normalized()
+}
+
+// Pooled are the texts' embeddings as pooled, never normalised.
+func (a *Answers) Pooled() [][]float32 { return a.vectors }
+
+// Normalized are the texts' embeddings scaled to unit length, whatever
+// the model says.
+func (a *Answers) Normalized() [][]float32 {
+	out := make([][]float32, len(a.vectors))
+	for i, v := range a.vectors {
+		out[i] = append([]float32(nil), v...)
+		normalize(out[i])
+	}
+	return out
+}
 
 // Logits are a classifier's logits, one row per text.
 func (a *Answers) Logits() [][]float32 { return a.vectors }
@@ -382,7 +405,7 @@ func (x *Text) answerBatch(b *Batch, t *tensor.Tensor, items []*textItem) error 
 		}
 		return nil
 	}
-	emb, err := x.Embed(b, t)
+	emb, err := x.embed(b, t, false)
 	if err != nil {
 		return err
 	}
@@ -394,14 +417,19 @@ func (x *Text) answerBatch(b *Batch, t *tensor.Tensor, items []*textItem) error 
 	return nil
 }
 
-// matrix is the answers' rows as one tensor [N, width].
+// matrix is the answers' rows as one tensor [N, width]: the embeddings
+// or the logits.
 func (a *Answers) matrix() *tensor.Tensor {
-	width := 0
-	if len(a.vectors) > 0 {
-		width = len(a.vectors[0])
+	rows := a.vectors
+	if a.x.Task == config.TaskEmbedding {
+		rows = a.Embeddings()
 	}
-	flat := make([]float32, 0, len(a.vectors)*width)
-	for _, v := range a.vectors {
+	width := 0
+	if len(rows) > 0 {
+		width = len(rows[0])
+	}
+	flat := make([]float32, 0, len(rows)*width)
+	for _, v := range rows {
 		flat = append(flat, v...)
 	}
 	return &tensor.Tensor{DType: tensor.Float32, Shape: []int64{int64(len(a.vectors)), int64(width)}, Data: flat}
@@ -497,7 +525,11 @@ func (x *Text) TokenizerFull() *tokenizer.Tokenizer { return x.full }
 // how to truncate and names the documents in messages.
 func (x *Text) Rerank(ctx context.Context, query string, docs []string, in TextInput) (*Answers, error) {
 	if !x.Reranks() {
-		return nil, &core.InputError{Input: in.Name, Message: fmt.Sprintf("The model answers %s with %d classes: reranking takes a cross-encoder, a classifier of pairs with one logit or two classes", x.Answer(), x.Hidden)}
+		what := fmt.Sprintf("The model is a %s model", x.Task)
+		if x.Task == config.TaskClassification {
+			what = fmt.Sprintf("The model is a classifier of %d classes", x.Hidden)
+		}
+		return nil, &core.InputError{Input: in.Name, Message: what + ": reranking takes a cross-encoder, a classifier of pairs with one logit or two classes"}
 	}
 	if !utf8.ValidString(query) {
 		return nil, &core.InputError{Input: "query", Message: "Input 'query': invalid UTF-8"}
@@ -514,14 +546,14 @@ func (x *Text) Rerank(ctx context.Context, query string, docs []string, in TextI
 }
 
 // Dimensions cuts an embedding to its first d values (a Matryoshka
-// model's shorter embedding) and, for a model that normalises, scales
-// them to unit length again.
-func (x *Text) Dimensions(v []float32, d int) []float32 {
+// model's shorter embedding) and, when norm (the model normalises, or
+// the request asks it), scales them to unit length again.
+func Dimensions(v []float32, d int, norm bool) []float32 {
 	if d <= 0 || d >= len(v) {
 		return v
 	}
 	out := append([]float32(nil), v[:d]...)
-	if x.Normalize {
+	if norm {
 		normalize(out)
 	}
 	return out
