@@ -203,28 +203,41 @@ func lengthsOf(items []*tokenItem) []int {
 	return out
 }
 
+// MaxPadding is the most of a batch's tokens that GroupByLength lets be
+// padding: past it, the texts of other lengths wait for a batch of their
+// own, whose run costs less than padding them all to the longest.
+const MaxPadding = 0.25
+
 // GroupByLength is the batch around input at among inputs of lengths
 // sorted (ascending): the window [lo, hi] that holds it, grown one input
 // at a time by the neighbour that adds less padding (a shorter one pads
 // itself up to the longest; a longer one pads every input before it),
-// while the window's longest × its size is at most budget. An input
-// longer than the budget is a batch of its own.
+// while the window's longest × its size is at most budget and at most
+// MaxPadding of it is padding. An input longer than the budget is a
+// batch of its own.
 func GroupByLength(sorted []int, at, budget int) (lo, hi int) {
 	lo, hi = at, at
+	sum := sorted[at]
+	fits := func(size, longest, sum int) bool {
+		padded := size * longest
+		return padded <= budget && float64(padded-sum) <= MaxPadding*float64(padded)
+	}
 	for {
 		size := hi - lo + 1
 		down, up := -1, -1
-		if lo > 0 && (size+1)*sorted[hi] <= budget {
+		if lo > 0 && fits(size+1, sorted[hi], sum+sorted[lo-1]) {
 			down = sorted[hi] - sorted[lo-1]
 		}
-		if hi+1 < len(sorted) && (size+1)*sorted[hi+1] <= budget {
+		if hi+1 < len(sorted) && fits(size+1, sorted[hi+1], sum+sorted[hi+1]) {
 			up = (sorted[hi+1] - sorted[hi]) * size
 		}
 		switch {
 		case down >= 0 && (up < 0 || down <= up):
 			lo--
+			sum += sorted[lo]
 		case up >= 0:
 			hi++
+			sum += sorted[hi]
 		default:
 			return lo, hi
 		}

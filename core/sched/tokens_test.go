@@ -23,7 +23,10 @@ func TestGroupByLength(t *testing.T) {
 		{"shorter pads less than longer", []int{8, 10, 20}, 1, 40, 0, 1},
 		{"budget of one", []int{3, 4, 5}, 1, 7, 1, 1},
 		{"longer than the budget runs alone", []int{3, 50}, 1, 10, 1, 1},
-		{"up to the budget", []int{4, 4, 4, 4, 12}, 0, 48, 0, 3},
+		{"up to the budget", []int{4, 4, 4, 4, 4, 4}, 0, 16, 0, 3},
+		{"no more padding than MaxPadding", []int{2, 2, 2, 40}, 0, 1000, 0, 2},
+		{"a short one does not join long ones", []int{2, 40, 40}, 1, 1000, 1, 2},
+		{"within MaxPadding", []int{30, 36, 40}, 2, 1000, 0, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
