@@ -63,6 +63,16 @@ func (c *Codec) ModelFile(path string) *Codec {
 // (the metrics).
 func (c *Codec) ObserveBatches(f func(TextBatch)) { c.batches.Store(&f) }
 
+// HasText reports whether the model last loaded takes text.
+func (c *Codec) HasText() bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.set.Text() != nil
+}
+
 func (c *Codec) observeBatch(b TextBatch) {
 	if f := c.batches.Load(); f != nil {
 		(*f)(b)

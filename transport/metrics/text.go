@@ -13,7 +13,8 @@ import (
 // svc_text_batch_size (texts per run), svc_text_batch_tokens (its tokens
 // padded: its texts × its longest), svc_text_batch_padding_ratio (the
 // padding's share of them) and svc_text_tokens_total by kind (text,
-// padding), whose ratio is the padding share over every run.
+// padding), whose ratio is the padding share over every run; for a model
+// that takes text only.
 func (m *Metrics) ObserveTexts(c *codec.Codec) error {
 	var reg prometheus.Registerer = m.reg
 	if m.worker > 0 {
@@ -38,10 +39,8 @@ func (m *Metrics) ObserveTexts(c *codec.Codec) error {
 		Name: "svc_text_tokens_total",
 		Help: "Tokens run by a text model, by kind: text (the texts' own) and padding.",
 	}, []string{"kind"})
-	for _, c := range []prometheus.Collector{size, tokens, ratio, total} {
-		if err := reg.Register(c); err != nil {
-			return err
-		}
+	if err := reg.Register(&textCollector{codec: c, series: []prometheus.Collector{size, tokens, ratio, total}}); err != nil {
+		return err
 	}
 	text, pad := total.WithLabelValues("text"), total.WithLabelValues("padding")
 	c.ObserveBatches(func(b codec.TextBatch) {
@@ -54,4 +53,23 @@ func (m *Metrics) ObserveTexts(c *codec.Codec) error {
 		pad.Add(float64(b.Padded - b.Tokens))
 	})
 	return nil
+}
+
+// textCollector collects the series of the runs of text for a model that
+// takes text only: another model shows none. It is unchecked (Describe
+// sends nothing), since what it collects depends on the model.
+type textCollector struct {
+	codec  *codec.Codec
+	series []prometheus.Collector
+}
+
+func (c *textCollector) Describe(chan<- *prometheus.Desc) {}
+
+func (c *textCollector) Collect(ch chan<- prometheus.Metric) {
+	if !c.codec.HasText() {
+		return
+	}
+	for _, s := range c.series {
+		s.Collect(ch)
+	}
 }
