@@ -39,8 +39,6 @@ type Text struct {
 	// tokenizer.json says (the model's truncation); left and right cut
 	// from the start or the end, as a request may ask; full cuts nothing.
 	tok, left, right, full *tokenizer.Tokenizer
-	// decoder turns ids back into text (TEI's /decode).
-	decoder *tokenizer.Tokenizer
 	// MaxBatchTokens bounds one run: its texts × the tokens of the
 	// longest (text.max_batch_tokens); queue forms the runs.
 	MaxBatchTokens int

@@ -60,12 +60,11 @@ func decodeField(name string, raw json.RawMessage, v any, want string) error {
 
 // embeddingsRequest is POST /v1/embeddings' body, decoded.
 type embeddingsRequest struct {
-	in       codec.TextInput
-	model    string
-	base64   bool
-	dims     int
-	hasDims  bool
-	perInput int
+	in      codec.TextInput
+	model   string
+	base64  bool
+	dims    int
+	hasDims bool
 }
 
 // parseEmbeddings decodes the body.
