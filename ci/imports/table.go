@@ -71,7 +71,7 @@ NONE < transport/grpcapi/inference;
 PLUMBING, transport/access, transport/grpcapi/inference < transport/grpcapi;
 
 ## docs: the OpenAPI document and the documentation pages, over the protocols they describe
-transport/rest, transport/oip < openapi;
+transport/rest, transport/oip, transport/openai, transport/tei < openapi;
 
 ## commands: the CLI, its tools and the checks of the repository
 core/onnxpb < cmd/genmodels/slowload;
