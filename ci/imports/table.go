@@ -84,7 +84,7 @@ cmd/internal/bench, core/providercheck, core/registry, core/sched, core/watch,
   < cmd/svc;
 cmd/svc < cmd/svc/fuzzhttp;
 NONE < core/codec/tokenizer/internal/textbench;
-NONE < ci/funclen, ci/imports, ci/hostile;
+NONE < ci/filesize, ci/funclen, ci/imports, ci/hostile;
 
 ## helpers: packages written for tests
 core/onnxrt < core/onnxrt/onnxrttest;

@@ -21,6 +21,7 @@ const (
 // 401s have the protocol's body and WWW-Authenticate, a preflight needs no
 // key, and no key reaches the log.
 func TestAccessControl(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "keys.txt"), []byte("# svc API keys\n"+itFileKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -157,6 +158,7 @@ func TestAccessControl(t *testing.T) {
 // TestAccessStartupErrors: keys asked for but missing fail start-up with
 // one line; no keys configured means no check.
 func TestAccessStartupErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty-keys")
 	if err := os.WriteFile(empty, []byte("# none yet\n"), 0o600); err != nil {
@@ -193,6 +195,7 @@ func TestAccessStartupErrors(t *testing.T) {
 // TestAccessOffByDefault: without an access section nothing asks for a key
 // and no CORS header is sent.
 func TestAccessOffByDefault(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, model("classifier.onnx"))
 	for _, path := range []string{"/metrics", "/v2/models/classifier/stats"} {
 		if r := s.get(path); r.Status != 200 {
@@ -212,6 +215,7 @@ func TestAccessOffByDefault(t *testing.T) {
 // worker that refused it), and keys missing fail start-up with one line,
 // not one per worker.
 func TestAccessWithWorkers(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join(t.TempDir(), "svc.yml")
 	if err := os.WriteFile(cfg, []byte("access:\n  api_keys_env: SVC_API_KEYS\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 // configuration file, sends a 200, a 400 and a 404, stops the server (which
 // writes out every buffered line) and reads which request lines it wrote.
 func TestAccessLogModes(t *testing.T) {
+	t.Parallel()
 	writeCfg := func(t *testing.T, mode string) string {
 		p := filepath.Join(t.TempDir(), "svc.yml")
 		if err := os.WriteFile(p, []byte("serve:\n  access_log: "+mode+"\n"), 0o644); err != nil {
@@ -69,6 +70,7 @@ func TestAccessLogModes(t *testing.T) {
 // TestAccessLogBadValue: a bad mode fails start-up with one line, at the
 // file's line for the file and as a usage error for the flag.
 func TestAccessLogBadValue(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join(t.TempDir(), "svc.yml")
 	if err := os.WriteFile(cfg, []byte("name: x\nserve:\n  port: 0\n  access_log: verbose\n"), 0o644); err != nil {
 		t.Fatal(err)

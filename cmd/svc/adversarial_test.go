@@ -72,6 +72,7 @@ func f32bytes(vs ...float32) []byte {
 // status and a JSON error that names the input at fault, and the servers
 // must keep answering valid requests correctly afterwards.
 func TestAdversarialRequests(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join(t.TempDir(), "svc.yml")
 	if err := os.WriteFile(cfg, []byte("limits:\n  max_body_size: 1MiB\n  max_string_length: 64KiB\n  read_timeout: 3s\n"), 0o644); err != nil {
 		t.Fatal(err)

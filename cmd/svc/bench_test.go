@@ -77,6 +77,7 @@ func checkLevels(t *testing.T, mode string, levels []benchLevel, requests int64,
 }
 
 func TestBenchStartsItsServer(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := runSvc(t, nil, "bench", model("classifier.onnx"),
 		"--concurrency", "1,2", "--requests", "50", "--warmup", "100ms", "--json")
 	if code != 0 {
@@ -112,6 +113,7 @@ func TestBenchStartsItsServer(t *testing.T) {
 }
 
 func TestBenchAgainstURL(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, model("classifier.onnx"))
 	code, stdout, stderr := runSvc(t, nil, "bench", "--url", s.URL,
 		"--concurrency", "1,2", "--requests", "50", "--warmup", "0s", "--batch", "3", "--json")
@@ -160,6 +162,7 @@ func TestBenchAgainstURL(t *testing.T) {
 // path with the generated inputs, the in-process raw mode runs on the same
 // inputs, and raw+codec (the /predict codec) does not.
 func TestBenchProtocols(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ protocol, title string }{
 		{"v2-json", "served: HTTP POST /v2/models/{name}/infer, JSON tensors (v2-json)"},
 		{"v2-binary", "served: HTTP POST /v2/models/{name}/infer, binary tensors (v2-binary)"},
@@ -205,6 +208,7 @@ func TestBenchProtocols(t *testing.T) {
 // bench starts (it adds --grpc-port) and on a running one (--url with
 // --grpc-address); every call the server logs succeeded.
 func TestBenchGRPC(t *testing.T) {
+	t.Parallel()
 	const title = "served: gRPC inference.GRPCInferenceService/ModelInfer, raw tensors (grpc)"
 	code, stdout, stderr := runSvc(t, nil, "bench", model("classifier.onnx"), "--protocol", "grpc",
 		"--concurrency", "1,2", "--requests", "20", "--warmup", "0s", "--json")
@@ -244,6 +248,7 @@ func TestBenchGRPC(t *testing.T) {
 }
 
 func TestBenchShapesAndServeFlags(t *testing.T) {
+	t.Parallel()
 	cls := thirdParty(t, "paddleocr-cls")
 	code, stdout, stderr := runSvc(t, nil, "bench", cls, "--shape", "x=1,3,48,192",
 		"--concurrency", "2", "--requests", "10", "--warmup", "0s", "--no-raw", "--json", "--", "--workers", "2")
@@ -261,6 +266,7 @@ func TestBenchShapesAndServeFlags(t *testing.T) {
 }
 
 func TestBenchRefusals(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		args       []string

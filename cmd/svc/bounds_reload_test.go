@@ -3,12 +3,14 @@ package main_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -196,6 +198,7 @@ func startRefused(t *testing.T, path, cfg string) string {
 // start for ever, /dev/zero was read until the OOM killer came, and every
 // size loaded.
 func TestModelFileRefusedAtStart(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		config string
@@ -255,6 +258,7 @@ func TestModelFileRefusedAtStart(t *testing.T) {
 // FIFO blocked the reload for ever, /dev/zero was read until the memory
 // ran out, and the large model loaded.
 func TestModelFileRefusedAtReload(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		trigger  string // load, sighup, grpc, watch
@@ -353,6 +357,7 @@ func reloadRefused(t *testing.T, s *server, trigger, grpcPort, want string) {
 // product on one thread (3 to 10 s, slowload's documentation), a reload
 // of reload_v2.onnx takes about 50 ms under -race on 2 busy cores.
 func TestReloadTimeoutServesOn(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "model.onnx")
 	copyModel(t, "reload_v1.onnx", file)
@@ -469,6 +474,7 @@ func lastBytes(s string, n int) string { return s[max(len(s)-n, 0):] }
 // -P, the same inode): a running server died with SIGBUS, SIGSEGV or
 // SIGILL inside ONNX Runtime.
 func TestInstallUnderLoad(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "svc")
 	stage := stageInstall(t, "install 0")
 	installFiles(t, dir, filepath.Join(stage, "lib"), filepath.Join(stage, "svc"))
@@ -482,6 +488,9 @@ func TestInstallUnderLoad(t *testing.T) {
 		t.Fatalf("the server does not map %s", libFile)
 	}
 	load := startReloadLoad(s, 4, "1")
+	// The clients stop however the test ends.
+	finish := sync.OnceFunc(func() { load.finish(t) })
+	defer finish()
 	lib, bin := loadedLib, loadedBin
 	for round := 1; round <= 3; round++ {
 		stage := stageInstall(t, "install "+strconv.Itoa(round))
@@ -496,22 +505,14 @@ func TestInstallUnderLoad(t *testing.T) {
 			t.Errorf("install %d: lib/libonnxruntime.so is no link to libonnxruntime.so.1: %q, %v", round, target, err)
 		}
 		// Requests answered after the install, before the next.
-		deadline := time.Now().Add(patience)
-		for load.total.Load() < before+20 {
-			select {
-			case <-s.done:
-				load.finish(t)
-				t.Fatalf("the server died at install %d: %v\n%s", round, s.err, lastBytes(s.stderr.String(), 3000))
-			case <-time.After(10 * time.Millisecond):
+		waitUntil(t, s.done, fmt.Sprintf("20 answers after install %d", round), func() error {
+			if n := load.total.Load() - before; n < 20 {
+				return fmt.Errorf("%d answers; the server's log ends:\n%s", n, lastBytes(s.stderr.String(), 3000))
 			}
-			if time.Now().After(deadline) {
-				load.finish(t)
-				t.Fatalf("no 20 answers within %v after install %d", patience, round)
-			}
-		}
+			return nil
+		})
 		select {
 		case <-s.done:
-			load.finish(t)
 			t.Fatalf("the server died after install %d: %v\n%s", round, s.err, lastBytes(s.stderr.String(), 3000))
 		default:
 		}
@@ -527,6 +528,6 @@ func TestInstallUnderLoad(t *testing.T) {
 			t.Errorf("install %d: the server runs %q (%v), want its old binary, deleted", round, exe, err)
 		}
 	}
-	load.finish(t)
+	finish()
 	s.stopNoPanic()
 }

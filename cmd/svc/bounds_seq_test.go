@@ -73,6 +73,7 @@ func idRefusal(length, limit int) string {
 // least limit (32 bytes) a number's digits and the ids of the streams'
 // own sequences fit. (Issue 37, finding 4.)
 func TestBoundsSequenceIDLength(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	s := startServer(t, model("running_sum.onnx"), "--grpc-port", port)
 	c := grpcClient(t, "127.0.0.1:"+port)
@@ -143,6 +144,7 @@ func TestBoundsSequenceIDLength(t *testing.T) {
 // a long id is refused before it is forwarded, whichever worker takes it.
 // (Issue 37, finding 4.)
 func TestBoundsSequenceIDWorkers(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, model("running_sum.onnx"), "--workers", "2")
 	want := idRefusal(1000, 256)
 	for i := range 8 {
@@ -183,6 +185,7 @@ func vmRSS(t *testing.T, pid int) int64 {
 // resident memory of a -race build by 1.8 GiB; now by 65 MiB, the
 // requests' own passing use. (Issue 37, finding 4.)
 func TestBoundsSequenceIDMemory(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	s := startServer(t, model("running_sum.onnx"), "--grpc-port", port)
 	c := grpcClient(t, "127.0.0.1:"+port, grpcapi.WithMaxReceive(64<<20))
@@ -253,17 +256,7 @@ func wsClose(t *testing.T, c *websocket.Conn) websocket.CloseError {
 // waitActive waits until the server holds n active sequences.
 func waitActive(t *testing.T, s *server, n float64) {
 	t.Helper()
-	deadline := time.Now().Add(patience)
-	for {
-		got := parseScrape(t, freshGet(t, s, "/metrics", "Accept", textAccept)).sum("svc_sequences_active")
-		if got == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%v active sequences after %v, want %v", got, patience, n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitGauge(t, s, "svc_sequences_active", fmt.Sprint("at ", n), func(v float64) bool { return v == n })
 }
 
 // TestBoundsWebSocketIdle: a connection that sends nothing for
@@ -271,6 +264,7 @@ func waitActive(t *testing.T, s *server, n float64) {
 // closed with 1008 and a reason that names the key, and its sequence
 // ends. (Issue 37, finding 6.)
 func TestBoundsWebSocketIdle(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "waits sequence.max_idle (3 s) twice")
 	s := startServer(t, model("running_sum.onnx"), "--config", seqConfig(t, "sequence: {max_idle: 3s}\n"))
 	path := "/v2/models/running_sum/stream"
@@ -308,6 +302,7 @@ func TestBoundsWebSocketIdle(t *testing.T) {
 // key (sequence.max_idle, long here, is not what closes it). (Issue 37,
 // finding 6.)
 func TestBoundsWebSocketHalfMessage(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, model("running_sum.onnx"), "--config", seqConfig(t, "sequence: {max_idle: 1h}\nlimits: {read_timeout: 1s}\n"))
 	conn := s.dial(t)
 	head := "GET /v2/models/running_sum/stream HTTP/1.1\r\nHost: svc\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
@@ -350,6 +345,7 @@ func TestBoundsWebSocketHalfMessage(t *testing.T) {
 // key, before the upgrade; once one closes, a new one opens. (Issue 37,
 // finding 6.)
 func TestBoundsWebSocketConnections(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, model("running_sum.onnx"), "--config", seqConfig(t, "sequence: {max_connections: 3}\n"))
 	path := "/v2/models/running_sum/stream"
 	var open []*websocket.Conn
@@ -375,18 +371,19 @@ func TestBoundsWebSocketConnections(t *testing.T) {
 		t.Errorf("an open stream's step: %+v", r)
 	}
 	_ = open[1].Close(websocket.StatusNormalClosure, "")
-	deadline := time.Now().Add(patience)
-	for {
+	// The server counts the stream closed once its handler has ended:
+	// until then a new one is still refused with 429, and nothing else.
+	waitUntil(t, s.done, "a stream opened once one closed", func() error {
 		c, resp, err := websocket.Dial(context.Background(), wsURL(s, path), nil)
 		if err == nil {
-			defer c.CloseNow()
-			break
+			t.Cleanup(func() { _ = c.CloseNow() })
+			return nil
 		}
-		if resp == nil || resp.StatusCode != http.StatusTooManyRequests || time.Now().After(deadline) {
+		if resp == nil || resp.StatusCode != http.StatusTooManyRequests {
 			t.Fatalf("a stream once one closed: %v %v", resp, err)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return err
+	})
 }
 
 // TestBoundsWebSocketUpgrade: the origins access.cors.allowed_origins
@@ -395,6 +392,7 @@ func TestBoundsWebSocketConnections(t *testing.T) {
 // state's name, a key given twice, and a shape no message can fit are
 // refused before the upgrade with 400. (Issue 37, finding 11.)
 func TestBoundsWebSocketUpgrade(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, model("tally.onnx"), "--config", seqConfig(t, "access: {cors: {allowed_origins: [https://app.example]}}\n"))
 	path := "/v2/models/tally/stream?input=counts"
 	for _, origin := range []string{"https://app.example", "http://" + strings.TrimPrefix(s.URL, "http://"), ""} {

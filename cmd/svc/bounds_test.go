@@ -183,6 +183,7 @@ func v2Pictures(input string, p []byte, n int) string {
 // header cost 140 MB, a 16-bit PNG of zeros 387 MB, four of them at once
 // 1.5 GB. Each is now refused before it is decoded.
 func TestBoundsPictures(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	s := startServerBin(t, plainBin(t), nil, "cls", "--config", ocrConfig(t), "--grpc-port", port)
 	attacks, valid := pictureAttacks(t, s, grpcClient(t, "127.0.0.1:"+port))
@@ -261,6 +262,7 @@ func pictureAttacks(t *testing.T, s *server, c *grpcapi.Client) ([]attack, func(
 // refused before the texts are tokenized, as are texts whose padded batch
 // is too large, in every protocol.
 func TestBoundsText(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	s := startServerBin(t, plainBin(t), nil, filepath.Join(repoRoot, "examples", "text-embed"), "--grpc-port", port)
 	attacks, valid := textAttacks(t, s, grpcClient(t, "127.0.0.1:"+port))
@@ -358,6 +360,7 @@ func (s *server) cpu() int64 {
 // is asserted is the CPU the server spent, against what decoding the
 // whole request costs, never a duration.
 func TestBoundsDeadline(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	s := startServerBin(t, plainBin(t), nil, "cls", "--config", ocrConfig(t), "--grpc-port", port)
 	c := grpcClient(t, "127.0.0.1:"+port)
@@ -367,15 +370,7 @@ func TestBoundsDeadline(t *testing.T) {
 	body := func(n int) string { return `{"x":` + pictureList(costly, n) + `}` }
 	idle := func() {
 		t.Helper()
-		for deadline := time.Now().Add(patience); ; time.Sleep(10 * time.Millisecond) {
-			r := freshGet(t, s, "/metrics", "Accept", textAccept)
-			if parseScrape(t, r).sum("svc_inference_in_flight") == 0 {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("requests still in flight after %v", patience)
-			}
-		}
+		waitGauge(t, s, "svc_inference_in_flight", "at 0", func(v float64) bool { return v == 0 })
 	}
 	// What decoding four of them costs: the whole request costs ten times
 	// that.

@@ -59,6 +59,7 @@ var webgpuPlacement = regexp.MustCompile(`  (\S+) +WebGpuExecutionProvider (\d+)
 // nodes on WebGPU) and times. Without an adapter, the webgpu row says why
 // it did not run and the CPU still does.
 func TestProvidersCheck(t *testing.T) {
+	t.Parallel()
 	bin := webgpuBin(t)
 	t.Run("webgpu on SwiftShader", func(t *testing.T) {
 		code, stdout, stderr := runSlow(t, bin, swiftShader(t, ""), "providers", "--check", thirdParty(t, "paddleocr-cls"), "--runs", "2")

@@ -9,6 +9,7 @@ import (
 )
 
 func TestInitWritesStarterConfig(t *testing.T) {
+	t.Parallel()
 	cmd := svcCmd(t, nil, "init")
 	code, stdout, stderr := runCmd(t, cmd)
 	if code != 0 || !strings.Contains(stdout, "wrote svc.yml") {
@@ -32,6 +33,7 @@ func TestInitWritesStarterConfig(t *testing.T) {
 }
 
 func TestConfigFileModelsAndPrecedence(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "project.yml")
 	body := `name: shop
@@ -77,6 +79,7 @@ serve:
 }
 
 func TestConfigErrorsAtStartup(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join(t.TempDir(), "svc.yml")
 	if err := os.WriteFile(cfg, []byte("serve:\n  port: 8080\n  timeout: 3s\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -100,6 +103,7 @@ func TestConfigErrorsAtStartup(t *testing.T) {
 }
 
 func TestInferenceTimeout(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join(t.TempDir(), "svc.yml")
 	if err := os.WriteFile(cfg, []byte("runtime:\n  timeout: 200ms\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -124,6 +128,7 @@ func TestInferenceTimeout(t *testing.T) {
 }
 
 func TestMemoryLimit(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tiny := filepath.Join(dir, "tiny.yml")
 	if err := os.WriteFile(tiny, []byte("runtime:\n  memory_limit: 100KiB\n"), 0o644); err != nil {

@@ -56,6 +56,7 @@ func stringParam(s string) *inference.InferParameter {
 // that priority reorders the queue, is shown by core/sched's tests, which
 // hold the run slot by an event.)
 func TestRequestDeadlinesAndPriority(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join(t.TempDir(), "svc.yml")
 	if err := os.WriteFile(cfg, []byte("runtime:\n  timeout: 30s\n"), 0o644); err != nil {
 		t.Fatal(err)

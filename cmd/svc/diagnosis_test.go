@@ -56,6 +56,7 @@ const (
 // STUB CUDA runtime but no driver, and with STUB CUDA libraries including
 // the driver (no device).
 func TestProvidersDiagnosis(t *testing.T) {
+	t.Parallel()
 	bin := cudaBin(t)
 	cudaLib := filepath.Join(cudaLibDir(t), "libonnxruntime.so.1")
 	tests := []struct {
@@ -116,6 +117,7 @@ func TestProvidersDiagnosis(t *testing.T) {
 // 'svc serve --provider cuda' with the real provider libraries and no CUDA
 // falls back to CPU with the same diagnosis in its one warning.
 func TestServeCUDADiagnosisFallsBack(t *testing.T) {
+	t.Parallel()
 	env := []string{"ONNXRUNTIME_LIB=" + filepath.Join(cudaLibDir(t), "libonnxruntime.so.1"), "LD_LIBRARY_PATH="}
 	s := startServerBin(t, cudaBin(t), env, model("classifier.onnx"), "--provider", "cuda")
 	if m := nodesLine.FindStringSubmatch(s.stdout.String()); m == nil || m[1] != "all on CPUExecutionProvider" {

@@ -180,6 +180,7 @@ func outputMismatch(want, got []string) string {
 
 // TestDocBlocksParse: the fixtures' blocks and faults, each at its line.
 func TestDocBlocksParse(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		file     string
 		steps    []docStep
@@ -231,6 +232,7 @@ func TestDocBlocksParse(t *testing.T) {
 // TestDocOutputMatch: "..." matches any text within one line, never a line
 // more or less, and everything else matches exactly.
 func TestDocOutputMatch(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		want, got []string
 		mismatch  string

@@ -29,6 +29,7 @@ func readPage(t *testing.T, name string) string {
 // TestDocsNameEveryOption: docs/cli.md has a section for every command
 // 'svc --help' lists, naming every option its --help lists.
 func TestDocsNameEveryOption(t *testing.T) {
+	t.Parallel()
 	page := readPage(t, "cli.md")
 	sections := map[string]string{} // heading → body
 	for _, s := range strings.Split(page, "\n## ")[1:] {
@@ -86,6 +87,7 @@ func helpEntries(t *testing.T, args []string, pattern, marker string) []string {
 // TestDocsNameEveryKey: docs/configuration.md names every key of svc.yml,
 // the providers' sections included.
 func TestDocsNameEveryKey(t *testing.T) {
+	t.Parallel()
 	page := readPage(t, "configuration.md")
 	keys := yamlKeys("", reflect.TypeFor[config.Config]())
 	for _, k := range providers.KnownProviders() {
@@ -129,6 +131,7 @@ func yamlKeys(prefix string, typ reflect.Type) []string {
 // TestDocsNameEveryImportRule: docs/design.md names every layer of
 // ci/imports' table.
 func TestDocsNameEveryImportRule(t *testing.T) {
+	t.Parallel()
 	page := readPage(t, "design.md")
 	for _, l := range imports.DefaultTable().Layers {
 		if !strings.Contains(page, "| `"+l.Name+"` |") {
@@ -140,6 +143,7 @@ func TestDocsNameEveryImportRule(t *testing.T) {
 // TestDocsLayoutListsEveryPackage: docs/design.md's layout lists exactly
 // the packages go list finds, each once.
 func TestDocsLayoutListsEveryPackage(t *testing.T) {
+	t.Parallel()
 	page := readPage(t, "design.md")
 	_, layout, _ := strings.Cut(page, "\n## Layout\n")
 	_, block, _ := strings.Cut(layout, "```text\n")
@@ -170,6 +174,7 @@ func TestDocsLayoutListsEveryPackage(t *testing.T) {
 // TestDocLinks: every relative link of README.md and docs/*.md reaches a
 // file, and every #anchor a heading of the page it points to.
 func TestDocLinks(t *testing.T) {
+	t.Parallel()
 	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	for _, page := range docPages(t) {
 		text, err := os.ReadFile(filepath.Join(repoRoot, page))

@@ -45,6 +45,7 @@ const defaultServe = "svc serve examples/demo --grpc-port 9000"
 // shows any, is compared with that server's banner. The examples' ports 8080 and 9000 (HTTP and
 // gRPC) are rewritten to the server's. Failures name the page and line.
 func TestDocs(t *testing.T) {
+	t.Parallel()
 	r := newDocRunner(t)
 	steps := 0
 	for _, page := range docPages(t) {
@@ -68,6 +69,7 @@ func TestDocs(t *testing.T) {
 // whose command fails, or that talks to a server that does not start, is
 // reported at the command's line.
 func TestDocsCatchesDrift(t *testing.T) {
+	t.Parallel()
 	text, err := os.ReadFile(filepath.Join("testdata", "docs", "drift.md"))
 	if err != nil {
 		t.Fatal(err)

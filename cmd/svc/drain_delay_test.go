@@ -19,6 +19,7 @@ import (
 // The delay (10 minutes) is never waited for: every step waits on an event
 // (a log record, an answer, the exit), so the test does not depend on time.
 func TestDrainDelayKeepsAccepting(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "servers stopped twice")
 	for _, tt := range []struct {
 		name      string

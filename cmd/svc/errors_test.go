@@ -9,6 +9,7 @@ import (
 )
 
 func TestErrorStatuses(t *testing.T) {
+	t.Parallel()
 	classifier := startServer(t, model("classifier.onnx"))
 	multi := startServer(t, model("multi_input.onnx"))
 	alltypes := startServer(t, model("alltypes.onnx"))
@@ -84,6 +85,7 @@ func TestErrorStatuses(t *testing.T) {
 }
 
 func TestBodyLimit(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "svc.yml")
 	if err := os.WriteFile(cfg, []byte("limits:\n  max_body_size: 1KiB\n"), 0o644); err != nil {

@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -28,12 +29,8 @@ import (
 // depends on how long runs take on the machine, and a loaded machine
 // stretches them.
 func TestGoProcsFollowRunLength(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "loads a server until its tuner decides: seconds of inference")
-	if v, set := os.LookupEnv("GOMAXPROCS"); set {
-		// The servers must start without it, as they do in production.
-		os.Unsetenv("GOMAXPROCS")
-		t.Cleanup(func() { os.Setenv("GOMAXPROCS", v) })
-	}
 	// Above what a tuner sets: the cores (at most the CPUs), or one more.
 	envProcs, cfgProcs := runtime.NumCPU()+2, runtime.NumCPU()+3
 	fixed := filepath.Join(t.TempDir(), "svc.yml")
@@ -54,7 +51,10 @@ func TestGoProcsFollowRunLength(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := startServerEnv(t, tt.env, append([]string{model("slow.onnx"), "--access-log", "off"}, tt.args...)...)
+			// The servers start without the test's GOMAXPROCS, as they
+			// do in production.
+			env := append([]string{"GOMAXPROCS"}, tt.env...)
+			s := startServerEnv(t, env, append([]string{model("slow.onnx"), "--access-log", "off"}, tt.args...)...)
 			procs := func() int {
 				sc, _ := scrapeMetrics(t, s, textAccept)
 				n := int(sc.value(t, "go_sched_gomaxprocs_threads", nil))
@@ -132,12 +132,12 @@ func loadUntilProcsChange(t *testing.T, s *server, body string, procs func() int
 	defer func() { cancel(); wg.Wait() }()
 	began := time.Now()
 	got := start
-	for deadline := began.Add(patience); got == start; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("GOMAXPROCS still %d after %v of load, %d requests", got, patience, ok.Load())
+	waitUntil(t, s.done, "GOMAXPROCS raised under load", func() error {
+		if got = procs(); got == start {
+			return fmt.Errorf("GOMAXPROCS still %d, %d requests", got, ok.Load())
 		}
-		got = procs()
-	}
+		return nil
+	})
 	t.Logf("GOMAXPROCS %d (from %d) after %v of load, %d requests", got, start, time.Since(began).Round(time.Millisecond), ok.Load())
 	cancel()
 	wg.Wait()

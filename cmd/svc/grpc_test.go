@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -14,7 +15,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health/grpc_health_v1"
@@ -25,17 +25,6 @@ import (
 	grpcapi "github.com/svc-dev/svc/transport/grpcapi"
 	"github.com/svc-dev/svc/transport/grpcapi/inference"
 )
-
-// freePort is a port that was free a moment ago.
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-}
 
 // grpcurl runs the grpcurl that 'make tools' installs into build/tools.
 func grpcurl(t *testing.T, args ...string) (int, string, string) {
@@ -74,6 +63,7 @@ const classifierInfer = `{"model_name":"classifier","id":"req-1","inputs":[{"nam
 // the services through reflection, calls ModelInfer and the health
 // service; the answer matches /predict's.
 func TestGRPCWithGrpcurl(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	s := startServer(t, model("classifier.onnx"), "--grpc-port", port)
 	addr := "127.0.0.1:" + port
@@ -181,6 +171,7 @@ func TestGRPCWithGrpcurl(t *testing.T) {
 // TestGRPCAllTypes: every datatype of alltypes.onnx through ONNX Runtime,
 // raw and typed.
 func TestGRPCAllTypes(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	startServer(t, model("alltypes.onnx"), "--grpc-port", port)
 	c := grpcClient(t, "127.0.0.1:"+port)
@@ -248,6 +239,7 @@ func startLoadingGRPC(t *testing.T, modelPath string) (*server, string) {
 // TestGRPCHealthFollowsReadiness: NOT_SERVING and Unavailable while the
 // model loads, SERVING once it is ready.
 func TestGRPCHealthFollowsReadiness(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "its model takes seconds of CPU to load")
 	dir := filepath.Join(t.TempDir(), "slowload")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -304,6 +296,7 @@ func TestGRPCHealthFollowsReadiness(t *testing.T) {
 // TestGRPCGracefulStop: SIGTERM with a ModelInfer in flight: the call
 // finishes, a health watch turns NOT_SERVING, and svc exits 0.
 func TestGRPCGracefulStop(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	s := startServer(t, model("slow.onnx"), "--grpc-port", port)
 	c := grpcClient(t, "127.0.0.1:"+port)
@@ -332,13 +325,12 @@ func TestGRPCGracefulStop(t *testing.T) {
 	}()
 	// Signal once the call is being served (the in-flight gauge says so).
 	inFlight := regexp.MustCompile(`(?m)^svc_inference_in_flight\{[^}]*\} 1$`)
-	for !inFlight.Match(s.do("GET", "/metrics", "", nil, "Accept", "text/plain;version=0.0.4").Body) {
-		select {
-		case <-finished:
-			t.Fatalf("the call ended before it was seen in flight (%v); the test did not exercise draining", callErr)
-		case <-time.After(5 * time.Millisecond):
+	waitUntil(t, finished, "the call seen in flight (else the test does not exercise draining)", func() error {
+		if !inFlight.Match(s.do("GET", "/metrics", "", nil, "Accept", "text/plain;version=0.0.4").Body) {
+			return errors.New("svc_inference_in_flight is not 1")
 		}
-	}
+		return nil
+	})
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	var statuses []grpc_health_v1.HealthCheckResponse_ServingStatus
 	for {
@@ -367,6 +359,7 @@ func TestGRPCGracefulStop(t *testing.T) {
 
 // TestGRPCWorkers: --workers 2 serves gRPC on the shared port.
 func TestGRPCWorkers(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	s := startServer(t, model("classifier.onnx"), "--workers", "2", "--grpc-port", port)
 	addr := "127.0.0.1:" + port
@@ -395,6 +388,7 @@ func TestGRPCWorkers(t *testing.T) {
 }
 
 func TestGRPCPortFailures(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -423,6 +417,7 @@ func TestGRPCPortFailures(t *testing.T) {
 // TestGRPCAPIKeys: with keys configured, ModelInfer needs one; health,
 // reflection and metadata do not.
 func TestGRPCAPIKeys(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "svc.yml")
 	port := freePort(t)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -14,11 +15,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 
 	"github.com/svc-dev/svc/core/onnxrt/onnxrttest"
 )
@@ -57,7 +62,16 @@ func testMain(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "build svc: %v\n", err)
 		return 1
 	}
-	return m.Run()
+	code := m.Run()
+	// The servers are gone (each test's cleanup kills its own), and with
+	// them every goroutine that watched or talked to one.
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "after the tests: %v\n", err)
+			return 1
+		}
+	}
+	return code
 }
 
 // buildArgs are the arguments of go build for an svc binary at out, with
@@ -136,24 +150,63 @@ func (s *syncBuffer) next() (string, <-chan struct{}) {
 // writer is gone: once it is, the contents are final. It fails t when they
 // are final or patience has passed without done holding; what says what
 // was awaited.
-func (s *syncBuffer) waitFor(t *testing.T, exited <-chan struct{}, what string, done func(string) bool) string {
+func (s *syncBuffer) waitFor(t testing.TB, exited <-chan struct{}, what string, done func(string) bool) string {
+	t.Helper()
+	var out string
+	await(t, exited, what, func() (<-chan struct{}, error) {
+		var grew <-chan struct{}
+		out, grew = s.next()
+		if done(out) {
+			return nil, nil
+		}
+		return grew, fmt.Errorf("the output so far:\n%s", out)
+	})
+	return out
+}
+
+// pollEvery is how often waitUntil checks a condition that nothing
+// announces (a gauge on /metrics, a process's state in /proc).
+const pollEvery = 10 * time.Millisecond
+
+// waitUntil is the tests' one wait for a condition that they cannot be
+// told of: it checks cond at once and then every pollEvery until cond
+// returns nil. It fails t when patience passes first, or when exited (nil:
+// never) is closed first (the process or call that would make cond hold
+// has ended) and cond still fails; what names what is awaited, and the
+// failure adds cond's last error, which says what it saw instead. Where an
+// event tells when to look again (a write: syncBuffer.waitFor), the wait
+// is the same, on that event.
+func waitUntil(t testing.TB, exited <-chan struct{}, what string, cond func() error) {
+	t.Helper()
+	await(t, exited, what, func() (<-chan time.Time, error) {
+		if err := cond(); err != nil {
+			return time.After(pollEvery), err
+		}
+		return nil, nil
+	})
+}
+
+// await is the loop of waitUntil and syncBuffer.waitFor: check returns
+// nil when what is awaited holds, or else a channel that says when to
+// check again and what it sees instead.
+func await[T any](t testing.TB, exited <-chan struct{}, what string, check func() (<-chan T, error)) {
 	t.Helper()
 	timeout := time.NewTimer(patience)
 	defer timeout.Stop()
 	for {
-		out, grew := s.next()
-		if done(out) {
-			return out
+		again, err := check()
+		if err == nil {
+			return
 		}
 		select {
-		case <-grew:
+		case <-again:
 		case <-exited:
-			if out := s.String(); done(out) {
-				return out
+			if _, err = check(); err == nil {
+				return
 			}
-			t.Fatalf("the process exited before %s\n%s", what, s)
+			t.Fatalf("%s: what would bring it has ended (the process exited, or the call returned)\n%v", what, err)
 		case <-timeout.C:
-			t.Fatalf("no %s after %v\n%s", what, patience, s)
+			t.Fatalf("%s: not after %v\n%v", what, patience, err)
 		}
 	}
 }
@@ -162,6 +215,61 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// ports hands out the ports that a test names before its server starts
+// (the gRPC port, which svc does not pick itself: 0 turns gRPC off). They
+// come from below the kernel's ephemeral range, where neither a listener
+// on port 0 (every server's HTTP port) nor a client's connection ever
+// lands, one after the other from a random start: tests running in
+// parallel never get the same port, and a test process beside this one
+// (another package's, another checkout's) is unlikely to walk the same
+// ones. Each is checked free as it is handed out.
+var ports struct {
+	mu       sync.Mutex
+	low, end int // the range: [low, end)
+	next     int
+}
+
+// freePort returns a port for a server of t to listen on.
+func freePort(t testing.TB) string {
+	t.Helper()
+	ports.mu.Lock()
+	defer ports.mu.Unlock()
+	if ports.end == 0 {
+		ports.low, ports.end = 10000, ephemeralLow(t)
+		if ports.end-ports.low < 1000 {
+			t.Fatalf("the kernel's ephemeral ports begin at %d: too few below them for the tests' servers", ports.end)
+		}
+		ports.next = ports.low + rand.IntN(ports.end-ports.low)
+	}
+	for range ports.end - ports.low {
+		p := ports.next
+		if ports.next++; ports.next == ports.end {
+			ports.next = ports.low
+		}
+		if ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p))); err == nil {
+			_ = ln.Close()
+			return strconv.Itoa(p)
+		}
+	}
+	t.Fatalf("no free port in [%d, %d)", ports.low, ports.end)
+	return ""
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range.
+func ephemeralLow(t testing.TB) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b))
+	low, err := strconv.Atoi(f[0])
+	if err != nil {
+		t.Fatalf("ip_local_port_range %q: %v", b, err)
+	}
+	return low
 }
 
 // server is a running svc process.
@@ -178,11 +286,13 @@ type server struct {
 var urlLine = regexp.MustCompile(`(?m)^\s+URL\s+(http://\S+)`)
 
 // svcCmd prepares an svc command with the test library in the environment.
+// env adds to the test's environment: NAME=value sets a variable, a bare
+// NAME removes it (the test's own environment is left alone, so that tests
+// can run in parallel).
 func svcCmd(t *testing.T, env []string, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(svcBin, args...)
-	cmd.Env = append(os.Environ(), "ONNXRUNTIME_LIB="+ortLib, "SVC_LOG_FORMAT=json")
-	cmd.Env = append(cmd.Env, env...)
+	cmd.Env = childEnv(append([]string{"ONNXRUNTIME_LIB=" + ortLib, "SVC_LOG_FORMAT=json"}, env...))
 	cmd.Dir = t.TempDir()
 	// Its own process group, so that kill reaches the workers too (one a
 	// test stopped with SIGSTOP ignores the supervisor's death until it is
@@ -191,6 +301,20 @@ func svcCmd(t *testing.T, env []string, args ...string) *exec.Cmd {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = 10 * time.Second
 	return cmd
+}
+
+// childEnv is the test's environment with env applied: NAME=value sets
+// NAME, a bare NAME removes it.
+func childEnv(env []string) []string {
+	out := os.Environ()
+	for _, kv := range env {
+		name, _, set := strings.Cut(kv, "=")
+		out = slices.DeleteFunc(out, func(e string) bool { return strings.HasPrefix(e, name+"=") })
+		if set {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // startServer runs 'svc serve' on a free port and waits for its banner.
@@ -344,21 +468,23 @@ func (s *server) waitBanner() {
 // where a drain waits for them.
 func (s *server) waitInFlight(n int) {
 	s.t.Helper()
-	deadline := time.Now().Add(patience)
-	for {
-		r := freshGet(s.t, s, "/metrics", "Accept", textAccept)
+	waitGauge(s.t, s, "svc_inference_in_flight", fmt.Sprintf("at least %d", n), func(v float64) bool { return v >= float64(n) })
+}
+
+// waitGauge waits until the gauge name on the server's /metrics, summed
+// over its workers, is as ok wants it (want says how, for the failure).
+func waitGauge(t *testing.T, s *server, name, want string, ok func(float64) bool) {
+	t.Helper()
+	waitUntil(t, s.done, fmt.Sprintf("%s %s", name, want), func() error {
+		r := freshGet(t, s, "/metrics", "Accept", textAccept)
 		if r.Status != http.StatusOK {
-			s.t.Fatalf("scrape: %d %s", r.Status, r.Body)
+			t.Fatalf("scrape: %d %s", r.Status, r.Body)
 		}
-		got := parseScrape(s.t, r).sum("svc_inference_in_flight")
-		if got >= float64(n) {
-			return
+		if got := parseScrape(t, r).sum(name); !ok(got) {
+			return fmt.Errorf("%s is %v", name, got)
 		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("%v of %d requests in flight after %v", got, n, patience)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func (s *server) kill() {

@@ -24,6 +24,7 @@ import (
 // a ctc output BYTES [N] texts; parameters.raw answers the tensors; a bad
 // picture is a 400 or InvalidArgument.
 func TestImagesOIP(t *testing.T) {
+	t.Parallel()
 	dir, _ := renderLines(t)
 	cfg := ocrConfig(t)
 	port := freePort(t)
@@ -109,6 +110,7 @@ func TestImagesOIP(t *testing.T) {
 // TestImagesOIPRec reads a text line over gRPC: the ctc output is BYTES
 // [N] holding the text.
 func TestImagesOIPRec(t *testing.T) {
+	t.Parallel()
 	dir, lines := renderLines(t)
 	port := freePort(t)
 	startServer(t, "rec", "--config", ocrConfig(t), "--grpc-port", port)

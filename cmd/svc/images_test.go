@@ -114,6 +114,7 @@ type class struct {
 // base64 JSON in turn; at least 95 % of the characters are read right in
 // each format.
 func TestImagesPaddleOCRRec(t *testing.T) {
+	t.Parallel()
 	dir, lines := renderLines(t)
 	s := startServer(t, "rec", "--config", ocrConfig(t))
 	forms := []string{"multipart", "raw", "json"}
@@ -155,6 +156,7 @@ func TestImagesPaddleOCRRec(t *testing.T) {
 // with PaddleOCR's direction classifier, on at least 95 % of them in each
 // format, and answers a batch of two as two top-1 lists.
 func TestImagesPaddleOCRCls(t *testing.T) {
+	t.Parallel()
 	dir, lines := renderLines(t)
 	s := startServer(t, "cls", "--config", ocrConfig(t))
 	forms := []string{"json", "multipart", "raw"}
@@ -220,6 +222,7 @@ func TestImagesPaddleOCRCls(t *testing.T) {
 // a 415 for a content type the model does not take) whose detail names
 // the input, and the server answers the next good request.
 func TestImagesBadInput(t *testing.T) {
+	t.Parallel()
 	dir, _ := renderLines(t)
 	s := startServer(t, "cls", "--config", ocrConfig(t))
 	good, err := os.ReadFile(filepath.Join(dir, "2.png"))

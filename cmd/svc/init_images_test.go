@@ -18,6 +18,7 @@ import (
 // models and serves the classifier from the file it wrote: pictures in,
 // labels out, with no edit.
 func TestInitRecognisesPaddleOCR(t *testing.T) {
+	t.Parallel()
 	cls := filepath.Dir(thirdParty(t, "paddleocr-cls"))
 	rec := filepath.Dir(thirdParty(t, "paddleocr-rec"))
 	for _, tt := range []struct {
@@ -66,6 +67,7 @@ func TestInitRecognisesPaddleOCR(t *testing.T) {
 // TestInitUnrecognisedModel checks that a model svc init does not know
 // gets its path and nothing more.
 func TestInitUnrecognisedModel(t *testing.T) {
+	t.Parallel()
 	cmd := svcCmd(t, nil, "init", "--model", filepath.Join(repoRoot, "examples", "demo"), "--name", "iris")
 	code, stdout, stderr := runCmd(t, cmd)
 	if code != 0 {

@@ -20,6 +20,7 @@ func modelInfo(inName string, inShape []int64, outs [][]int64, meta map[string]s
 
 // TestInitRecognise checks which models svc init recognises.
 func TestInitRecognise(t *testing.T) {
+	t.Parallel()
 	n := int64(-1)
 	names := map[string]string{"names": "{0: 'person', 1: 'bicycle'}"}
 	tests := []struct {
@@ -108,6 +109,7 @@ func checkEntryLoads(t *testing.T, info core.ModelInfo, r *recognition) {
 }
 
 func TestInitEntryName(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"build/models/paddleocr-cls":            "paddleocr-cls",
 		"build/models/paddleocr-cls/model.onnx": "paddleocr-cls",

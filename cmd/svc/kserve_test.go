@@ -26,6 +26,7 @@ func mountModels(t *testing.T, files map[string]string) string {
 // TestServeModelsDirectory serves the layouts KServe mounts at /mnt/models,
 // with and without --name (what a ServingRuntime passes as --name={{.Name}}).
 func TestServeModelsDirectory(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		files    map[string]string
@@ -87,6 +88,7 @@ func TestServeModelsDirectory(t *testing.T) {
 }
 
 func TestServeNameAndDirectoryErrors(t *testing.T) {
+	t.Parallel()
 	several := mountModels(t, map[string]string{"classifier.onnx": "a.onnx", "scalar.onnx": "b.onnx"})
 	tests := []struct {
 		name     string

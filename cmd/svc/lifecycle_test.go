@@ -39,6 +39,7 @@ func startLoading(t *testing.T, modelPath string, args ...string) *server {
 // answers /health at once, inference and the model-derived endpoints with
 // 503 until it is loaded, then serves.
 func TestServesWhileLoading(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "its model takes seconds of CPU to load")
 	dir := filepath.Join(t.TempDir(), "slowload")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -87,6 +88,7 @@ func TestServesWhileLoading(t *testing.T) {
 // TestStopWhileLoading: SIGTERM while the model loads ends the process
 // cleanly.
 func TestStopWhileLoading(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "its model takes seconds of CPU to load")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "model.onnx")

@@ -16,6 +16,7 @@ import (
 // through the binary: values per request, string length, nesting depth,
 // and the defaults.
 func TestRequestLimits(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join(t.TempDir(), "svc.yml")
 	if err := os.WriteFile(cfg, []byte("limits:\n  max_elements: 1000\n  max_string_length: 16\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -90,6 +91,7 @@ func TestRequestLimits(t *testing.T) {
 // disconnected once limits.read_timeout has passed, and the server keeps
 // serving others.
 func TestSlowClient(t *testing.T) {
+	t.Parallel()
 	const timeout = time.Second
 	cfg := filepath.Join(t.TempDir(), "svc.yml")
 	if err := os.WriteFile(cfg, []byte("limits:\n  read_timeout: 1s\n"), 0o644); err != nil {

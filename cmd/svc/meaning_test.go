@@ -30,6 +30,7 @@ func meaningConfig(t *testing.T, outputs string) string {
 // top_k of them (capped at the classes); with softmax, the softmax of the
 // scores. Checked against the raw tensor of the same request.
 func TestClassifyExact(t *testing.T) {
+	t.Parallel()
 	body := `{"input": [[5.1, 3.5, 1.4, 0.2], [6.7, 3.0, 5.2, 2.3], [5.9, 3.0, 4.2, 1.5]]}`
 	tests := []struct {
 		name, outputs string
@@ -114,6 +115,7 @@ func expectedTop(scores []float32, k int, softmax bool, labels []string) []class
 // TestMeaningRefusedAtStart: declarations that do not fit the model stop
 // svc serve at start-up with a message naming the key.
 func TestMeaningRefusedAtStart(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, outputs, want string
 	}{

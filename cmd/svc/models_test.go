@@ -14,6 +14,7 @@ import (
 // TestGeneratedModels serves every generated test model through the real
 // binary and checks each answer byte for byte.
 func TestGeneratedModels(t *testing.T) {
+	t.Parallel()
 	fixedImage := `[[` + strings.TrimSuffix(strings.Repeat(`[[1,1,1,1],[1,1,1,1],[3,3,3,3],[3,3,3,3]],`, 3), ",") + `]]`
 	tests := []struct {
 		model string
@@ -91,6 +92,7 @@ func checkZipMap(t *testing.T, body []byte) {
 
 // TestGeneratedModelInfo checks /info for the models with special inputs.
 func TestGeneratedModelInfo(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, model("scalar.onnx"))
 	var info struct {
 		Inputs []map[string]any `json:"inputs"`
@@ -126,6 +128,7 @@ func TestGeneratedModelInfo(t *testing.T) {
 // (the default) and off; every answer equals the answer to the same request
 // sent alone.
 func TestBatchedServing(t *testing.T) {
+	t.Parallel()
 	off := filepath.Join(t.TempDir(), "off.yml")
 	if err := os.WriteFile(off, []byte("batching:\n  enabled: false\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -67,6 +67,7 @@ func oipError(t *testing.T, r response) string {
 }
 
 func TestOIPClassifier(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, model("classifier.onnx"))
 	c := s.oipClient()
 	ctx := context.Background()
@@ -187,6 +188,7 @@ func TestOIPClassifier(t *testing.T) {
 // TestOIPDatatypes runs every datatype the generated models have through
 // JSON and binary data, with binary and JSON tensors mixed in one request.
 func TestOIPDatatypes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("alltypes", func(t *testing.T) {
 		s := startServer(t, model("alltypes.onnx"))
@@ -331,6 +333,7 @@ func TestOIPDatatypes(t *testing.T) {
 // TestOIPPaddleOCR compares the v2 binary path with /predict on a
 // third-party model.
 func TestOIPPaddleOCR(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, thirdParty(t, "paddleocr-cls"))
 	c := s.oipClient()
 	ctx := context.Background()
@@ -367,6 +370,7 @@ func TestOIPPaddleOCR(t *testing.T) {
 // TestOIPReadinessWhileLoading: liveness answers at once, readiness and
 // the model endpoints 503 {"error"} until the model is loaded, then 200.
 func TestOIPReadinessWhileLoading(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "its model takes seconds of CPU to load")
 	dir := filepath.Join(t.TempDir(), "slowload")
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -18,6 +18,7 @@ import (
 // with kin-openapi and with @apidevtools/swagger-parser, and runs the
 // document's own example through /predict.
 func TestServedOpenAPIDocuments(t *testing.T) {
+	t.Parallel()
 	paths, _ := filepath.Glob(filepath.Join(repoRoot, "testdata", "models", "*.onnx"))
 	paths = append(paths,
 		filepath.Join(repoRoot, "testdata", "models", "external_data"),

@@ -16,6 +16,7 @@ import (
 // pprof protocol buffers of the right kind, the allocation profile holding
 // the request's large body buffer by its allocation site.
 func TestProfilesWrittenAtStop(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cpu, mem := filepath.Join(dir, "cpu.prof"), filepath.Join(dir, "mem.prof")
 	s := startServerEnv(t, []string{"SVC_CPUPROFILE=" + cpu, "SVC_MEMPROFILE=" + mem}, model("classifier.onnx"))
@@ -61,6 +62,7 @@ func TestProfilesWrittenAtStop(t *testing.T) {
 // TestProfileFileNotWritable: a profile path that cannot be created stops
 // the server before it serves, with an error naming the variable.
 func TestProfileFileNotWritable(t *testing.T) {
+	t.Parallel()
 	missing := filepath.Join(t.TempDir(), "no such dir")
 	for _, name := range []string{"SVC_CPUPROFILE", "SVC_MEMPROFILE"} {
 		t.Run(name, func(t *testing.T) {
@@ -79,6 +81,7 @@ func TestProfileFileNotWritable(t *testing.T) {
 // TestProfilesPerWorker: with serve.workers, each worker writes its own
 // profiles (cpu.workerN.prof), not all to the one path they inherit.
 func TestProfilesPerWorker(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := startServerEnv(t, []string{"SVC_CPUPROFILE=" + filepath.Join(dir, "cpu.prof"), "SVC_MEMPROFILE=" + filepath.Join(dir, "mem")},
 		model("classifier.onnx"), "--workers", "2")

@@ -103,6 +103,7 @@ func (sc scrape) sum(name string) float64 {
 // agree, /metrics still answers the spec's JSON to everyone else, and the
 // Triton statistics agree with the scrape.
 func TestPrometheusScrape(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		model, version string
 		ok             []string

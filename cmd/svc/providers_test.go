@@ -96,6 +96,7 @@ var providerLine = regexp.MustCompile(`(?m)^\s+provider\s+(.*)$`)
 // the npm library without libonnxruntime_providers_cuda.so), --provider cuda
 // warns, falls back to CPU and says so in the banner and /metrics.
 func TestCUDABuildFallsBackToCPU(t *testing.T) {
+	t.Parallel()
 	bin := cudaBin(t)
 	s := serveWith(t, bin, model("classifier.onnx"), "--provider", "cuda")
 
@@ -136,6 +137,7 @@ func TestCUDABuildFallsBackToCPU(t *testing.T) {
 // With no --provider, a cuda build picks the best usable provider (CPU
 // here) without a warning or a fallback note.
 func TestCUDABuildAutomaticSelection(t *testing.T) {
+	t.Parallel()
 	s := serveWith(t, cudaBin(t), model("classifier.onnx"))
 	m := providerLine.FindStringSubmatch(s.stdout.String())
 	if m == nil || strings.TrimSpace(m[1]) != "CPUExecutionProvider" {
@@ -152,6 +154,7 @@ func TestCUDABuildAutomaticSelection(t *testing.T) {
 // A provider valid but not compiled in is a one-line start-up failure that
 // names the build tag; a value outside the list is a usage error.
 func TestProviderNotCompiledIn(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		give     string
 		wantCode int
@@ -185,6 +188,7 @@ func row(t *testing.T, table, name string) []string {
 }
 
 func TestProvidersCommand(t *testing.T) {
+	t.Parallel()
 	t.Run("plain build", func(t *testing.T) {
 		code, stdout, stderr := runSvc(t, nil, "providers")
 		if code != 0 {
@@ -254,6 +258,7 @@ func TestProvidersCommand(t *testing.T) {
 // what the ONNX Runtime library was built with (its GetAvailableProviders
 // names CUDA and TensorRT even here).
 func TestMetricsAvailableProvidersHonest(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name         string
 		bin          func(t *testing.T) string

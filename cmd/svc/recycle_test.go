@@ -89,6 +89,7 @@ func vectorRequest(big, n, seed int) []*tensor.Tensor {
 // each protocol, and checks that every answer holds exactly its own
 // request's values: a buffer reused while still in use would mix them.
 func TestLargeTensorsKeepTheirValues(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	s := startServer(t, model("vectors.onnx"), "--grpc-port", port)
 	gc := grpcClient(t, "127.0.0.1:"+port)
@@ -188,6 +189,7 @@ func TestLargeTensorsKeepTheirValues(t *testing.T) {
 // TestStringsKeepNULBytes sends strings with NUL bytes, empty strings and
 // multi-byte characters through vectors.onnx: they come back as sent.
 func TestStringsKeepNULBytes(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, model("vectors.onnx"))
 	body := `{"f32":[1.5],"f64":[2],"i8":[1],"i16":[1],"i32":[1],"i64":[1],"u8":[1],"u16":[1],"u32":[1],"u64":[1],"bool":[true],"f16":[0.5],"bf16":[2.5],` +
 		`"str":["a\u0000b","","\u0000","ünï","tail\u0000"]}`

@@ -3,6 +3,7 @@ package main_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,6 +78,7 @@ func storeFiles(t *testing.T, dir string) []string {
 }
 
 func TestRegistryPullServeListRm(t *testing.T) {
+	t.Parallel()
 	f := newHubFixture(t)
 	classifier := readTestModel(t, "classifier.onnx")
 	iris := f.hub.AddRepo("acme/iris", map[string][]byte{
@@ -199,6 +201,7 @@ func TestRegistryPullServeListRm(t *testing.T) {
 }
 
 func TestPullVariantAndRevision(t *testing.T) {
+	t.Parallel()
 	f := newHubFixture(t)
 	classifier := readTestModel(t, "classifier.onnx")
 	f.hub.AddRepo("acme/iris", map[string][]byte{"onnx/model.onnx": classifier, "onnx/model_fp16.onnx": classifierWithoutVersion(t), "config.json": hubIrisConfig})
@@ -235,6 +238,7 @@ func TestPullVariantAndRevision(t *testing.T) {
 }
 
 func TestPullErrors(t *testing.T) {
+	t.Parallel()
 	f := newHubFixture(t)
 	f.hub.AddRepo("acme/gated", map[string][]byte{"model.onnx": readTestModel(t, "classifier.onnx")})
 	f.hub.Gate("acme/gated", "hf_secret")
@@ -285,6 +289,7 @@ func TestPullErrors(t *testing.T) {
 }
 
 func TestPullConvertWithOptimumCLI(t *testing.T) {
+	t.Parallel()
 	f := newHubFixture(t)
 	f.hub.AddRepo("acme/torch", map[string][]byte{"config.json": hubIrisConfig, "pytorch_model.bin": []byte("weights")})
 	bin := t.TempDir()
@@ -362,6 +367,7 @@ func (p *pullProcess) wait(t *testing.T) int {
 }
 
 func TestPullConcurrentProcesses(t *testing.T) {
+	t.Parallel()
 	f := newHubFixture(t)
 	classifier := readTestModel(t, "classifier.onnx")
 	commit := f.hub.AddRepo("acme/iris", map[string][]byte{"onnx/model.onnx": classifier, "config.json": hubIrisConfig})
@@ -369,11 +375,12 @@ func TestPullConcurrentProcesses(t *testing.T) {
 	t.Cleanup(release) // before the hub closes: cleanups run last first
 
 	first := startPull(t, f.env(), "acme/iris")
-	for deadline := time.Now().Add(patience); len(f.hub.Downloads("onnx/model.onnx")) == 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the first pull did not start its download\n%s", first.stderr)
+	waitUntil(t, first.done, "the first pull's download begun", func() error {
+		if len(f.hub.Downloads("onnx/model.onnx")) == 0 {
+			return fmt.Errorf("no download yet; the pull's log:\n%s", first.stderr)
 		}
-	}
+		return nil
+	})
 	second := startPull(t, f.env(), "acme/iris")
 	const waitMsg = "waiting for another pull of acme/iris"
 	second.stderr.waitFor(t, second.done, "the second pull waiting", func(s string) bool { return strings.Contains(s, waitMsg) })

@@ -18,6 +18,7 @@ import (
 // of a broken file leaves the old version serving with the failure in the
 // index, and what svc refuses gets its code and why.
 func TestRepositoryGRPC(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "reloadable.onnx")
 	copyModel(t, "reload_v1.onnx", file)

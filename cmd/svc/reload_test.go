@@ -184,6 +184,7 @@ func reloadCounts(t *testing.T, s *server) (success, failure float64) {
 // serving with the failure in the load's answer, the index, the metric and
 // the log. Alone and with --workers 2.
 func TestHotReloadUnderLoad(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "steady load through 20 reloads")
 	for _, workers := range []int{1, 2} {
 		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
@@ -260,6 +261,7 @@ func TestHotReloadUnderLoad(t *testing.T) {
 // TestRepositoryRefusals: the repository routes refuse what svc does not
 // do, each with the protocol's {"error"}.
 func TestRepositoryRefusals(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, model("reload_v1.onnx"))
 	tests := []struct {
 		name, path, body string
@@ -303,6 +305,7 @@ func TestRepositoryRefusals(t *testing.T) {
 // reloads the model, and a file written in place in two halves is loaded
 // only once whole (the half does not parse: it is skipped, never loaded).
 func TestHotReloadWatch(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, v := range []string{"1", "2"} {
 		copyModel(t, "reload_v"+v+".onnx", filepath.Join(dir, "v"+v+".onnx"))
@@ -372,6 +375,7 @@ func TestHotReloadWatch(t *testing.T) {
 // Hub follows its revision: a new commit on main (the fake Hub in the test
 // process, on 127.0.0.1) is pulled and served, and /info says so.
 func TestHotReloadFollowsHub(t *testing.T) {
+	t.Parallel()
 	f := newHubFixture(t)
 	f.hub.AddRepo("acme/reload", map[string][]byte{"model.onnx": readTestModel(t, "reload_v1.onnx")})
 	if code, stdout, stderr := runSvc(t, f.env(), "pull", "acme/reload"); code != 0 {
@@ -405,6 +409,7 @@ func TestHotReloadFollowsHub(t *testing.T) {
 // brings its own /info, /openapi.json, /predict validation and v2
 // metadata; the old inputs are refused once it serves.
 func TestHotReloadFollowsInputs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "m.onnx")
 	copyModel(t, "reload_v1.onnx", file)
@@ -446,6 +451,7 @@ func TestHotReloadFollowsInputs(t *testing.T) {
 // svc.yml declares (a classify output it lacks) fails the reload, and so
 // does a model file that is gone; the old one serves on.
 func TestHotReloadConfigRejects(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "iris.onnx")
 	copyModel(t, "classifier.onnx", file)

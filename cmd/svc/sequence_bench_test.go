@@ -3,9 +3,9 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -90,7 +90,7 @@ type streamsResult struct {
 func runStreams(b *testing.B, proto string, batching bool, streams, steps int, chunks [][]float32) streamsResult {
 	b.Helper()
 	cfg := vadConfig(b, fmt.Sprintf("sequence:\n  batching: %v\n", batching))
-	httpPort, grpcPort := benchPort(b), benchPort(b)
+	httpPort, grpcPort := freePort(b), freePort(b)
 	cmd := exec.Command(svcBin, "serve", "vad", "--config", cfg, "--host", "127.0.0.1", "--port", httpPort, "--grpc-port", grpcPort)
 	cmd.Env = append(os.Environ(), "ONNXRUNTIME_LIB="+ortLib, "SVC_LOG_FORMAT=json")
 	cmd.Env = append(cmd.Env, "SVC_ACCESS_LOG=off")
@@ -100,18 +100,17 @@ func runStreams(b *testing.B, proto string, batching bool, streams, steps int, c
 	}
 	defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
 	base := "http://127.0.0.1:" + httpPort
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		if r, err := http.Get(base + "/v2/health/ready"); err == nil {
-			r.Body.Close()
-			if r.StatusCode == 200 {
-				break
-			}
+	waitUntil(b, nil, "the server ready", func() error {
+		r, err := http.Get(base + "/v2/health/ready")
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			b.Fatal("the server did not get ready")
+		r.Body.Close()
+		if r.StatusCode != http.StatusOK {
+			return errors.New(r.Status)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	var c *grpcapi.Client
 	if proto == "grpc" {
 		var err error
@@ -216,15 +215,6 @@ func openStream(proto string, c *grpcapi.Client, base string) (step func([]float
 		}
 		return err
 	}, func() { _ = conn.Close(websocket.StatusNormalClosure, "") }, nil
-}
-
-func benchPort(b *testing.B) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
-	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 }
 
 // procCPU is the CPU seconds process pid has used (user and system).

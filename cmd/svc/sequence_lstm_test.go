@@ -22,6 +22,7 @@ import (
 // axis 0, and every step's y equals the model run alone with h and c
 // carried by hand, bit for bit.
 func TestTimeMajorLSTMSequences(t *testing.T) {
+	t.Parallel()
 	onnxrttest.Load(t)
 	p, err := session.New(session.Options{Name: "lstm", File: model("lstm_time_major.onnx"), Runtime: config.Default().Runtime}, nil)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 // gets the error as its step's answer and is closed (1000, and why); a new
 // connection streams on the new model.
 func TestSequenceEndsOnReload(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "a stateful model reloaded")
 	s := startServer(t, "vad", "--config", vadConfig(t, ""))
 	chunk := make([]float32, vadChunk)

@@ -11,6 +11,7 @@ import (
 // before the step's turn answers 504 and the step never runs (the sum
 // goes on from the step before); a bad value is a 400.
 func TestSequenceStepHeaders(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, model("running_sum.onnx"))
 	step := func(x string, headers ...string) response {
 		t.Helper()

@@ -58,6 +58,7 @@ func streamProb(t *testing.T, st inference.GRPCInferenceService_ModelStreamInfer
 // stream; a failed request is answered on the stream, which goes on; and
 // SIGTERM ends an open stream with UNAVAILABLE saying why.
 func TestSequenceGRPCStream(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	s := startServer(t, "vad", "--config", vadConfig(t, ""), "--grpc-port", port)
 	c := grpcClient(t, "127.0.0.1:"+port)

@@ -125,6 +125,7 @@ func sameBits(t *testing.T, what string, got, want []float32) {
 // run in this process with the state carried by hand, and the speech found
 // matches where it was placed.
 func TestSequenceVADServer(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	s := startServer(t, "vad", "--config", vadConfig(t, ""), "--grpc-port", port)
 	p := vadSession(t)
@@ -267,6 +268,7 @@ func TestSequenceVADServer(t *testing.T) {
 // TestSequenceMisuse sends every misuse of sequences to a real server and
 // checks its status and message, and that the next request is served.
 func TestSequenceMisuse(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	s := startServer(t, "vad", "--config", vadConfig(t, "sequence:\n  max_active: 1\n"), "--grpc-port", port)
 	chunk := make([]float32, vadChunk)
@@ -361,6 +363,7 @@ func TestSequenceMisuse(t *testing.T) {
 
 // TestSequenceStatelessModel asks a model without state for a sequence.
 func TestSequenceStatelessModel(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, model("classifier.onnx"))
 	r := s.do(http.MethodPost, "/predict", "application/json", strings.NewReader(`{"input": [[1, 2, 3, 4]]}`), "X-Sequence-Id", "a", "X-Sequence-Start", "true")
 	if r.Status != 400 || !strings.Contains(r.Detail(t), "the model has no state to keep between steps") {

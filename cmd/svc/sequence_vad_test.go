@@ -136,6 +136,7 @@ func (g *gated) holdNext() (entered, release chan struct{}) {
 // sequences interleaved and batched into shared runs; and the speech they
 // find matches where the speech was placed, within 100 ms.
 func TestSileroVADSequenceInProcess(t *testing.T) {
+	t.Parallel()
 	p := vadSession(t)
 	sc := testScene(t, 1)
 	chunks := sc.chunks()

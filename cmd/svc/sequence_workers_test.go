@@ -66,6 +66,7 @@ func freshStep(t *testing.T, s *server, chunk []float32, params map[string]any) 
 // its next step gets an error saying the worker died, the other worker's
 // sequence goes on, and a new sequence starts on the replacement.
 func TestSequenceWorkers(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "starts two workers")
 	s := startServer(t, "vad", "--config", vadConfig(t, ""), "--workers", "2")
 	p := vadSession(t)
@@ -118,6 +119,7 @@ func TestSequenceWorkers(t *testing.T) {
 // so two streams, one per worker, shared one sequence's state: the soak
 // saw streams answer another stream's sums.
 func TestStreamsAcrossWorkers(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "starts two workers")
 	port := freePort(t)
 	s := startServer(t, model("running_sum.onnx"), "--workers", "2", "--grpc-port", port)

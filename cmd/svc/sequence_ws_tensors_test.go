@@ -80,6 +80,7 @@ func wsRun(t *testing.T, s *server, path, out string, msgs []wsMsg) {
 // exact, every misuse is answered with the step's error and the sequence
 // goes on as if it had not come.
 func TestSequenceWebSocketTensors(t *testing.T) {
+	t.Parallel()
 	sum := startServer(t, model("running_sum.onnx"))
 	tally := startServer(t, model("tally.onnx"))
 	step := func(n float32) string {

@@ -67,6 +67,7 @@ func float32LE(x []float32) []byte {
 // the connection goes on; a bad connection is refused before the upgrade
 // with the reason; SIGTERM closes an open connection with 1001 and why.
 func TestSequenceWebSocket(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "vad", "--config", vadConfig(t, ""))
 	p := vadSession(t)
 	sc := testScene(t, 1)
@@ -206,6 +207,7 @@ func TestSequenceWebSocket(t *testing.T) {
 
 // TestSequenceWebSocketStateless: a model without state has no stream.
 func TestSequenceWebSocketStateless(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, model("classifier.onnx"))
 	_, resp, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(s.URL, "http")+"/v2/models/classifier/stream", nil)
 	if err == nil || resp == nil || resp.StatusCode != 400 {

@@ -22,6 +22,7 @@ var iris = []struct {
 }
 
 func TestDemoModelEndpoints(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(repoRoot, "examples", "demo"))
 
 	t.Run("banner", func(t *testing.T) {

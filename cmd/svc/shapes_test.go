@@ -16,6 +16,7 @@ import (
 // Valid requests get the right values, bad ones a 400 naming the input;
 // nothing panics.
 func TestShapeModels(t *testing.T) {
+	t.Parallel()
 	type call struct {
 		body   string
 		status int

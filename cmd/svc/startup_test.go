@@ -29,6 +29,7 @@ func oneLineError(t *testing.T, code int, stderr string, wantCode int, wants ...
 }
 
 func TestStartupFailures(t *testing.T) {
+	t.Parallel()
 	t.Run("model not found", func(t *testing.T) {
 		code, _, stderr := runSvc(t, nil, "serve", "no-such-model", "--port", "0")
 		oneLineError(t, code, stderr, 1, "model not found", `"no-such-model"`, "tried path", "svc.yml")
@@ -153,6 +154,7 @@ func TestStartupFailures(t *testing.T) {
 }
 
 func TestHelpAndHostShortFlag(t *testing.T) {
+	t.Parallel()
 	code, stdout, _ := runSvc(t, nil, "serve", "--help")
 	if code != 0 {
 		t.Fatalf("serve --help exit %d", code)
@@ -177,6 +179,7 @@ func TestHelpAndHostShortFlag(t *testing.T) {
 }
 
 func TestVersionCommand(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := runSvc(t, nil, "version")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -192,6 +195,7 @@ func TestVersionCommand(t *testing.T) {
 // SIGTERM comes are served before it exits. The requests are held (their
 // bodies incomplete) until the server logs that it shuts down.
 func TestGracefulShutdown(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			s := startServer(t, model("slow.onnx"))
@@ -246,10 +250,8 @@ func copyFile(t *testing.T, from, to string) {
 
 func runBinary(t *testing.T, bin string, env []string, args ...string) (int, string, string) {
 	t.Helper()
-	saved := svcBin
-	svcBin = bin
-	defer func() { svcBin = saved }()
 	cmd := svcCmd(t, nil, args...)
+	cmd.Path, cmd.Args[0] = bin, bin
 	cmd.Env = env
 	return runCmd(t, cmd)
 }

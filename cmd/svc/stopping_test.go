@@ -23,6 +23,7 @@ import (
 // EOF or a short answer on an established connection fails the test, and
 // so does an exit code other than 0.
 func TestStopUnderLoadDropsNoOne(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "ten servers stopped under load")
 	tests := []struct {
 		name string

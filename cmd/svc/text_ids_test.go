@@ -99,6 +99,7 @@ func zeros(n int) []int64 { return make([]int64, n) }
 // bound, in every protocol (ONNX Runtime's Gather failed with a 500, and
 // took a negative id from the end of the table); ids at the bounds run.
 func TestTextIDBounds(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	dir := textFolder(t, "")
 	s := startServer(t, dir, "--grpc-port", port)

@@ -195,6 +195,7 @@ var sentiment = []string{"negative", "neutral", "positive"}
 // each text alone answers the same; the Open Inference Protocol's REST and
 // gRPC answer the same scores as Triton's classification strings.
 func TestTextClassification(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	dir := taskFolder(t, "tiny_bert_classifier", "")
 	s := startServer(t, dir, "--grpc-port", port)
@@ -346,6 +347,7 @@ func sameStrings(t *testing.T, what string, got, want []string) {
 // multi_label_classification scores with sigmoid; svc.yml's top_k and
 // labels change the answer; activation: none answers the logits.
 func TestTextClassificationSigmoid(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "scores in numpy with Debian's python3-numpy")
 	cfg := `{"architectures": ["BertForSequenceClassification"], "problem_type": "multi_label_classification", "id2label": {"0": "toxic", "1": "insult", "2": "threat"}}`
 	dir := taskFolder(t, "tiny_bert_classifier", cfg)
@@ -369,6 +371,7 @@ func TestTextClassificationSigmoid(t *testing.T) {
 // svc.yml labels) labels each class by its index, with the scores the
 // labelled folder answers; /info lists no labels.
 func TestTextClassificationByIndex(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, taskFolder(t, "tiny_bert_classifier", `{"architectures": ["BertForSequenceClassification"]}`))
 	labelled := startServer(t, taskFolder(t, "tiny_bert_classifier", ""))
 	var got, want [][]label
@@ -441,6 +444,7 @@ var nerTexts = []string{
 // alone answers the same; OIP REST and gRPC answer each text's entities
 // as a JSON string; text_pair is refused.
 func TestTextTokenClassification(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	dir := taskFolder(t, "tiny_bert_ner", "")
 	s := startServer(t, dir, "--grpc-port", port)
@@ -524,6 +528,7 @@ func TestTextTokenClassification(t *testing.T) {
 // text or with a token classifier, and text beside the id inputs are 400s
 // that name the input (and the item).
 func TestTextTaskBadInput(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, taskFolder(t, "tiny_bert_ner", ""), "--name", "ner")
 	oipBody := func(inputs string) string { return `{"inputs": [` + inputs + `]}` }
 	tests := []struct {
@@ -553,6 +558,7 @@ func TestTextTaskBadInput(t *testing.T) {
 // with its labels; /openapi.json's /predict example is a sentence, and its
 // response schema has the answer (labels or entities).
 func TestTextTaskDescribed(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		folder, answer string
 		labels         []string

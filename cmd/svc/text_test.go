@@ -108,6 +108,7 @@ json.dump(e.tolist(), sys.stdout)
 // tokenizer gives; each text alone gets the same answer as in the batch;
 // the Open Inference Protocol's REST and gRPC answer the same.
 func TestTextEmbeddings(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	dir := textFolder(t, meanPooling)
 	s := startServer(t, dir, "--grpc-port", port)
@@ -250,6 +251,7 @@ func textConfig(t *testing.T, text string) string {
 // is not, invalid UTF-8 and a text too long with truncation off are 400s
 // naming the input and the item; a request with the id inputs still runs.
 func TestTextBadInput(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "emb", "--config", textConfig(t, "{truncation: false, max_length: 8, pooling: cls, normalize: false}"))
 	tests := []struct {
 		name, body, want string
@@ -301,6 +303,7 @@ func TestTextBadInput(t *testing.T) {
 // TestTextStartFailures: a text declaration or a model folder that does
 // not fit fails at start, saying why.
 func TestTextStartFailures(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args func(t *testing.T) []string
@@ -399,6 +402,7 @@ func TestTextStartFailures(t *testing.T) {
 // the types svc knows, and saying what to do; it was served by its ids
 // alone, and a client sending text learnt of it from a missing input_ids.
 func TestTextUnknownTokenizerPart(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		edit func(tok map[string]any)

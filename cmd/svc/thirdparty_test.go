@@ -57,6 +57,7 @@ func textLine(c, y, x int) float64 {
 }
 
 func TestPaddleOCRClassifier(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, thirdParty(t, "paddleocr-cls"))
 	body := `{"x": ` + image(1, 48, 192, textLine) + `}`
 	r := s.predict(body)
@@ -96,6 +97,7 @@ func TestPaddleOCRClassifier(t *testing.T) {
 }
 
 func TestPaddleOCRDetector(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, thirdParty(t, "paddleocr-det"))
 	const h, w = 64, 192
 	blank := s.predict(`{"x": ` + image(1, h, w, func(int, int, int) float64 { return 0.9 }) + `}`)
@@ -136,6 +138,7 @@ func TestPaddleOCRDetector(t *testing.T) {
 }
 
 func TestSileroVAD(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, thirdParty(t, "silero-vad"))
 	zeros := func(n int) string { return "[" + strings.TrimSuffix(strings.Repeat("0,", n), ",") + "]" }
 	state := "[[" + zeros(128) + "],[" + zeros(128) + "]]"

@@ -167,6 +167,7 @@ func traceparent(traceID, spanID []byte) string {
 // process or two workers; with tracing.spans: request, the server span
 // alone, carrying the batch size.
 func TestTracing(t *testing.T) {
+	t.Parallel()
 	col := startCollector(t)
 	cases := []struct {
 		name     string
@@ -298,6 +299,7 @@ func TestTracing(t *testing.T) {
 // traceparent, and none when it does not (no made-up id that no span was
 // exported under), as the HTTP access log does.
 func TestTracingUnsampledRPCLog(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join(t.TempDir(), "svc.yml")
 	if err := os.WriteFile(cfg, []byte("tracing:\n  enabled: true\n  endpoint: http://127.0.0.1:9\n  sampler: always_off\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -331,6 +333,7 @@ func TestTracingUnsampledRPCLog(t *testing.T) {
 // warning, not a line of the SDK's in another format) that an export
 // failed, and stops cleanly at SIGTERM, over either exporter protocol.
 func TestTracingDeadCollector(t *testing.T) {
+	t.Parallel()
 	for _, protocol := range []string{"http/protobuf", "grpc"} {
 		t.Run(protocol, func(t *testing.T) {
 			endpoint := "127.0.0.1:" + freePort(t) // nothing listens there

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
-	"time"
 
 	"github.com/svc-dev/svc/core/sched"
 )
@@ -29,10 +28,7 @@ type tuningStats struct {
 // /metrics and an entry of the statistics, as in force, whether it tunes
 // or svc.yml fixes it.
 func TestTuningGauges(t *testing.T) {
-	if v, set := os.LookupEnv("GOMAXPROCS"); set {
-		os.Unsetenv("GOMAXPROCS")
-		t.Cleanup(func() { os.Setenv("GOMAXPROCS", v) })
-	}
+	t.Parallel()
 	_, slots := sched.CPUPlan(runtime.NumCPU(), 0)
 	tests := []struct {
 		name string
@@ -53,7 +49,8 @@ func TestTuningGauges(t *testing.T) {
 			if err := os.WriteFile(cfg, []byte(tt.yml), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			s := startServer(t, model("classifier.onnx"), "--config", cfg, "--access-log", "off")
+			// Without the test's GOMAXPROCS, which would fix the number.
+			s := startServerEnv(t, []string{"GOMAXPROCS"}, model("classifier.onnx"), "--config", cfg, "--access-log", "off")
 			sc, _ := scrapeMetrics(t, s, textAccept)
 			if _, ok := sc["svc_batch_size_limit"]; ok != (tt.limit >= 0) {
 				t.Fatalf("svc_batch_size_limit present: %v, want %v", ok, tt.limit >= 0)
@@ -93,24 +90,17 @@ func TestTuningGauges(t *testing.T) {
 // the next request turns it back is the reclaimer's unit test's: here it
 // would race the next release.)
 func TestTuningMemoryReleased(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join(t.TempDir(), "svc.yml")
 	if err := os.WriteFile(cfg, []byte("runtime:\n  release_memory_after: 50ms\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s := startServer(t, model("classifier.onnx"), "--config", cfg, "--access-log", "off")
-	released := func() float64 {
-		sc, _ := scrapeMetrics(t, s, textAccept)
-		return sc.value(t, "svc_tuning_memory_released", nil)
-	}
 	if r := s.predict(`{"input": [[5.1, 3.5, 1.4, 0.2]]}`); r.Status != http.StatusOK {
 		t.Fatalf("predict: %d %s", r.Status, r.Body)
 	}
 	// A scrape is no inference request: the model stays idle.
-	for deadline := time.Now().Add(patience); released() != 1; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("svc_tuning_memory_released never turned 1 on an idle server")
-		}
-	}
+	waitGauge(t, s, "svc_tuning_memory_released", "at 1 on an idle server", func(v float64) bool { return v == 1 })
 	r := s.get("/v2/models/classifier/stats")
 	var st tuningStats
 	if json.Unmarshal(r.Body, &st) != nil || len(st.ModelStats) != 1 || len(st.ModelStats[0].Tuning) != 1 || !st.ModelStats[0].Tuning[0].MemoryReleased {
@@ -122,6 +112,7 @@ func TestTuningMemoryReleased(t *testing.T) {
 // measured no gain, is still read, has no effect, and the server says so
 // once, at its line.
 func TestAdaptiveThreadsIgnored(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join(t.TempDir(), "svc.yml")
 	if err := os.WriteFile(cfg, []byte("runtime:\n  intra_op_threads: 1\n  adaptive_threads: true\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -50,6 +50,7 @@ func sampleConfig(t *testing.T, body string) string {
 // is reported by the warm-up warning, naming what is wrong; a sample svc
 // cannot read stops the start with a clear message.
 func TestWarmUpSample(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "Silero VAD served with warm-up samples")
 	t.Run("ones fail, the sample runs", func(t *testing.T) {
 		plain := startServer(t, vadModel(t))

@@ -28,6 +28,7 @@ func oldORT(t *testing.T) string {
 // division by zero: the warm-up must not feed it one, and the answers must
 // be right.
 func TestWarmUpDividesByNoZero(t *testing.T) {
+	t.Parallel()
 	lib := oldORT(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "svc.yml")

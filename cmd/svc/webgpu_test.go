@@ -185,6 +185,7 @@ func maxDiff(t *testing.T, a, b map[string][]float64) float64 {
 // ONNX Runtime's own profile shows most nodes ran on WebGPU. The shaders
 // compile during the warm-up inference, before the banner.
 func TestWebGPURunsPaddleOCR(t *testing.T) {
+	t.Parallel()
 	bin := webgpuBin(t)
 	env := swiftShader(t, "")
 	tests := []struct {
@@ -288,6 +289,7 @@ func TestWebGPURunsPaddleOCR(t *testing.T) {
 // webgpu falls back to CPU: one warning with ONNX Runtime's reason and a
 // hint, the fallback in the banner, and the model still serves.
 func TestWebGPUWithoutAdapterFallsBackToCPU(t *testing.T) {
+	t.Parallel()
 	s := startServerBin(t, webgpuBin(t), swiftShader(t, "/nonexistent.json"), model("classifier.onnx"), "--provider", "webgpu")
 
 	m := providerLine.FindStringSubmatch(s.stdout.String())

@@ -108,6 +108,7 @@ func successCount(t *testing.T, st map[string]any) int {
 // then appears with fresh counters; the private sockets are gone after
 // shutdown.
 func TestPrometheusWithWorkers(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "scrapes worker processes through a stop, a kill and a restart")
 	s := startServer(t, model("classifier.onnx"), "--workers", "2")
 	pids := s.workerPids(t)

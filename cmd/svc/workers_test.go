@@ -4,6 +4,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -53,13 +54,12 @@ func stopProcess(t *testing.T, pid int) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(patience)
-	for !allThreadsStopped(t, pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d not stopped %v after SIGSTOP", pid, patience)
+	waitUntil(t, nil, fmt.Sprintf("every thread of process %d stopped by SIGSTOP", pid), func() error {
+		if !allThreadsStopped(t, pid) {
+			return errors.New("a thread still runs")
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // allThreadsStopped reports whether every thread of pid is in state T
@@ -97,6 +97,7 @@ func continueProcess(t *testing.T, pid int) {
 // others stopped with SIGSTOP) and must answer a request on a new
 // connection.
 func TestWorkersShareThePort(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, model("slow.onnx"), "--workers", "3")
 	if !strings.Contains(s.stdout.String(), "workers   3") || strings.Count(s.stdout.String(), "Endpoints") != 1 {
 		t.Fatalf("banner:\n%s", s.stdout)
@@ -132,6 +133,7 @@ func TestWorkersShareThePort(t *testing.T) {
 // kept-alive connection to the killed worker would fail the next request
 // sent on it as well.
 func TestWorkerCrashIsRestarted(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "kills a worker under load: seconds of inference")
 	s := startServer(t, model("slow.onnx"), "--workers", "2")
 	pids := s.workerPids(t)
@@ -230,6 +232,7 @@ func freshPredict(s *server, body string) (int, error) {
 // supervisor gets SIGTERM are served before they exit. The requests are
 // held (their bodies incomplete) until both workers log their drain.
 func TestWorkersDrainOnSIGTERM(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, model("slow.onnx"), "--workers", "2")
 	pids := s.workerPids(t)
 	held := make([]*heldRequest, 6)
@@ -262,6 +265,7 @@ func TestWorkersDrainOnSIGTERM(t *testing.T) {
 }
 
 func TestWorkersFailToLoad(t *testing.T) {
+	t.Parallel()
 	bad := filepath.Join(t.TempDir(), "model.onnx")
 	if err := os.WriteFile(bad, []byte("not a model at all"), 0o644); err != nil {
 		t.Fatal(err)
@@ -278,6 +282,7 @@ func TestWorkersFailToLoad(t *testing.T) {
 // TestWorkerMemory measures the resident memory of 1, 2 and 4 workers
 // serving the PaddleOCR detector (written down, not asserted).
 func TestWorkerMemory(t *testing.T) {
+	t.Parallel()
 	det := thirdParty(t, "paddleocr-det")
 	body := `{"x": ` + image(1, 64, 64, textLine) + `}`
 	for _, n := range []int{1, 2, 4} {

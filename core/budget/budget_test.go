@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -84,64 +85,76 @@ func TestNoTicket(t *testing.T) {
 // back (BusyError), or, if it went away, that it was canceled. Nothing
 // is held afterwards.
 func TestBusy(t *testing.T) {
-	m := New(1000, time.Hour)
-	holder, end := m.Begin(context.Background())
-	if err := Reserve(holder, 800, "x"); err != nil {
-		t.Fatal(err)
-	}
+	// In a synctest bubble: synctest.Wait returns once the goroutines
+	// that reserve are blocked, waiting for memory, and time is the fake
+	// clock, so that limits.memory_wait passes when nothing else can
+	// happen.
+	synctest.Test(t, func(t *testing.T) {
+		m := New(1000, time.Hour)
+		holder, end := m.Begin(context.Background())
+		if err := Reserve(holder, 800, "x"); err != nil {
+			t.Fatal(err)
+		}
 
-	// Waits, then gets it once the holder ends.
-	waiter, endWaiter := m.Begin(context.Background())
-	got := make(chan error, 1)
-	go func() { got <- Reserve(waiter, 500, "to decode its pictures") }()
-	waitFor(t, func() bool { return m.Stats().Waited == 1 })
-	end()
-	if err := <-got; err != nil {
-		t.Fatalf("waiter: %v", err)
-	}
-	endWaiter()
+		// Waits, then gets it once the holder ends.
+		waiter, endWaiter := m.Begin(context.Background())
+		got := make(chan error, 1)
+		go func() { got <- Reserve(waiter, 500, "to decode its pictures") }()
+		synctest.Wait() // it waits
+		if w := m.Stats().Waited; w != 1 {
+			t.Fatalf("%d requests waited, want 1", w)
+		}
+		end()
+		if err := <-got; err != nil {
+			t.Fatalf("waiter: %v", err)
+		}
+		endWaiter()
 
-	// A deadline that passes while waiting: busy, with Retry-After.
-	hold, endHold := m.Begin(context.Background())
-	if err := Reserve(hold, 1000, "x"); err != nil {
-		t.Fatal(err)
-	}
-	dl, cancel := context.WithDeadline(context.Background(), time.Now())
-	defer cancel()
-	dl, endDL := m.Begin(dl)
-	err := Reserve(dl, 10, "for its outputs")
-	var busy *core.BusyError
-	if !errors.As(err, &busy) || busy.RetryAfter != RetryAfter || !strings.Contains(err.Error(), "it waited until its deadline") || !strings.Contains(err.Error(), "for its outputs") {
-		t.Errorf("deadline passed: %v, want a BusyError", err)
-	}
-	endDL()
+		// A deadline that passes while waiting: busy, with Retry-After.
+		hold, endHold := m.Begin(context.Background())
+		if err := Reserve(hold, 1000, "x"); err != nil {
+			t.Fatal(err)
+		}
+		dl, cancel := context.WithDeadline(context.Background(), time.Now())
+		defer cancel()
+		dl, endDL := m.Begin(dl)
+		err := Reserve(dl, 10, "for its outputs")
+		var busy *core.BusyError
+		if !errors.As(err, &busy) || busy.RetryAfter != RetryAfter || !strings.Contains(err.Error(), "it waited until its deadline") || !strings.Contains(err.Error(), "for its outputs") {
+			t.Errorf("deadline passed: %v, want a BusyError", err)
+		}
+		endDL()
 
-	// limits.memory_wait passes: busy, naming the key.
-	short := New(1000, time.Nanosecond)
-	sh, endSh := short.Begin(context.Background())
-	_ = Reserve(sh, 1000, "x")
-	w, endW := short.Begin(context.Background())
-	if err := Reserve(w, 1, "x"); !errors.As(err, &busy) || !strings.Contains(err.Error(), "(limits.memory_wait)") {
-		t.Errorf("wait passed: %v, want a BusyError naming limits.memory_wait", err)
-	}
-	endW()
-	endSh()
+		// limits.memory_wait passes: busy, naming the key.
+		short := New(1000, time.Nanosecond)
+		sh, endSh := short.Begin(context.Background())
+		_ = Reserve(sh, 1000, "x")
+		w, endW := short.Begin(context.Background())
+		if err := Reserve(w, 1, "x"); !errors.As(err, &busy) || !strings.Contains(err.Error(), "(limits.memory_wait)") {
+			t.Errorf("wait passed: %v, want a BusyError naming limits.memory_wait", err)
+		}
+		endW()
+		endSh()
 
-	// The client leaves while waiting: canceled, not busy.
-	gone, leave := context.WithCancel(context.Background())
-	gone, endGone := m.Begin(gone)
-	done := make(chan error, 1)
-	go func() { done <- Reserve(gone, 10, "x") }()
-	waitFor(t, func() bool { return m.Stats().Waited == 3 })
-	leave()
-	if err := <-done; !errors.Is(err, core.ErrCanceled) || errors.As(err, &busy) {
-		t.Errorf("client gone: %v, want core.ErrCanceled", err)
-	}
-	endGone()
-	endHold()
-	if s := m.Stats(); s.InUse != 0 || s.Busy != 1 || s.Peak != 1000 {
-		t.Errorf("stats %+v: want nothing in use, 1 refused busy, a peak of 1000", s)
-	}
+		// The client leaves while waiting: canceled, not busy.
+		gone, leave := context.WithCancel(context.Background())
+		gone, endGone := m.Begin(gone)
+		done := make(chan error, 1)
+		go func() { done <- Reserve(gone, 10, "x") }()
+		synctest.Wait()
+		if w := m.Stats().Waited; w != 3 {
+			t.Fatalf("%d requests waited, want 3", w)
+		}
+		leave()
+		if err := <-done; !errors.Is(err, core.ErrCanceled) || errors.As(err, &busy) {
+			t.Errorf("client gone: %v, want core.ErrCanceled", err)
+		}
+		endGone()
+		endHold()
+		if s := m.Stats(); s.InUse != 0 || s.Busy != 1 || s.Peak != 1000 {
+			t.Errorf("stats %+v: want nothing in use, 1 refused busy, a peak of 1000", s)
+		}
+	})
 }
 
 // TestConcurrentRequests: many requests reserving and ending at once
@@ -166,17 +179,6 @@ func TestConcurrentRequests(t *testing.T) {
 	wg.Wait()
 	if s := m.Stats(); s.InUse != 0 || s.Peak > 10_000 || s.Reserved != 500 {
 		t.Errorf("stats %+v: want nothing in use, a peak within the budget, 500 reservations", s)
-	}
-}
-
-// waitFor polls cond, which another goroutine makes true, for at most a
-// minute.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("condition never held")
-		}
 	}
 }
 

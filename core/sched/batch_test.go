@@ -67,37 +67,39 @@ func TestBatcherMergesAndSplits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeSession(3)
-			f.gate, f.pooled = make(chan struct{}, 10), tt.pooled
-			b, err := NewBatcher(f, BatchOptions{MaxBatchSize: tt.maxBatch, Slots: 1, Fixed: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			first := occupy(t, b, f, 0)
-			answers := queue(t, context.Background(), b, f.cols, 1, tt.queued)
-			for range tt.want {
-				f.gate <- struct{}{}
-			}
-			if a := <-first; a.err != nil || answerOf(a.res, f.cols, 0) != nil {
-				t.Fatalf("the first request: %v %v", a.err, answerOf(a.res, f.cols, 0))
-			}
-			for i, c := range answers {
-				a := <-c
-				if a.err != nil {
-					t.Fatalf("request %d: %v", i+1, a.err)
+			bubble(t, 0, func(t *testing.T) {
+				f := newFakeSession(3)
+				f.gate, f.pooled = make(chan struct{}, 10), tt.pooled
+				b, err := NewBatcher(f, BatchOptions{MaxBatchSize: tt.maxBatch, Slots: 1, Fixed: true})
+				if err != nil {
+					t.Fatal(err)
 				}
-				if err := answerOf(a.res, f.cols, float32(i+1)); err != nil {
-					t.Fatalf("request %d: %v", i+1, err)
+				first := occupy(t, b, f, 0)
+				answers := queue(t, context.Background(), b, f.cols, 1, tt.queued)
+				for range tt.want {
+					f.gate <- struct{}{}
 				}
-				a.res.Release()
-			}
-			if got := f.runs(); !slices.Equal(got, tt.want) {
-				t.Fatalf("runs of %v rows, want %v", got, tt.want)
-			}
-			st := b.Stats()
-			if st.Runs != int64(len(tt.want)) || st.MergedRuns != int64(len(tt.want)-1) || st.MergedRequests != int64(tt.queued) {
-				t.Fatalf("stats %+v", st)
-			}
+				if a := <-first; a.err != nil || answerOf(a.res, f.cols, 0) != nil {
+					t.Fatalf("the first request: %v %v", a.err, answerOf(a.res, f.cols, 0))
+				}
+				for i, c := range answers {
+					a := <-c
+					if a.err != nil {
+						t.Fatalf("request %d: %v", i+1, a.err)
+					}
+					if err := answerOf(a.res, f.cols, float32(i+1)); err != nil {
+						t.Fatalf("request %d: %v", i+1, err)
+					}
+					a.res.Release()
+				}
+				if got := f.runs(); !slices.Equal(got, tt.want) {
+					t.Fatalf("runs of %v rows, want %v", got, tt.want)
+				}
+				st := b.Stats()
+				if st.Runs != int64(len(tt.want)) || st.MergedRuns != int64(len(tt.want)-1) || st.MergedRequests != int64(tt.queued) {
+					t.Fatalf("stats %+v", st)
+				}
+			})
 		})
 	}
 }
@@ -124,48 +126,52 @@ func TestBatcherIdleRunsAtOnce(t *testing.T) {
 }
 
 func TestBatcherErrorsReachEveryMember(t *testing.T) {
-	f := newFakeSession(2)
-	f.gate, f.fail = make(chan struct{}, 10), &core.InferenceError{Err: errors.New("boom")}
-	b, err := NewBatcher(f, BatchOptions{MaxBatchSize: 8, Slots: 1, Fixed: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	answers := append([]<-chan answer{occupy(t, b, f, 0)}, queue(t, context.Background(), b, 2, 1, 4)...)
-	f.gate <- struct{}{} // first run (alone) fails
-	f.gate <- struct{}{} // the merged run of the other four fails
-	for _, c := range answers {
-		a := <-c
-		var ie *core.InferenceError
-		if !errors.As(a.err, &ie) || ie.Error() != "Inference failed: boom" {
-			t.Fatalf("member error = %v", a.err)
+	bubble(t, 0, func(t *testing.T) {
+		f := newFakeSession(2)
+		f.gate, f.fail = make(chan struct{}, 10), &core.InferenceError{Err: errors.New("boom")}
+		b, err := NewBatcher(f, BatchOptions{MaxBatchSize: 8, Slots: 1, Fixed: true})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if got := f.runs(); !slices.Equal(got, []int64{1, 4}) {
-		t.Fatalf("runs = %v, want [1 4]", got)
-	}
+		answers := append([]<-chan answer{occupy(t, b, f, 0)}, queue(t, context.Background(), b, 2, 1, 4)...)
+		f.gate <- struct{}{} // first run (alone) fails
+		f.gate <- struct{}{} // the merged run of the other four fails
+		for _, c := range answers {
+			a := <-c
+			var ie *core.InferenceError
+			if !errors.As(a.err, &ie) || ie.Error() != "Inference failed: boom" {
+				t.Fatalf("member error = %v", a.err)
+			}
+		}
+		if got := f.runs(); !slices.Equal(got, []int64{1, 4}) {
+			t.Fatalf("runs = %v, want [1 4]", got)
+		}
+	})
 }
 
 func TestBatcherCanceledWhileQueued(t *testing.T) {
-	f := newFakeSession(2)
-	f.gate = make(chan struct{}, 10)
-	b, _ := NewBatcher(f, BatchOptions{MaxBatchSize: 8, Slots: 1, Fixed: true})
-	first := occupy(t, b, f, 0)
-	ctx, cancel := context.WithCancel(context.Background())
-	second := queue(t, ctx, b, 2, 1, 1)[0]
-	cancel()
-	if a := <-second; !errors.Is(a.err, core.ErrCanceled) {
-		t.Fatalf("canceled member: %v", a.err)
-	}
-	if b.Queued() != 0 {
-		t.Fatal("canceled request still queued")
-	}
-	f.gate <- struct{}{}
-	if a := <-first; a.err != nil {
-		t.Fatal(a.err)
-	}
-	if got := f.runs(); len(got) != 1 {
-		t.Fatalf("the canceled request ran: %v", got)
-	}
+	bubble(t, 0, func(t *testing.T) {
+		f := newFakeSession(2)
+		f.gate = make(chan struct{}, 10)
+		b, _ := NewBatcher(f, BatchOptions{MaxBatchSize: 8, Slots: 1, Fixed: true})
+		first := occupy(t, b, f, 0)
+		ctx, cancel := context.WithCancel(context.Background())
+		second := queue(t, ctx, b, 2, 1, 1)[0]
+		cancel()
+		if a := <-second; !errors.Is(a.err, core.ErrCanceled) {
+			t.Fatalf("canceled member: %v", a.err)
+		}
+		if b.Queued() != 0 {
+			t.Fatal("canceled request still queued")
+		}
+		f.gate <- struct{}{}
+		if a := <-first; a.err != nil {
+			t.Fatal(a.err)
+		}
+		if got := f.runs(); len(got) != 1 {
+			t.Fatalf("the canceled request ran: %v", got)
+		}
+	})
 }
 
 // TestBatcherMaxQueueDelay: with a session free, a request waits up to
@@ -198,34 +204,36 @@ func TestBatcherMaxQueueDelay(t *testing.T) {
 }
 
 func TestBatcherSharesTheQueueBetweenSlots(t *testing.T) {
-	f := newFakeSession(2)
-	f.gate = make(chan struct{}, 20)
-	b, _ := NewBatcher(f, BatchOptions{MaxBatchSize: 8, Slots: 2, Fixed: true})
-	// Two requests take both slots; eight more queue behind them.
-	answers := []<-chan answer{occupy(t, b, f, 0), occupy(t, b, f, 0)}
-	answers = append(answers, queue(t, context.Background(), b, 2, 1, 8)...)
-	// A slot frees: it takes half of the queue, not all of it, so that the
-	// other slot has work when it frees.
-	f.gate <- struct{}{}
-	eventually(t, "the first merged run", func() bool { return len(f.runs()) == 3 })
-	if third := f.runs()[2]; third != 4 {
-		t.Fatalf("the first merged run took %d rows of 8 queued with 2 slots, want 4", third)
-	}
-	for range 10 {
+	bubble(t, 0, func(t *testing.T) {
+		f := newFakeSession(2)
+		f.gate = make(chan struct{}, 20)
+		b, _ := NewBatcher(f, BatchOptions{MaxBatchSize: 8, Slots: 2, Fixed: true})
+		// Two requests take both slots; eight more queue behind them.
+		answers := []<-chan answer{occupy(t, b, f, 0), occupy(t, b, f, 0)}
+		answers = append(answers, queue(t, context.Background(), b, 2, 1, 8)...)
+		// A slot frees: it takes half of the queue, not all of it, so that the
+		// other slot has work when it frees.
 		f.gate <- struct{}{}
-	}
-	for i, c := range answers {
-		if a := <-c; a.err != nil {
-			t.Fatalf("request %d: %v", i, a.err)
+		eventually(t, "the first merged run", func() bool { return len(f.runs()) == 3 })
+		if third := f.runs()[2]; third != 4 {
+			t.Fatalf("the first merged run took %d rows of 8 queued with 2 slots, want 4", third)
 		}
-	}
-	var rows int64
-	for _, n := range f.runs() {
-		rows += n
-	}
-	if rows != 10 {
-		t.Fatalf("runs %v cover %d rows, want 10", f.runs(), rows)
-	}
+		for range 10 {
+			f.gate <- struct{}{}
+		}
+		for i, c := range answers {
+			if a := <-c; a.err != nil {
+				t.Fatalf("request %d: %v", i, a.err)
+			}
+		}
+		var rows int64
+		for _, n := range f.runs() {
+			rows += n
+		}
+		if rows != 10 {
+			t.Fatalf("runs %v cover %d rows, want 10", f.runs(), rows)
+		}
+	})
 }
 
 // TestBatcherLimitStartsSmallWhenAdaptive: an adaptive batcher starts
@@ -279,61 +287,63 @@ func TestMergedPartsShareStorage(t *testing.T) {
 	const cols = 20000 // 80 KB of float32 a row: pooled
 	for _, giveUp := range []bool{false, true} {
 		t.Run(fmt.Sprintf("a member gives up: %v", giveUp), func(t *testing.T) {
-			f := newFakeSession(cols)
-			f.gate, f.pooled = make(chan struct{}, 10), true
-			b, err := NewBatcher(f, BatchOptions{MaxBatchSize: 8, Slots: 1, Fixed: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			first := occupy(t, b, f, 0)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			answers := queue(t, context.Background(), b, cols, 1, 2)
-			if giveUp {
-				answers = append(answers, queue(t, ctx, b, cols, 3, 1)...)
-			}
-			f.gate <- struct{}{}
-			if a := <-first; a.err != nil {
-				t.Fatal(a.err)
-			}
-			eventually(t, "the merged run", func() bool { return len(f.runs()) == 2 })
-			if merged := f.runs()[1]; merged != int64(len(answers)) {
-				t.Fatalf("the merged run has %d rows, want %d", merged, len(answers))
-			}
-			if giveUp {
-				cancel() // taken into the group already: its run goes on
-			}
-			f.gate <- struct{}{}
+			bubble(t, 0, func(t *testing.T) {
+				f := newFakeSession(cols)
+				f.gate, f.pooled = make(chan struct{}, 10), true
+				b, err := NewBatcher(f, BatchOptions{MaxBatchSize: 8, Slots: 1, Fixed: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				first := occupy(t, b, f, 0)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				answers := queue(t, context.Background(), b, cols, 1, 2)
+				if giveUp {
+					answers = append(answers, queue(t, ctx, b, cols, 3, 1)...)
+				}
+				f.gate <- struct{}{}
+				if a := <-first; a.err != nil {
+					t.Fatal(a.err)
+				}
+				eventually(t, "the merged run", func() bool { return len(f.runs()) == 2 })
+				if merged := f.runs()[1]; merged != int64(len(answers)) {
+					t.Fatalf("the merged run has %d rows, want %d", merged, len(answers))
+				}
+				if giveUp {
+					cancel() // taken into the group already: its run goes on
+				}
+				f.gate <- struct{}{}
 
-			var parts []core.Result
-			for i := 0; i < 2; i++ {
-				a := <-answers[i]
-				if a.err != nil {
-					t.Fatalf("member %d: %v", i, a.err)
+				var parts []core.Result
+				for i := 0; i < 2; i++ {
+					a := <-answers[i]
+					if a.err != nil {
+						t.Fatalf("member %d: %v", i, a.err)
+					}
+					if err := answerOf(a.res, cols, float32(i+1)); err != nil {
+						t.Fatalf("member %d: %v", i, err)
+					}
+					parts = append(parts, a.res)
 				}
-				if err := answerOf(a.res, cols, float32(i+1)); err != nil {
-					t.Fatalf("member %d: %v", i, err)
+				if giveUp {
+					if a := <-answers[2]; !errors.Is(a.err, core.ErrCanceled) || a.res != nil {
+						t.Fatalf("the member that gave up: %v, %v", a.res, a.err)
+					}
 				}
-				parts = append(parts, a.res)
-			}
-			if giveUp {
-				if a := <-answers[2]; !errors.Is(a.err, core.ErrCanceled) || a.res != nil {
-					t.Fatalf("the member that gave up: %v, %v", a.res, a.err)
+				f.mu.Lock()
+				made := f.made // the merged run's, the last made
+				f.mu.Unlock()
+				size := len(answers) * cols
+				parts[0].Release()
+				if reusedBy(made, size) {
+					t.Fatal("the storage went back while a part still viewed it")
 				}
-			}
-			f.mu.Lock()
-			made := f.made // the merged run's, the last made
-			f.mu.Unlock()
-			size := len(answers) * cols
-			parts[0].Release()
-			if reusedBy(made, size) {
-				t.Fatal("the storage went back while a part still viewed it")
-			}
-			parts[1].Release()
-			parts[1].Release() // a second Release gives nothing back twice
-			if !reusedBy(made, size) {
-				t.Fatal("the storage did not go back once every part was released")
-			}
+				parts[1].Release()
+				parts[1].Release() // a second Release gives nothing back twice
+				if !reusedBy(made, size) {
+					t.Fatal("the storage did not go back once every part was released")
+				}
+			})
 		})
 	}
 }
@@ -350,33 +360,35 @@ func reusedBy(made *float32, n int) bool {
 // than the members brought cannot be split; every member gets the error,
 // and the run's pooled output storage goes back to the pools.
 func TestSplitFailureGivesStorageBack(t *testing.T) {
-	const cols = 20000
-	f := newFakeSession(cols)
-	f.gate, f.pooled, f.extraRow = make(chan struct{}, 10), true, true
-	b, err := NewBatcher(f, BatchOptions{MaxBatchSize: 8, Slots: 1, Fixed: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	first := occupy(t, b, f, 0)
-	answers := queue(t, context.Background(), b, cols, 1, 2)
-	f.gate <- struct{}{}
-	f.gate <- struct{}{}
-	if a := <-first; a.err != nil {
-		t.Fatal(a.err)
-	}
-	for i, c := range answers {
-		a := <-c
-		var ie *core.InferenceError
-		if a.res != nil || !errors.As(a.err, &ie) || !strings.Contains(a.err.Error(), "not a batch of 2 rows") {
-			t.Fatalf("member %d of the run that could not be split: %v, %v", i, a.res, a.err)
+	bubble(t, 0, func(t *testing.T) {
+		const cols = 20000
+		f := newFakeSession(cols)
+		f.gate, f.pooled, f.extraRow = make(chan struct{}, 10), true, true
+		b, err := NewBatcher(f, BatchOptions{MaxBatchSize: 8, Slots: 1, Fixed: true})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	f.mu.Lock()
-	made := f.made
-	f.mu.Unlock()
-	if !reusedBy(made, 3*cols) {
-		t.Fatal("the output storage of the run that could not be split did not go back to the pools")
-	}
+		first := occupy(t, b, f, 0)
+		answers := queue(t, context.Background(), b, cols, 1, 2)
+		f.gate <- struct{}{}
+		f.gate <- struct{}{}
+		if a := <-first; a.err != nil {
+			t.Fatal(a.err)
+		}
+		for i, c := range answers {
+			a := <-c
+			var ie *core.InferenceError
+			if a.res != nil || !errors.As(a.err, &ie) || !strings.Contains(a.err.Error(), "not a batch of 2 rows") {
+				t.Fatalf("member %d of the run that could not be split: %v, %v", i, a.res, a.err)
+			}
+		}
+		f.mu.Lock()
+		made := f.made
+		f.mu.Unlock()
+		if !reusedBy(made, 3*cols) {
+			t.Fatal("the output storage of the run that could not be split did not go back to the pools")
+		}
+	})
 }
 
 // TestBatcherMergesConcurrentRequests sends many requests at once from many

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -171,15 +172,30 @@ func answerOf(res core.Result, cols int64, v float32) error {
 	return nil
 }
 
-// eventually waits until cond holds. It polls state that goroutines the
-// test started change; the 30 s bound only turns a bug that would hang the
-// test into a failure, it does not time anything.
+// bubble runs f in a synctest bubble, where time is a fake clock that
+// moves only when every goroutine of the bubble is blocked, and fails t
+// when the clock moved more than moves: a request that the scheduler
+// should have handled at once waited on a timer instead (which on the
+// fake clock would otherwise pass unseen).
+func bubble(t *testing.T, moves time.Duration, f func(t *testing.T)) {
+	t.Helper()
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		f(t)
+		if d := time.Since(start); d > moves {
+			t.Errorf("the bubble's clock moved %v, more than the %v the test lets pass: something waited on a timer", d, moves)
+		}
+	})
+}
+
+// eventually checks, once every goroutine of the test's synctest bubble is
+// blocked, that cond holds: what the goroutines the test started were to
+// do, they have done, with no polling and no bound in time.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached", what)
-		}
+	synctest.Wait()
+	if !cond() {
+		t.Fatalf("%s: not so once every goroutine is blocked", what)
 	}
 }
 

@@ -15,56 +15,58 @@ import (
 // Once all are done no slot is lost or doubled: both are free again and
 // no one is left waiting.
 func TestSlotQueueKeepsEverySlot(t *testing.T) {
-	const size, requests = 2, 300
-	q := newSlotQueue(size)
-	for range size {
-		if !q.tryAcquire() {
-			t.Fatal("a free slot")
+	bubble(t, 0, func(t *testing.T) {
+		const size, requests = 2, 300
+		q := newSlotQueue(size)
+		for range size {
+			if !q.tryAcquire() {
+				t.Fatal("a free slot")
+			}
 		}
-	}
-	var wg sync.WaitGroup
-	cancels := make([]context.CancelFunc, requests)
-	for i := range requests {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancels[i] = cancel
+		var wg sync.WaitGroup
+		cancels := make([]context.CancelFunc, requests)
+		for i := range requests {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancels[i] = cancel
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := q.acquire(ctx, core.Priority(i%2)); err != nil {
+					if !errors.Is(err, context.Canceled) {
+						t.Errorf("acquire: %v, want context.Canceled", err)
+					}
+					return
+				}
+				q.release()
+			}()
+		}
+		eventually(t, "every request queues", func() bool { return q.waiting() == requests })
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := q.acquire(ctx, core.Priority(i%2)); err != nil {
-				if !errors.Is(err, context.Canceled) {
-					t.Errorf("acquire: %v, want context.Canceled", err)
-				}
-				return
+			for i := 0; i < requests; i += 3 {
+				cancels[i]()
 			}
-			q.release()
 		}()
-	}
-	eventually(t, "every request queues", func() bool { return q.waiting() == requests })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; i < requests; i += 3 {
-			cancels[i]()
+		for range size {
+			q.release()
 		}
-	}()
-	for range size {
-		q.release()
-	}
-	wg.Wait()
-	for _, cancel := range cancels {
-		cancel()
-	}
-	if n := q.waiting(); n != 0 {
-		t.Fatalf("%d still waiting", n)
-	}
-	for i := range size {
-		if !q.tryAcquire() {
-			t.Fatalf("slot %d of %d lost", i+1, size)
+		wg.Wait()
+		for _, cancel := range cancels {
+			cancel()
 		}
-	}
-	if q.tryAcquire() {
-		t.Fatalf("more than %d slots", size)
-	}
+		if n := q.waiting(); n != 0 {
+			t.Fatalf("%d still waiting", n)
+		}
+		for i := range size {
+			if !q.tryAcquire() {
+				t.Fatalf("slot %d of %d lost", i+1, size)
+			}
+		}
+		if q.tryAcquire() {
+			t.Fatalf("more than %d slots", size)
+		}
+	})
 }
 
 // TestSlotQueueGivesUpWithCause: a request whose context ends while it

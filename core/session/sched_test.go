@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/svc-dev/svc/core"
@@ -62,7 +63,9 @@ func run(ctx context.Context, r core.Runner, body string) (string, error) {
 
 // mergeAll sends bodies to a batcher with one slot in front of g: the
 // first runs alone while the others queue, then every run is let through.
-// It returns the answers in order.
+// It returns the answers in order. It runs in a synctest bubble, where g
+// and b were made, so that synctest.Wait tells when a request has got as
+// far as it can.
 func mergeAll(t *testing.T, g *gated, b *sched.Batcher, bodies []string) []string {
 	t.Helper()
 	out := make([]string, len(bodies))
@@ -74,10 +77,15 @@ func mergeAll(t *testing.T, g *gated, b *sched.Batcher, bodies []string) []strin
 			defer wg.Done()
 			out[i], errs[i] = run(context.Background(), b, body)
 		}()
+		// Once it is blocked, the request runs (the first) or waits in
+		// the queue (the others).
+		synctest.Wait()
 		if i == 0 {
-			waitFor(t, "the first run", func() bool { return g.started() == 1 })
-		} else {
-			waitFor(t, "queued", func() bool { return b.Queued() == i })
+			if n := g.started(); n != 1 {
+				t.Fatalf("the first request: %d runs started, want 1", n)
+			}
+		} else if q := b.Queued(); q != i {
+			t.Fatalf("request %d: %d queued, want %d", i, q, i)
 		}
 	}
 	close(g.gate)
@@ -88,15 +96,6 @@ func mergeAll(t *testing.T, g *gated, b *sched.Batcher, bodies []string) []strin
 		}
 	}
 	return out
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached", what)
-		}
-	}
 }
 
 func TestBatchingIsBitExact(t *testing.T) {
@@ -154,20 +153,22 @@ func TestBatchingIsBitExact(t *testing.T) {
 			}
 			// Twice: the second round finds storage the first gave back.
 			for round := range 2 {
-				g := &gated{Predictor: p, gate: make(chan struct{})}
-				b, err := sched.NewBatcher(g, sched.BatchOptions{MaxBatchSize: tt.maxBatch, Slots: 1, Fixed: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := mergeAll(t, g, b, bodies)
-				for i := range got {
-					if got[i] != want[i] {
-						t.Fatalf("round %d, request %d batched:\n%s\nalone:\n%s", round, i, got[i], want[i])
+				synctest.Test(t, func(t *testing.T) {
+					g := &gated{Predictor: p, gate: make(chan struct{})}
+					b, err := sched.NewBatcher(g, sched.BatchOptions{MaxBatchSize: tt.maxBatch, Slots: 1, Fixed: true})
+					if err != nil {
+						t.Fatal(err)
 					}
-				}
-				if st := b.Stats(); st.MergedRuns == 0 {
-					t.Fatalf("no run was merged: %+v", st)
-				}
+					got := mergeAll(t, g, b, bodies)
+					for i := range got {
+						if got[i] != want[i] {
+							t.Fatalf("round %d, request %d batched:\n%s\nalone:\n%s", round, i, got[i], want[i])
+						}
+					}
+					if st := b.Stats(); st.MergedRuns == 0 {
+						t.Fatalf("no run was merged: %+v", st)
+					}
+				})
 			}
 		})
 	}

@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxevent"
+	"go.uber.org/goleak"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -93,6 +94,13 @@ func TestMain(m *testing.M) {
 			code = max(code, 1)
 		}
 		cancel()
+	}
+	// Every goroutine the servers started has ended with them.
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "after the tests: %v\n", err)
+			code = 1
+		}
 	}
 	os.Exit(code)
 }

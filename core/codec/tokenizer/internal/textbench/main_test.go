@@ -4,7 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"go.uber.org/goleak"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // TestReplaceSection: the section between the markers on lines of their
 // own is replaced, markers named in prose are not; a file without them
