@@ -19,6 +19,8 @@ type apiCase struct {
 	// msg is in the message; kind is OpenAI's error type and param (as
 	// "type/param/code") or TEI's error_type.
 	msg, kind string
+	// rerank sends it to a cross-encoder rather than an embedding model.
+	rerank bool
 }
 
 // checkAPIError posts c and checks its status and error, in the shape of
@@ -75,64 +77,97 @@ func transportQuote(s string) string {
 const apiLimits = "limits:\n  max_body_size: 4096\n  max_texts: 8\n"
 
 // apiErrorCases are the bad requests of every route, each with the
-// status and error of its API: OpenAI's for /v1, TEI's elsewhere.
+// status and error of its API: OpenAI's for /v1, TEI's elsewhere. Each
+// bad input of the issue is sent in every shape that takes it: an empty
+// input, a list with an empty text, a wrong encoding_format, dimensions
+// of 0 or above the model's, top_n of 0, an unknown field, a body over
+// the limit. rerank sends the case to the cross-encoder.
 func apiErrorCases() []apiCase {
-	big := fmt.Sprintf(`{"input": %q}`, strings.Repeat("a ", 3000))
+	pad := strings.Repeat("a ", 3000)
+	big := fmt.Sprintf(`{"input": %q}`, pad)
 	nine := `["a","b","c","d","e","f","g","h","i"]`
 	long := strings.Repeat("word ", 100)
 	bad := "invalid_request_error/"
+	tooLarge := "Request body too large: the limit is 4 KiB"
 	return []apiCase{
-		{"empty input", "/v1/embeddings", `{"input": ""}`, 400, "'input' is an empty string", bad + "input/null"},
-		{"empty list", "/v1/embeddings", `{"input": []}`, 400, "'input' is an empty list", bad + "input/null"},
-		{"an empty string in a list", "/v1/embeddings", `{"input": ["a", ""]}`, 400, "'input[1]' is an empty string", bad + "input/null"},
-		{"no input", "/v1/embeddings", `{"model": "text-embed"}`, 400, "'input' is a required property", bad + "input/null"},
-		{"wrong encoding_format", "/v1/embeddings", `{"input": "a", "encoding_format": "hex"}`, 400, "Invalid value for 'encoding_format': 'hex'", bad + "encoding_format/null"},
-		{"dimensions 0", "/v1/embeddings", `{"input": "a", "dimensions": 0}`, 400, "'dimensions': 0: the model's embeddings have 32 dimensions; send 1 to 32", bad + "dimensions/null"},
-		{"dimensions above", "/v1/embeddings", `{"input": "a", "dimensions": 33}`, 400, "'dimensions': 33", bad + "dimensions/null"},
-		{"unknown field", "/v1/embeddings", `{"input": "a", "temperature": 1}`, 400, "Unrecognized request argument supplied: temperature", bad + "temperature/null"},
-		{"another model", "/v1/embeddings", `{"input": "a", "model": "gpt-4"}`, 404, "The model 'gpt-4' does not exist", bad + "model/model_not_found"},
-		{"not JSON", "/v1/embeddings", `{"input": `, 400, "The body is not a JSON object", bad + "null/null"},
-		{"an id out of the vocabulary", "/v1/embeddings", `{"input": [[440, 9999]]}`, 400, "Input 'input', item 0: token 1: id 9999 is out of the vocabulary: the model takes 0 to 443", bad + "input/null"},
-		{"body over the limit", "/v1/embeddings", big, 413, "Request body too large: the limit is 4 KiB", bad + "null/request_too_large"},
-		{"texts over the limit", "/v1/embeddings", `{"input": ` + nine + `}`, 413, "9 texts, more than the 8 one request may send (limits.max_texts)", bad + "limits.max_texts/request_too_large"},
-		{"rerank top_n 0", "/v1/rerank", `{"query": "q", "documents": ["a"], "top_n": 0}`, 400, "Invalid value for 'top_n': 0", bad + "top_n/null"},
-		{"rerank no documents", "/v1/rerank", `{"query": "q", "documents": []}`, 400, "'documents' is an empty list", bad + "documents/null"},
-		{"rerank an empty document", "/v1/rerank", `{"query": "q", "documents": ["a", {"text": ""}]}`, 400, "'documents[1]' is an empty string", bad + "documents/null"},
-		{"rerank an empty query", "/v1/rerank", `{"query": "", "documents": ["a"]}`, 400, "'query' is an empty string", bad + "query/null"},
-		{"rerank unknown field", "/v1/rerank", `{"query": "q", "documents": ["a"], "rank_fields": ["x"]}`, 400, "Unrecognized request argument supplied: rank_fields", bad + "rank_fields/null"},
-		{"rerank an embedding model", "/v1/rerank", `{"query": "q", "documents": ["a"]}`, 400, "The model is a embedding model: reranking takes a cross-encoder", bad + "documents/null"},
-		{"embed empty input", "/embed", `{"inputs": ""}`, 400, "`inputs` cannot be empty", "Empty"},
-		{"embed empty list", "/embed", `{"inputs": []}`, 400, "`inputs` cannot be empty", "Empty"},
-		{"embed an empty string in a list", "/embed", `{"inputs": ["a", ""]}`, 400, "`inputs[1]` cannot be empty", "Empty"},
-		{"embed unknown field", "/embed", `{"inputs": "a", "temperature": 1}`, 422, "unknown field `temperature`", "Validation"},
-		{"embed dimensions 0", "/embed", `{"inputs": "a", "dimensions": 0}`, 413, "`dimensions` 0 is out of range", "Validation"},
-		{"embed wrong direction", "/embed", `{"inputs": "a", "truncation_direction": "Up"}`, 422, "unknown variant `Up`", "Validation"},
-		{"embed too long, truncate false", "/embed", fmt.Sprintf(`{"inputs": %q, "truncate": false}`, long), 413, "Input 'inputs': 202 tokens, over the maximum length of 48 (truncation is off)", "Validation"},
-		{"embed body over the limit", "/embed", strings.Replace(big, "input", "inputs", 1), 413, "Request body too large: the limit is 4 KiB", "Validation"},
-		{"embed texts over the limit", "/embed", `{"inputs": ` + nine + `}`, 413, "(limits.max_texts)", "Validation"},
-		{"tei rerank no texts", "/rerank", `{"query": "q", "texts": []}`, 400, "`texts` cannot be empty", "Empty"},
-		{"tei rerank unknown field", "/rerank", `{"query": "q", "texts": ["a"], "top_n": 1}`, 422, "unknown field `top_n`", "Validation"},
-		{"tokenize empty", "/tokenize", `{"inputs": []}`, 400, "`inputs` cannot be empty", "Empty"},
-		{"decode empty", "/decode", `{"ids": []}`, 400, "`ids` cannot be empty", "Empty"},
-		{"decode an unknown id", "/decode", `{"ids": [440, 99999]}`, 422, "`ids[0]`: id 99999 (at 1) is not one of the tokenizer's", "Tokenizer"},
+		{"empty input", "/v1/embeddings", `{"input": ""}`, 400, "'input' is an empty string", bad + "input/null", false},
+		{"empty list", "/v1/embeddings", `{"input": []}`, 400, "'input' is an empty list", bad + "input/null", false},
+		{"an empty string in a list", "/v1/embeddings", `{"input": ["a", ""]}`, 400, "'input[1]' is an empty string", bad + "input/null", false},
+		{"no input", "/v1/embeddings", `{"model": "text-embed"}`, 400, "'input' is a required property", bad + "input/null", false},
+		{"wrong encoding_format", "/v1/embeddings", `{"input": "a", "encoding_format": "hex"}`, 400, "Invalid value for 'encoding_format': 'hex'", bad + "encoding_format/null", false},
+		{"dimensions 0", "/v1/embeddings", `{"input": "a", "dimensions": 0}`, 400, "'dimensions': 0: the model's embeddings have 32 dimensions; send 1 to 32", bad + "dimensions/null", false},
+		{"dimensions above", "/v1/embeddings", `{"input": "a", "dimensions": 33}`, 400, "'dimensions': 33", bad + "dimensions/null", false},
+		{"unknown field", "/v1/embeddings", `{"input": "a", "temperature": 1}`, 400, "Unrecognized request argument supplied: temperature", bad + "temperature/null", false},
+		{"another model", "/v1/embeddings", `{"input": "a", "model": "gpt-4"}`, 404, "The model 'gpt-4' does not exist", bad + "model/model_not_found", false},
+		{"not JSON", "/v1/embeddings", `{"input": `, 400, "The body is not a JSON object", bad + "null/null", false},
+		{"an id out of the vocabulary", "/v1/embeddings", `{"input": [[440, 9999]]}`, 400, "Input 'input', item 0: token 1: id 9999 is out of the vocabulary: the model takes 0 to 443", bad + "input/null", false},
+		{"body over the limit", "/v1/embeddings", big, 413, tooLarge, bad + "null/request_too_large", false},
+		{"texts over the limit", "/v1/embeddings", `{"input": ` + nine + `}`, 413, "9 texts, more than the 8 one request may send (limits.max_texts)", bad + "limits.max_texts/request_too_large", false},
+		{"rerank top_n 0", "/v1/rerank", `{"query": "q", "documents": ["a"], "top_n": 0}`, 400, "Invalid value for 'top_n': 0", bad + "top_n/null", true},
+		{"rerank no documents", "/v1/rerank", `{"query": "q", "documents": []}`, 400, "'documents' is an empty list", bad + "documents/null", true},
+		{"rerank an empty document", "/v1/rerank", `{"query": "q", "documents": ["a", {"text": ""}]}`, 400, "'documents[1]' is an empty string", bad + "documents/null", true},
+		{"rerank an empty string document", "/v1/rerank", `{"query": "q", "documents": ["a", ""]}`, 400, "'documents[1]' is an empty string", bad + "documents/null", true},
+		{"rerank an empty query", "/v1/rerank", `{"query": "", "documents": ["a"]}`, 400, "'query' is an empty string", bad + "query/null", true},
+		{"rerank unknown field", "/v1/rerank", `{"query": "q", "documents": ["a"], "rank_fields": ["x"]}`, 400, "Unrecognized request argument supplied: rank_fields", bad + "rank_fields/null", true},
+		{"rerank another model", "/v1/rerank", `{"query": "q", "documents": ["a"], "model": "rerank-v3.5"}`, 404, "The model 'rerank-v3.5' does not exist", bad + "model/model_not_found", true},
+		{"rerank body over the limit", "/v1/rerank", fmt.Sprintf(`{"query": "q", "documents": [%q]}`, pad), 413, tooLarge, bad + "null/request_too_large", true},
+		{"rerank texts over the limit", "/v1/rerank", `{"query": "q", "documents": ` + nine + `}`, 413, "(limits.max_texts)", bad + "limits.max_texts/request_too_large", true},
+		{"rerank an embedding model", "/v1/rerank", `{"query": "q", "documents": ["a"]}`, 400, "The model is a embedding model: reranking takes a cross-encoder", bad + "documents/null", false},
+		{"embed empty input", "/embed", `{"inputs": ""}`, 400, "`inputs` cannot be empty", "Empty", false},
+		{"embed empty list", "/embed", `{"inputs": []}`, 400, "`inputs` cannot be empty", "Empty", false},
+		{"embed an empty string in a list", "/embed", `{"inputs": ["a", ""]}`, 400, "`inputs[1]` cannot be empty", "Empty", false},
+		{"embed unknown field", "/embed", `{"inputs": "a", "temperature": 1}`, 422, "unknown field `temperature`", "Validation", false},
+		{"embed encoding_format, not TEI's", "/embed", `{"inputs": "a", "encoding_format": "hex"}`, 422, "unknown field `encoding_format`", "Validation", false},
+		{"embed dimensions 0", "/embed", `{"inputs": "a", "dimensions": 0}`, 413, "`dimensions` 0 is out of range: the model's embeddings have 32 dimensions", "Validation", false},
+		{"embed dimensions above", "/embed", `{"inputs": "a", "dimensions": 33}`, 413, "`dimensions` 33 is out of range: the model's embeddings have 32 dimensions", "Validation", false},
+		{"embed wrong direction", "/embed", `{"inputs": "a", "truncation_direction": "Up"}`, 422, "unknown variant `Up`", "Validation", false},
+		{"embed too long, truncate false", "/embed", fmt.Sprintf(`{"inputs": %q, "truncate": false}`, long), 413, "Input 'inputs': 202 tokens, over the maximum length of 48 (truncation is off)", "Validation", false},
+		{"embed body over the limit", "/embed", strings.Replace(big, "input", "inputs", 1), 413, tooLarge, "Validation", false},
+		{"embed texts over the limit", "/embed", `{"inputs": ` + nine + `}`, 413, "(limits.max_texts)", "Validation", false},
+		{"tei rerank no texts", "/rerank", `{"query": "q", "texts": []}`, 400, "`texts` cannot be empty", "Empty", true},
+		{"tei rerank an empty text", "/rerank", `{"query": "q", "texts": ["a", ""]}`, 400, "`texts[1]` cannot be empty", "Empty", true},
+		{"tei rerank an empty query", "/rerank", `{"query": "", "texts": ["a"]}`, 400, "`query` cannot be empty", "Empty", true},
+		{"tei rerank top_n, not TEI's", "/rerank", `{"query": "q", "texts": ["a"], "top_n": 0}`, 422, "unknown field `top_n`", "Validation", true},
+		{"tei rerank body over the limit", "/rerank", fmt.Sprintf(`{"query": "q", "texts": [%q]}`, pad), 413, tooLarge, "Validation", true},
+		{"tei rerank texts over the limit", "/rerank", `{"query": "q", "texts": ` + nine + `}`, 413, "(limits.max_texts)", "Validation", true},
+		{"tokenize empty", "/tokenize", `{"inputs": []}`, 400, "`inputs` cannot be empty", "Empty", false},
+		{"tokenize an empty string in a list", "/tokenize", `{"inputs": ["a", ""]}`, 400, "`inputs[1]` cannot be empty", "Empty", false},
+		{"tokenize unknown field", "/tokenize", `{"inputs": "a", "truncate": true}`, 422, "unknown field `truncate`", "Validation", false},
+		{"tokenize body over the limit", "/tokenize", strings.Replace(big, "input", "inputs", 1), 413, tooLarge, "Validation", false},
+		{"decode empty", "/decode", `{"ids": []}`, 400, "`ids` cannot be empty", "Empty", false},
+		{"decode an unknown id", "/decode", `{"ids": [440, 99999]}`, 422, "`ids[0]`: id 99999 (at 1) is not one of the tokenizer's", "Tokenizer", false},
+		{"decode unknown field", "/decode", `{"ids": [440], "normalize": true}`, 422, "unknown field `normalize`", "Validation", false},
+		{"decode body over the limit", "/decode", fmt.Sprintf(`{"ids": [%s440]}`, strings.Repeat("440, ", 1000)), 413, tooLarge, "Validation", false},
 	}
 }
 
 // TestTextAPIErrors sends bad input to every route of OpenAI's and TEI's
-// shapes: each gets its documented status and message in its API's
+// shapes, the embedding routes to text-embed and the rerank routes to
+// text-rerank: each gets its documented status and message in its API's
 // error shape; with one worker and with --workers 2.
 func TestTextAPIErrors(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, apiLimits)
 	for _, workers := range []string{"1", "2"} {
 		t.Run("workers "+workers, func(t *testing.T) {
-			s := startServer(t, filepath.Join(repoRoot, "examples", "text-embed"), "--config", cfg, "--workers", workers)
+			t.Parallel()
+			embed := startServer(t, filepath.Join(repoRoot, "examples", "text-embed"), "--config", cfg, "--workers", workers)
+			rerank := startServer(t, filepath.Join(repoRoot, "examples", "text-rerank"), "--config", cfg, "--workers", workers)
 			for _, c := range apiErrorCases() {
+				s := embed
+				if c.rerank {
+					s = rerank
+				}
 				t.Run(c.name, func(t *testing.T) { checkAPIError(t, s, c) })
 			}
 			// The routes still answer after every refusal.
-			r := s.do(http.MethodPost, "/v1/embeddings", "application/json", strings.NewReader(`{"input": "a"}`))
-			if r.Status != http.StatusOK {
-				t.Fatalf("after the refusals: %d %s", r.Status, r.Body)
+			for _, c := range []struct {
+				s          *server
+				path, body string
+			}{{embed, "/v1/embeddings", `{"input": "a"}`}, {embed, "/embed", `{"inputs": "a"}`}, {rerank, "/v1/rerank", `{"query": "q", "documents": ["a"]}`}, {rerank, "/rerank", `{"query": "q", "texts": ["a"]}`}} {
+				if r := c.s.do(http.MethodPost, c.path, "application/json", strings.NewReader(c.body)); r.Status != http.StatusOK {
+					t.Fatalf("%s after the refusals: %d %s", c.path, r.Status, r.Body)
+				}
 			}
 		})
 	}
@@ -141,6 +176,7 @@ func TestTextAPIErrors(t *testing.T) {
 // TestTextAPIOnOtherModels: a model that takes no text answers the text
 // routes with a 400 in their shape, and /v1/models lists it.
 func TestTextAPIOnOtherModels(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, model("classifier.onnx"))
 	checkAPIError(t, s, apiCase{path: "/v1/embeddings", body: `{"input": "a"}`, status: 400, msg: "The served model takes no text", kind: "invalid_request_error/null/null"})
 	checkAPIError(t, s, apiCase{path: "/embed", body: `{"inputs": "a"}`, status: 400, msg: "The served model takes no text", kind: "Validation"})
@@ -201,11 +237,13 @@ func batchTexts(n int) []string {
 // past limits.max_tokens, the request's tokens summed, is a list
 // refused; with one worker and with --workers 2.
 func TestTextBatchesByTokens(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, fmt.Sprintf("limits:\n  max_tokens: 600\nmodels:\n  text-embed:\n    path: %s\n    text: {max_batch_tokens: 96}\n",
 		filepath.Join(repoRoot, "examples", "text-embed", "model.onnx")))
 	texts := batchTexts(30)
 	for _, workers := range []string{"1", "2"} {
 		t.Run("workers "+workers, func(t *testing.T) {
+			t.Parallel()
 			s := startServer(t, "text-embed", "--config", cfg, "--workers", workers)
 			var got struct {
 				Data []struct {
@@ -246,6 +284,7 @@ func TestTextBatchesByTokens(t *testing.T) {
 // TestTextBatchBudgetSmallerThanAText: a text.max_batch_tokens that one
 // text of the maximum length would not fit fails start-up, naming both.
 func TestTextBatchBudgetSmallerThanAText(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, fmt.Sprintf("models:\n  text-embed:\n    path: %s\n    text: {max_batch_tokens: 16}\n",
 		filepath.Join(repoRoot, "examples", "text-embed", "model.onnx")))
 	code, _, stderr := runSvc(t, nil, "serve", "text-embed", "--config", cfg, "--port", "0")

@@ -144,9 +144,11 @@ json.dump([{"index": int(i), "relevance_score": float(1 / (1 + np.exp(-l[i])))} 
 // order the order numpy gives the cross-encoder's raw logits; with one
 // worker and with --workers 2.
 func TestTextClients(t *testing.T) {
+	t.Parallel()
 	skipShort(t, "runs the OpenAI, LangChain and Cohere clients under Node (build/node-tools.sh) and numpy")
 	for _, workers := range []string{"1", "2"} {
 		t.Run("workers "+workers, func(t *testing.T) {
+			t.Parallel()
 			embed := startServer(t, filepath.Join(repoRoot, "examples", "text-embed"), "--workers", workers)
 			rerank := startServer(t, filepath.Join(repoRoot, "examples", "text-rerank"), "--workers", workers)
 			got := runClients(t, embed.URL, rerank.URL, 8)
