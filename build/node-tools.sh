@@ -5,15 +5,24 @@
 # in openapi/testdata/nodetools/; and into build/node/clients/ the
 # third-party clients cmd/svc's TestTextClients runs against svc (the
 # openai SDK, @langchain/openai, cohere-ai), from cmd/svc/testdata/clients/
-# (exact versions, integrity hashes, from the npm registry). Nothing it
-# writes is committed: build/node/ carries its own .gitignore.
+# (exact versions, integrity hashes, from the npm registry). With --peer,
+# also into build/node/textpeer/ make bench's peer, Transformers.js (npm
+# @huggingface/transformers, from build/textpeer/, the same way; its
+# onnxruntime-node's install script, which would fetch CUDA libraries from
+# outside the registry, is skipped: its CPU library comes in the package).
+# Nothing it writes is committed: build/node/ carries its own .gitignore.
 #
-# Usage: build/node-tools.sh [DEST]   (DEST defaults to build/node)
+# Usage: build/node-tools.sh [--peer] [DEST]   (DEST defaults to build/node)
 #
 # Idempotent: does nothing when DEST already holds an install of the same lock.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+peer=false
+if [ "${1:-}" = --peer ]; then
+  peer=true
+  shift
+fi
 dest=${1:-$root/build/node}
 src=$root/openapi/testdata/nodetools
 
@@ -32,10 +41,13 @@ install() {
   mkdir -p "$dest"
   printf '*\n' >"$dest/.gitignore"
   cp "$src/package.json" "$src/package-lock.json" "$dest/"
-  (cd "$dest" && npm ci --no-audit --no-fund --loglevel=error)
+  (cd "$dest" && ONNXRUNTIME_NODE_INSTALL=skip npm ci --registry=https://registry.npmjs.org/ --no-audit --no-fund --loglevel=error)
   echo "$want" >"$dest/.installed"
   echo "node tools in $dest" >&2
 }
 
 install "$src" "$dest" @apidevtools/swagger-parser
 install "$root/cmd/svc/testdata/clients" "$dest/clients" cohere-ai
+if $peer; then
+  install "$root/build/textpeer" "$dest/textpeer" @huggingface/transformers
+fi
