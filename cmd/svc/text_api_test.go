@@ -282,13 +282,19 @@ func TestTextBatchesByTokens(t *testing.T) {
 }
 
 // TestTextBatchBudgetSmallerThanAText: a text.max_batch_tokens that one
-// text of the maximum length would not fit fails start-up, naming both.
+// text of the maximum length would not fit fails start-up, naming both,
+// with one worker and with --workers 2.
 func TestTextBatchBudgetSmallerThanAText(t *testing.T) {
 	t.Parallel()
 	cfg := writeConfig(t, fmt.Sprintf("models:\n  text-embed:\n    path: %s\n    text: {max_batch_tokens: 16}\n",
 		filepath.Join(repoRoot, "examples", "text-embed", "model.onnx")))
-	code, _, stderr := runSvc(t, nil, "serve", "text-embed", "--config", cfg, "--port", "0")
-	if code == 0 || !strings.Contains(stderr, "text.max_batch_tokens: 16 tokens, fewer than one text may have (48, its maximum length)") {
-		t.Fatalf("exit %d: %s", code, stderr)
+	for _, workers := range []string{"1", "2"} {
+		t.Run("workers "+workers, func(t *testing.T) {
+			t.Parallel()
+			code, _, stderr := runSvc(t, nil, "serve", "text-embed", "--config", cfg, "--port", "0", "--workers", workers)
+			if code == 0 || !strings.Contains(stderr, "text.max_batch_tokens: 16 tokens, fewer than one text may have (48, its maximum length)") {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+		})
 	}
 }
