@@ -23,14 +23,16 @@ var longText = "word one two three four five six seven eight nine ten eleven twe
 
 // TestTextAPIAnswers checks what TEI's and OpenAI's routes answer against
 // svc's own /predict, with one worker and with --workers 2: /tokenize's
-// offsets are in characters of the input (the tokens cover it, with
-// only spaces between them, "Zoë Müller" included); those ids sent to
-// /v1/embeddings (with a user) give /predict's embeddings; /decode gives
-// the texts back through a WordPiece decoder (text-rerank's tokenizer); /embed gives /predict's embeddings, normalize false the
-// same before normalising, dimensions the first ones normalised again,
-// truncation_direction Left the embedding of the ids cut from the start;
-// TEI's /rerank orders the texts as numpy orders the cross-encoder's raw
-// logits, with those logits as raw_scores and their sigmoid otherwise.
+// offsets are in characters of the input (the tokens cover it, with only
+// spaces between them, "Zoë Müller" included); those ids sent to
+// /v1/embeddings (with a user; a list of lists, or one list) give
+// /predict's embeddings; /decode gives the texts back through a WordPiece
+// decoder (text-rerank's tokenizer); /embed gives /predict's embeddings,
+// normalize false the same before normalising, dimensions the first ones
+// normalised again, truncation_direction Left the embedding of the ids
+// cut from the start; TEI's /rerank orders the texts as numpy orders the
+// cross-encoder's raw logits, with those logits as raw_scores and their
+// sigmoid otherwise.
 func TestTextAPIAnswers(t *testing.T) {
 	t.Parallel()
 	skipShort(t, "orders the cross-encoder's logits in numpy")
@@ -53,6 +55,9 @@ func TestTextAPIAnswers(t *testing.T) {
 				vectors = append(vectors, d.Embedding)
 			}
 			sameFloat32(t, "/v1/embeddings of /tokenize's ids", vectors, want)
+			body, _ = json.Marshal(map[string]any{"input": ids[1], "encoding_format": "float"})
+			postJSON(t, embed, "/v1/embeddings", string(body), &got)
+			sameFloat32(t, "/v1/embeddings of one list of ids", [][]float64{got.Data[0].Embedding}, want[1:2])
 			checkEmbed(t, embed, texts, want)
 			rerank := startServer(t, filepath.Join(repoRoot, "examples", "text-rerank"), "--workers", workers)
 			checkTEIRerank(t, rerank)
