@@ -50,7 +50,7 @@ NONE < core/codec/tokenizer, core/codec/geom;
 core/codec/geom < core/codec/page;
 core/tensor < core/codec/image;
 core/tensor/tensorjson < core/codec/decode;
-core/budget, core/config, core/onnxpb, core/tensor/tensorjson,
+core/budget, core/config, core/onnxpb, core/sched, core/tensor/tensorjson,
   core/codec/decode, core/codec/image, core/codec/tokenizer
   < core/codec;
 
@@ -61,17 +61,18 @@ core/session < core/providercheck;
 NONE < transport/log;
 core, core/budget, core/config, core/tensor/tensorjson, transport/log < transport;
 transport < transport/access;
-transport, core/budget, core/seq < transport/metrics;
+transport, core/budget, core/codec, core/seq < transport/metrics;
 transport, core/workers < transport/tracing;
 core/budget, core/codec, core/seq, transport < PLUMBING;
 
 ## protocols: one package each, none importing another's but for the exceptions below
-PLUMBING < transport/rest, transport/oip, transport/repository, transport/stream;
+PLUMBING < transport/rest, transport/oip, transport/repository, transport/stream,
+  transport/openai, transport/tei;
 NONE < transport/grpcapi/inference;
 PLUMBING, transport/access, transport/grpcapi/inference < transport/grpcapi;
 
 ## docs: the OpenAPI document and the documentation pages, over the protocols they describe
-transport/rest, transport/oip < openapi;
+transport/rest, transport/oip, transport/openai, transport/tei < openapi;
 
 ## commands: the CLI, its tools and the checks of the repository
 core/onnxpb < cmd/genmodels/slowload;
@@ -79,7 +80,8 @@ cmd/genmodels/slowload < cmd/genmodels;
 core/session, transport/grpcapi, transport/oip, transport/rest < cmd/internal/bench;
 cmd/internal/bench, core/providercheck, core/registry, core/sched, core/watch,
   core/workers/seqroute, openapi, providers/all, transport/grpcapi,
-  transport/metrics, transport/repository, transport/stream, transport/tracing
+  transport/metrics, transport/openai, transport/repository, transport/stream,
+  transport/tei, transport/tracing
   < cmd/svc;
 cmd/svc < cmd/svc/fuzzhttp;
 NONE < core/codec/tokenizer/internal/textbench;
