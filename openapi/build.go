@@ -160,6 +160,7 @@ func (b builder) document() *openapi3.T {
 	)
 	b.addV2(doc)
 	b.addMetrics(doc)
+	b.addTextAPIs(doc)
 	resolveRefs(doc)
 	return doc
 }

@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/codec/decode"
@@ -33,6 +34,9 @@ type Codec struct {
 	legacy    map[string][]string
 	lim       config.Limits
 	modelFile string
+
+	// batches is told of each run of texts (ObserveBatches).
+	batches atomic.Pointer[func(TextBatch)]
 
 	mu     sync.Mutex
 	runner core.Runner
@@ -56,6 +60,26 @@ func (c *Codec) ModelFile(path string) *Codec {
 	return c
 }
 
+// ObserveBatches has f told of each run of texts, its size and tokens
+// (the metrics).
+func (c *Codec) ObserveBatches(f func(TextBatch)) { c.batches.Store(&f) }
+
+// HasText reports whether the model last loaded takes text.
+func (c *Codec) HasText() bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.set.Text() != nil
+}
+
+func (c *Codec) observeBatch(b TextBatch) {
+	if f := c.batches.Load(); f != nil {
+		(*f)(b)
+	}
+}
+
 // For returns the Set of the model r runs, built on the first call for r;
 // every protocol's Prepare asks it, so a declaration that does not fit
 // the model fails start-up with one message.
@@ -74,6 +98,9 @@ func (c *Codec) For(r core.Runner) (*Set, error) {
 		}
 		c.set, c.err = build(c.decl, c.lim, file, r.Info(), r.Specs())
 		c.runner = r
+		if x := c.set.Text(); x != nil {
+			x.start(r, c.observeBatch)
+		}
 	}
 	return c.set, c.err
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/budget"
+	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/transport"
 )
@@ -26,7 +27,22 @@ var Module = fx.Module("metrics",
 	fx.Invoke(servePeers),
 	fx.Invoke(observeSequences),
 	fx.Invoke(observeBudget),
+	fx.Invoke(observeTexts),
 )
+
+type textsParams struct {
+	fx.In
+	Metrics *Metrics
+	Codec   *codec.Codec `optional:"true"`
+}
+
+// observeTexts registers the series of the runs of text (core/codec).
+func observeTexts(p textsParams) error {
+	if p.Codec == nil {
+		return nil
+	}
+	return p.Metrics.ObserveTexts(p.Codec)
+}
 
 type budgetParams struct {
 	fx.In

@@ -165,8 +165,11 @@ type Request struct {
 	// trace); arrived is when the request arrived, which its timeout
 	// counts from (zero: when it runs).
 	began, arrived time.Time
-	// text is the batch of a request that sends text (nil: none).
-	text *codec.Batch
+	// text is the batch of a request that sends text (nil: none), for one
+	// run whose outputs it asks for; answers are the answers of one that
+	// asks only for the answer to text, its texts run in batches.
+	text    *codec.Batch
+	answers *codec.Answers
 	// pictures counts the pictures its inputs' shapes declare.
 	pictures int64
 	// seq is what the request says of its sequence (sequence.go).
@@ -371,7 +374,7 @@ func (r *Request) BinaryOutput() bool { return r.binaryOutput }
 // ResponseOutputs are the outputs the response carries, in order: those
 // the request names, or every tensor output of the model.
 func (r *Request) ResponseOutputs() []RequestedOutput {
-	if r.outputs == nil && r.text != nil {
+	if r.outputs == nil && (r.text != nil || r.answers != nil) {
 		return r.view.text.answer
 	}
 	if r.outputs == nil && r.seq.set && !r.seq.State {
