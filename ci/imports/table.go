@@ -55,7 +55,7 @@ core/budget, core/config, core/onnxpb, core/tensor/tensorjson,
   < core/codec;
 
 ## pipelines: models made of models, each stage run through the Runner that serves its model alone
-core, core/codec/decode, core/codec/image, core/codec/page < core/pipeline;
+core, core/config, core/codec/decode, core/codec/image, core/codec/page < core/pipeline;
 
 ## checks: what runs the model outside a request: the providers' checks
 core/session < core/providercheck;
@@ -119,7 +119,6 @@ var testExceptions = []Exception{
 	{From: "core/codec/page", To: "core/tensor", Why: "it feeds the detector a page as a tensor"},
 	{From: "core/pipeline", To: "core/session", Why: "the accuracy test runs the real PaddleOCR models behind the real scheduler"},
 	{From: "core/pipeline", To: "core/sched", Why: "the accuracy test runs each stage behind the scheduler that serves single models"},
-	{From: "core/pipeline", To: "core/config", Why: "it opens the stages' models with the default runtime settings"},
 	{From: "providers", To: "core/session", Why: "the providers' contract test opens real sessions with each provider"},
 	{From: "providers", To: "core/config", Why: "the providers' tests read their sections as svc.yml gives them"},
 	{From: "providers", To: "providers/all", Why: "the contract test runs over every provider compiled in"},
