@@ -201,9 +201,14 @@ func (o *OCR) ReadPixels(ctx context.Context, px image.Pixels, set OCRSettings) 
 	}
 	img := page.Image{Pix: px.Pix, W: px.W, H: px.H, C: 3}
 	crops := make([]page.Image, 0, len(boxes))
+	defer func() {
+		for _, c := range crops {
+			tensor.PutSlice(c.Pix)
+		}
+	}()
 	kept := boxes[:0]
 	for _, b := range boxes {
-		c := page.Crop(img, b.Quad)
+		c := page.CropPooled(img, b.Quad, pooled{})
 		if c.W == 0 || c.H == 0 {
 			continue
 		}
@@ -284,6 +289,12 @@ func (o *OCR) detect(ctx context.Context, px image.Pixels, set OCRSettings) ([]p
 	page.Sort(boxes)
 	return boxes, nil
 }
+
+// pooled lends crops storage from the tensor pools.
+type pooled struct{}
+
+func (pooled) Get(n int) []uint8 { return tensor.MakeSlice[uint8](n)[:n] }
+func (pooled) Put(b []uint8)     { tensor.PutSlice(b) }
 
 // byRatio returns the crops' indices sorted by width / height, as
 // PaddleOCR's np.argsort of the crops' ratios orders them.
