@@ -57,6 +57,9 @@ core/budget, core/config, core/onnxpb, core/sched, core/tensor/tensorjson,
   core/codec/tokenizer
   < core/codec;
 
+## pipelines: models made of models, each stage run through the Runner that serves its model alone
+core, core/config, core/codec/decode, core/codec/image, core/codec/page < core/pipeline;
+
 ## checks: what runs the model outside a request: the providers' checks
 core/session < core/providercheck;
 
@@ -120,6 +123,8 @@ var testExceptions = []Exception{
 	{From: "core/codec/page", To: "core/session", Why: "the exactness test gives both implementations the real PaddleOCR detector's maps of rendered pages"},
 	{From: "core/codec/page", To: "core/config", Why: "it opens the detector with the default runtime settings"},
 	{From: "core/codec/page", To: "core/tensor", Why: "it feeds the detector a page as a tensor"},
+	{From: "core/pipeline", To: "core/session", Why: "the accuracy test runs the real PaddleOCR models behind the real scheduler"},
+	{From: "core/pipeline", To: "core/sched", Why: "the accuracy test runs each stage behind the scheduler that serves single models"},
 	{From: "providers", To: "core/session", Why: "the providers' contract test opens real sessions with each provider"},
 	{From: "providers", To: "core/config", Why: "the providers' tests read their sections as svc.yml gives them"},
 	{From: "providers", To: "providers/all", Why: "the contract test runs over every provider compiled in"},

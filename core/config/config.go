@@ -72,6 +72,9 @@ type Model struct {
 	// a client POSTs to /v2/models/NAME/infer), relative to svc.yml: the
 	// warm-up inference runs it instead of inputs of ones.
 	WarmUp string `yaml:"warmup"`
+	// Pipeline makes the entry a model made of the file's other models
+	// (pipeline.go); such an entry has no path.
+	Pipeline *Pipeline `yaml:"pipeline"`
 }
 
 // Reload configures hot reloading: SIGHUP and POST
@@ -377,6 +380,15 @@ func (c *Config) check() (string, string) {
 		return key, msg
 	}
 	for name, m := range c.Models {
+		if m.Pipeline != nil {
+			if m.Path != "" {
+				return "models." + name + ".path", "is set beside pipeline: a pipeline's models are its stages'"
+			}
+			if key, msg := c.checkPipeline(name, m.Pipeline); key != "" {
+				return key, msg
+			}
+			continue
+		}
 		if m.Path == "" {
 			return "models." + name + ".path", "is required"
 		}

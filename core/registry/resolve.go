@@ -24,6 +24,9 @@ func Resolve(name string, cfg config.Config, reg *Store) (core.Source, error) {
 	tried = append(tried, fmt.Sprintf("path %q (no such file or directory)", name))
 
 	if m, ok := cfg.Models[name]; ok {
+		if m.Pipeline != nil {
+			return core.Source{}, fmt.Errorf("model %q from %s is a pipeline (models.%s.pipeline): serving a pipeline as one model is not built yet; serve its stages one by one", name, cfg.File, name)
+		}
 		p := m.Path
 		if !filepath.IsAbs(p) && cfg.File != "" {
 			p = filepath.Join(filepath.Dir(cfg.File), p)

@@ -19,18 +19,36 @@ type Image struct {
 // fixed point), turned a quarter counter-clockwise (np.rot90) when its
 // height is at least 1.5 times its width. A box with a side under one
 // pixel gives an empty image.
-func Crop(img Image, q Quad) Image {
-	var p [4]geom.Point2f
+func Crop(img Image, q Quad) Image { return CropPooled(img, q, heap{}) }
+
+// Pool lends the storage of crops: Get returns n bytes whose contents do
+// not matter, Put takes back storage nothing views any more.
+type Pool interface {
+	Get(n int) []uint8
+	Put(b []uint8)
+}
+
+// heap is the Pool of Crop: Go's heap.
+type heap struct{}
+
+func (heap) Get(n int) []uint8 { return make([]uint8, n) }
+func (heap) Put([]uint8)       {}
+
+// CropPooled is Crop with the crop's pixels in storage from p (a crop
+// turned upright passes through a second buffer, given back to p): the
+// caller gives the crop's Pix back to p once it is done with it.
+func CropPooled(img Image, q Quad, p Pool) Image {
+	var pt [4]geom.Point2f
 	for i, c := range q {
-		p[i] = geom.Point2f{X: float32(c.X), Y: float32(c.Y)}
+		pt[i] = geom.Point2f{X: float32(c.X), Y: float32(c.Y)}
 	}
-	cw := int(max(norm32(p[0], p[1]), norm32(p[2], p[3])))
-	ch := int(max(norm32(p[0], p[3]), norm32(p[1], p[2])))
+	cw := int(max(norm32(pt[0], pt[1]), norm32(pt[2], pt[3])))
+	ch := int(max(norm32(pt[0], pt[3]), norm32(pt[1], pt[2])))
 	if cw <= 0 || ch <= 0 {
 		return Image{C: img.C}
 	}
 	dst := [4]geom.Point2f{{X: 0, Y: 0}, {X: float32(cw), Y: 0}, {X: float32(cw), Y: float32(ch)}, {X: 0, Y: float32(ch)}}
-	m, ok := perspectiveTransform(p, dst)
+	m, ok := perspectiveTransform(pt, dst)
 	if !ok {
 		return Image{C: img.C}
 	}
@@ -38,9 +56,11 @@ func Crop(img Image, q Quad) Image {
 	if !ok {
 		return Image{C: img.C}
 	}
-	out := warpCubicReplicate(img, inv, cw, ch)
+	out := warpCubicReplicate(img, inv, cw, ch, p.Get(cw*ch*img.C))
 	if float64(ch)*1.0/float64(cw) >= 1.5 {
-		out = rot90(out)
+		up := rot90(out, p.Get(len(out.Pix)))
+		p.Put(out.Pix)
+		out = up
 	}
 	return out
 }
@@ -51,9 +71,9 @@ func norm32(a, b geom.Point2f) float32 {
 	return float32(math.Sqrt(float64(float32(dx*dx) + float32(dy*dy))))
 }
 
-// rot90 is np.rot90: a quarter turn counter-clockwise.
-func rot90(img Image) Image {
-	out := Image{Pix: make([]uint8, len(img.Pix)), W: img.H, H: img.W, C: img.C}
+// rot90 is np.rot90: a quarter turn counter-clockwise, into buf.
+func rot90(img Image, buf []uint8) Image {
+	out := Image{Pix: buf[:len(img.Pix)], W: img.H, H: img.W, C: img.C}
 	for i := range out.H {
 		for j := range out.W {
 			// out[i][j] = in[j][W-1-i]

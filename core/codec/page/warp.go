@@ -75,10 +75,10 @@ func roundInt(v float64) int {
 
 // warpCubicReplicate is cv2.warpPerspective(img, M, (w, h),
 // flags=INTER_CUBIC, borderMode=BORDER_REPLICATE) given the inverse map
-// m: positions computed per 32-wide block as OpenCV's invoker computes
-// them, quantised to 1/32 pixel, then remap's bicubic in fixed point.
-func warpCubicReplicate(img Image, m [9]float64, w, h int) Image {
-	out := Image{Pix: make([]uint8, w*h*img.C), W: w, H: h, C: img.C}
+// m, into buf (w*h*C bytes, every one written): positions computed per
+// 32-wide block as OpenCV's invoker computes them, quantised to 1/32 pixel, then remap's bicubic in fixed point.
+func warpCubicReplicate(img Image, m [9]float64, w, h int, buf []uint8) Image {
+	out := Image{Pix: buf[:w*h*img.C], W: w, H: h, C: img.C}
 	tab := cubicTab()
 	const block = 32
 	bh0 := min(block/2, h)
