@@ -5,7 +5,8 @@
 # Node HTTP server (build/textpeer/peer.cjs), both in TEI's /embed shape.
 # build/textpeer/load.cjs measures texts per second at concurrency 1 and 8
 # on the same mixed-length corpus, checks that the vectors agree (cosine
-# >= 0.9999) and svc's padding share with and without grouping by length,
+# >= 0.9999) and measures svc's padding share with and without grouping by
+# length (a second svc with text.group_by_length: false),
 # and writes the section of BENCHMARKS.md between <!-- textapi:begin -->
 # and <!-- textapi:end -->.
 #
@@ -50,17 +51,22 @@ echo '{"tokenizer_class": "BertTokenizer", "do_lower_case": true, "model_max_len
 port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 p1=$(port)
 p2=$(port)
+p3=$(port)
 "$svc" serve "$m" --host 127.0.0.1 --port "$p1" >"$work/svc.log" 2>&1 &
+pids+=($!)
+printf 'models:\n  text-embed:\n    path: %s\n    text: {group_by_length: false}\n' "$m" >"$work/arrival.yml"
+"$svc" serve text-embed -c "$work/arrival.yml" --host 127.0.0.1 --port "$p3" >"$work/arrival.log" 2>&1 &
 pids+=($!)
 NODE_PATH=$nodetools/textpeer/node_modules node "$peer/peer.cjs" "$work/models" text-embed "$p2" >"$work/peer.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 600); do
-  if curl -sf "http://127.0.0.1:$p1/v2/health/ready" >/dev/null && grep -q '^ready' "$work/peer.log"; then break; fi
+  if curl -sf "http://127.0.0.1:$p1/v2/health/ready" >/dev/null && curl -sf "http://127.0.0.1:$p3/v2/health/ready" >/dev/null && grep -q '^ready' "$work/peer.log"; then break; fi
   for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null || break 2; done
   sleep 0.1
 done
 curl -sf "http://127.0.0.1:$p1/v2/health/ready" >/dev/null || { cat "$work/svc.log" >&2; exit 1; }
+curl -sf "http://127.0.0.1:$p3/v2/health/ready" >/dev/null || { cat "$work/arrival.log" >&2; exit 1; }
 grep -q '^ready' "$work/peer.log" || { cat "$work/peer.log" >&2; exit 1; }
 
-TEXT_BENCH_COMMIT=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown) node "$peer/load.cjs" "http://127.0.0.1:$p1" "http://127.0.0.1:$p2" "$root/core/codec/tokenizer/testdata/bench.txt" \
+TEXT_BENCH_COMMIT=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown) node "$peer/load.cjs" "http://127.0.0.1:$p1" "http://127.0.0.1:$p3" "http://127.0.0.1:$p2" "$root/core/codec/tokenizer/testdata/bench.txt" \
   "${TEXT_BENCH_SECONDS:-10}" --md "$md"

@@ -2,16 +2,18 @@
 // serving the same model): texts per second at concurrency 1 and 8 on the
 // same mixed-length corpus, one text per POST /embed (TEI's shape, which
 // both answer); the vectors' agreement (cosine); and svc's padding share
-// when the corpus comes as one list, beside what batching the list in its
-// order would pad, and padding it whole to its longest. It prints the
-// markdown section, and with --md FILE writes it into FILE between
-// <!-- textapi:begin --> and <!-- textapi:end -->.
+// when the corpus comes as one list, grouped by length (SVC_URL) and in
+// order of arrival (ARRIVAL_URL: the same model with
+// text.group_by_length false), both from the servers' metrics, beside
+// padding it whole to its longest. It prints the markdown section, and
+// with --md FILE writes it into FILE between <!-- textapi:begin --> and
+// <!-- textapi:end -->.
 //
-//   node load.cjs SVC_URL PEER_URL CORPUS SECONDS [--md FILE]
+//   node load.cjs SVC_URL ARRIVAL_URL PEER_URL CORPUS SECONDS [--md FILE]
 'use strict';
 const fs = require('fs');
 
-const [svc, peer, corpusFile, secondsArg, mdFlag, mdFile] = process.argv.slice(2);
+const [svc, arrival, peer, corpusFile, secondsArg, mdFlag, mdFile] = process.argv.slice(2);
 const seconds = Number(secondsArg) || 10;
 const corpus = fs.readFileSync(corpusFile, 'utf8').split('\n').filter((l) => l.trim() !== '');
 
@@ -47,8 +49,8 @@ function cosine(a, b) {
   return ab / Math.sqrt(aa * bb);
 }
 
-async function metric(kind) {
-  const text = await (await fetch(svc + '/metrics', { headers: { Accept: 'text/plain' } })).text();
+async function metric(base, kind) {
+  const text = await (await fetch(base + '/metrics', { headers: { Accept: 'text/plain' } })).text();
   let sum = 0;
   for (const line of text.split('\n')) {
     if (line.startsWith('svc_text_tokens_total{') && line.includes(`kind="${kind}"`)) sum += Number(line.split(' ').pop());
@@ -56,27 +58,25 @@ async function metric(kind) {
   return sum;
 }
 
-// padding is the padding share of the corpus as one list: svc's (grouped
-// by length, from its metrics), and batches in the list's order within
-// the same budget. The corpus is not cut (the tokenizer truncates at 128
-// tokens, past its longest text), so /tokenize's lengths are the run's.
-async function padding(budget) {
+// padShare posts the corpus as one list to base and returns the padding's
+// share of the tokens the server ran for it, from its metrics.
+async function padShare(base) {
+  const [t0, p0] = [await metric(base, 'text'), await metric(base, 'padding')];
+  await post(base + '/embed', { inputs: corpus });
+  const [t1, p1] = [await metric(base, 'text'), await metric(base, 'padding')];
+  return (p1 - p0) / (t1 - t0 + p1 - p0);
+}
+
+// padding is the padding share of the corpus as one list, measured on svc
+// grouping by length and on svc taking the texts in order of arrival. The
+// corpus is not cut (the tokenizer truncates at 128 tokens, past its
+// longest text), so /tokenize's lengths are the run's.
+async function padding() {
   const toks = await post(svc + '/tokenize', { inputs: corpus });
   const lens = toks.map((t) => t.length);
   const real = lens.reduce((a, b) => a + b, 0);
-  let inOrder = 0;
-  for (let s = 0; s < lens.length;) {
-    let e = s, longest = 0;
-    while (e < lens.length && Math.max(longest, lens[e]) * (e - s + 1) <= budget) longest = Math.max(longest, lens[e++]);
-    if (e === s) longest = lens[e++];
-    inOrder += longest * (e - s);
-    s = e;
-  }
   const whole = Math.max(...lens) * lens.length;
-  const [t0, p0] = [await metric('text'), await metric('padding')];
-  await post(svc + '/embed', { inputs: corpus });
-  const [t1, p1] = [await metric('text'), await metric('padding')];
-  return { texts: lens.length, tokens: real, grouped: (p1 - p0) / (t1 - t0 + p1 - p0), inOrder: 1 - real / inOrder, whole: 1 - real / whole };
+  return { texts: lens.length, tokens: real, grouped: await padShare(svc), inOrder: await padShare(arrival), whole: 1 - real / whole };
 }
 
 const pct = (x) => (100 * x).toFixed(1) + ' %';
@@ -92,13 +92,13 @@ async function main() {
   }
   const rows = [];
   for (const n of [1, 8]) {
-    const [t0, p0] = [await metric('text'), await metric('padding')];
+    const [t0, p0] = [await metric(svc, 'text'), await metric(svc, 'padding')];
     const s = await rate(svc, n);
-    const [t1, p1] = [await metric('text'), await metric('padding')];
+    const [t1, p1] = [await metric(svc, 'text'), await metric(svc, 'padding')];
     const p = await rate(peer, n);
     rows.push({ n, s, p, pad: (p1 - p0) / (t1 - t0 + p1 - p0) });
   }
-  const pad = await padding(Number(process.env.TEXT_BATCH_TOKENS || 16384));
+  const pad = await padding();
   const md = [
     "## svc's text routes beside Transformers.js (textapi)",
     '',
@@ -112,7 +112,7 @@ async function main() {
     '',
     `Vectors: the lowest cosine of svc's and the peer's over the corpus is ${worst.toFixed(7)}.`,
     '',
-    `Padding, the corpus as one list (${pad.texts} texts, ${pad.tokens} tokens, none cut, text.max_batch_tokens 16384): ${pct(pad.grouped)} of the tokens svc ran, grouped by length; ${pct(pad.inOrder)} in batches taken in the list's order within the same budget${pad.inOrder === pad.whole ? ' (one batch here: the list padded whole to its longest, as svc ran a request before it split them)' : ''}; ${pct(pad.whole)} padded whole to its longest.`,
+    `Padding, the corpus as one list (${pad.texts} texts, ${pad.tokens} tokens, none cut, text.max_batch_tokens 16384): ${pct(pad.grouped)} of the tokens svc ran, grouped by length; ${pct(pad.inOrder)} with \`text.group_by_length: false\` (in order of arrival, within the same budget), both from the servers' \`svc_text_tokens_total\`; ${pct(pad.whole)} padded whole to its longest.`,
   ].join('\n');
   process.stdout.write(md + '\n');
   if (mdFlag === '--md') {

@@ -42,9 +42,12 @@ type Text struct {
 	// MaxBatchTokens bounds one run: its texts × the tokens of the
 	// longest (text.max_batch_tokens); queue forms the runs.
 	MaxBatchTokens int
-	queue          *sched.Tokens
-	runner         core.Runner
-	observe        func(TextBatch)
+	// GroupByLength forms runs of the waiting texts nearest in length;
+	// false, in order of arrival (text.group_by_length).
+	GroupByLength bool
+	queue         *sched.Tokens
+	runner        core.Runner
+	observe       func(TextBatch)
 	// ids, mask and types are the indices of input_ids, attention_mask
 	// and token_type_ids among the model's inputs (-1: absent).
 	ids, mask, types int

@@ -65,7 +65,7 @@ func buildText(decl *config.Text, modelFile string, specs []tensor.Spec, info co
 		// the model is an encoder to pool.
 		return nil, nil
 	}
-	x := &Text{Task: task, ids: ids, mask: -1, types: -1, nInputs: len(specs), Tokenizer: tokPath, Truncate: decl.Truncates(), MaxBatchTokens: decl.BatchTokens()}
+	x := &Text{Task: task, ids: ids, mask: -1, types: -1, nInputs: len(specs), Tokenizer: tokPath, Truncate: decl.Truncates(), MaxBatchTokens: decl.BatchTokens(), GroupByLength: decl.GroupsByLength()}
 	if err := x.bindInputs(specs); err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}

@@ -334,6 +334,9 @@ func (x *Text) start(r core.Runner, observe func(TextBatch)) {
 	}
 	x.runner, x.observe = r, observe
 	x.queue = sched.NewTokens(x.MaxBatchTokens, slots, x.runBatch)
+	if !x.GroupByLength {
+		x.queue.InArrivalOrder()
+	}
 }
 
 // runBatch runs one batch of texts (refs are *textItem) padded to its

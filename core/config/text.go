@@ -26,6 +26,11 @@ type Text struct {
 	// request's texts are split into such batches, and waiting texts of
 	// several requests grouped by length into them.
 	MaxBatchTokens int `yaml:"max_batch_tokens"`
+	// GroupByLength forms each run of the waiting texts of the nearest
+	// lengths, so that little of it is padding; false takes them in order
+	// of arrival (nil = true). svc_text_batch_padding_ratio shows what it
+	// saves.
+	GroupByLength *bool `yaml:"group_by_length"`
 	// Pooling turns the hidden states into one vector per text: mean
 	// (over the attention mask), cls or max ("" = the sentence-transformers
 	// files, else mean).
@@ -75,6 +80,10 @@ func (t *Text) BatchTokens() int {
 	}
 	return DefaultMaxBatchTokens
 }
+
+// GroupsByLength reports whether runs of texts are grouped by length:
+// GroupByLength, true when unset.
+func (t *Text) GroupsByLength() bool { return t.GroupByLength == nil || *t.GroupByLength }
 
 // Pooling modes and tasks of Text.
 const (

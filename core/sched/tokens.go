@@ -22,6 +22,8 @@ type Tokens struct {
 	budget int
 	slots  int
 	run    func(ctx context.Context, refs []any) error
+	// arrival forms batches in order of arrival instead of by length.
+	arrival bool
 
 	mu      sync.Mutex
 	waiting []*tokenItem
@@ -57,6 +59,14 @@ type tokenRequest struct {
 // batch has ended.
 func NewTokens(budget, slots int, run func(ctx context.Context, refs []any) error) *Tokens {
 	return &Tokens{budget: max(budget, 1), slots: max(slots, 1), run: run, changed: make(chan struct{})}
+}
+
+// InArrivalOrder makes q form each batch of the inputs that waited
+// longest, in order, while the batch fits the budget, instead of grouping
+// them by length; it returns q. Call it before the first Run.
+func (q *Tokens) InArrivalOrder() *Tokens {
+	q.arrival = true
+	return q
 }
 
 // Budget is the most padded tokens of one batch.
@@ -176,6 +186,9 @@ func (q *Tokens) broadcastLocked() {
 // longest × its size stays within the budget. The batch is in order of
 // length.
 func (q *Tokens) takeLocked() []*tokenItem {
+	if q.arrival {
+		return q.takeArrivedLocked()
+	}
 	sorted := slices.Clone(q.waiting)
 	slices.SortStableFunc(sorted, func(a, b *tokenItem) int {
 		if a.n != b.n {
@@ -192,6 +205,35 @@ func (q *Tokens) takeLocked() []*tokenItem {
 	}
 	q.waiting = slices.DeleteFunc(q.waiting, func(it *tokenItem) bool { return taken[it] })
 	q.broadcastLocked()
+	return slices.Clone(batch)
+}
+
+// takeArrivedLocked takes the next batch in order of arrival (by
+// priority, then arrival, as the first waiting input is chosen): the
+// inputs that waited longest while the batch's longest × its size stays
+// within the budget, the first one always. The batch is in order of
+// length, as takeLocked's.
+func (q *Tokens) takeArrivedLocked() []*tokenItem {
+	order := slices.Clone(q.waiting)
+	slices.SortStableFunc(order, func(a, b *tokenItem) int {
+		if a.req.prio != b.req.prio {
+			return int(b.req.prio) - int(a.req.prio)
+		}
+		return int(a.seq - b.seq)
+	})
+	n, longest := 1, order[0].n
+	for n < len(order) && (n+1)*max(longest, order[n].n) <= q.budget {
+		longest = max(longest, order[n].n)
+		n++
+	}
+	batch := order[:n]
+	taken := make(map[*tokenItem]bool, n)
+	for _, it := range batch {
+		taken[it] = true
+	}
+	q.waiting = slices.DeleteFunc(q.waiting, func(it *tokenItem) bool { return taken[it] })
+	q.broadcastLocked()
+	slices.SortStableFunc(batch, func(a, b *tokenItem) int { return a.n - b.n })
 	return slices.Clone(batch)
 }
 
@@ -242,24 +284,4 @@ func GroupByLength(sorted []int, at, budget int) (lo, hi int) {
 			return lo, hi
 		}
 	}
-}
-
-// InOrder is the batches that taking inputs of lengths in their order,
-// each batch as many as fit the budget padded, would make: what batching
-// without grouping by length does, for comparison. It returns each
-// batch's [start, end).
-func InOrder(lengths []int, budget int) [][2]int {
-	var out [][2]int
-	start, longest := 0, 0
-	for i, n := range lengths {
-		if i > start && max(longest, n)*(i-start+1) > budget {
-			out = append(out, [2]int{start, i})
-			start, longest = i, 0
-		}
-		longest = max(longest, n)
-	}
-	if start < len(lengths) {
-		out = append(out, [2]int{start, len(lengths)})
-	}
-	return out
 }

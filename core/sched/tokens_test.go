@@ -41,11 +41,37 @@ func TestGroupByLength(t *testing.T) {
 	}
 }
 
-func TestInOrder(t *testing.T) {
-	got := InOrder([]int{2, 10, 2, 2, 10, 3}, 20)
-	want := [][2]int{{0, 2}, {2, 4}, {4, 6}}
-	if !slices.Equal(got, want) {
-		t.Fatalf("got %v, want %v", got, want)
+// TestTokensInArrivalOrder: without grouping by length, each batch is
+// the inputs that waited longest, as many as fit the budget, in order;
+// grouped, the same inputs make batches without padding.
+func TestTokensInArrivalOrder(t *testing.T) {
+	lens := []int{2, 10, 2, 2, 10, 3}
+	tests := []struct {
+		name    string
+		arrival bool
+		want    [][]int
+	}{
+		{"in arrival order", true, [][]int{{0, 1}, {2, 3}, {5, 4}}},
+		{"grouped by length", false, [][]int{{0, 2, 3, 5}, {1, 4}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			log := &batchLog{}
+			q := NewTokens(20, 1, log.run)
+			if tt.arrival {
+				q.InArrivalOrder()
+			}
+			refs := make([]any, len(lens))
+			for i := range refs {
+				refs[i] = i
+			}
+			if err := q.Run(context.Background(), lens, refs); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.EqualFunc(log.batches, tt.want, slices.Equal[[]int]) {
+				t.Fatalf("batches %v, want %v", log.batches, tt.want)
+			}
+		})
 	}
 }
 
