@@ -420,6 +420,11 @@ func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logge
 		return nil, err
 	}
 	options = append(options, sample)
+	rc, err := responseCache(declared(src, cfg))
+	if err != nil {
+		return nil, err
+	}
+	options = append(options, rc)
 	if worker != nil {
 		lns, err := worker.Listeners()
 		if err != nil {

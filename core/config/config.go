@@ -72,6 +72,9 @@ type Model struct {
 	// a client POSTs to /v2/models/NAME/infer), relative to svc.yml: the
 	// warm-up inference runs it instead of inputs of ones.
 	WarmUp string `yaml:"warmup"`
+	// Cache keeps the model's answers to repeated requests (nil: no
+	// cache; cache.go).
+	Cache *ModelCache `yaml:"cache"`
 }
 
 // Reload configures hot reloading: SIGHUP and POST
@@ -383,6 +386,11 @@ func (c *Config) check() (string, string) {
 		if m.Sequence != nil {
 			if key, msg := m.Sequence.check("models." + name + ".sequence"); key != "" {
 				return key, msg
+			}
+		}
+		if m.Cache != nil {
+			if _, key, msg := m.Cache.check(); key != "" {
+				return "models." + name + ".cache." + key, msg
 			}
 		}
 	}

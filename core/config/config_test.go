@@ -210,6 +210,11 @@ func TestLoadErrors(t *testing.T) {
 		{"output with two meanings", "models:\n  m:\n    path: m.onnx\n    outputs:\n      y: {classify: {}, ctc: {labels: [a]}}\n", []string{"models.m.outputs.y declares both classify and ctc"}},
 		{"negative top_k", "models:\n  m:\n    path: m.onnx\n    outputs:\n      y:\n        classify: {top_k: -1}\n", []string{"models.m.outputs.y.classify.top_k cannot be negative"}},
 		{"ctc without labels", "models:\n  m:\n    path: m.onnx\n    outputs:\n      y:\n        ctc: {blank: 0}\n", []string{"models.m.outputs.y.ctc.labels is required"}},
+		{"cache of size 0", "models:\n  m:\n    path: m.onnx\n    cache: {size: 0}\n", []string{"line 4: models.m.cache.size must be positive"}},
+		{"cache without size", "models:\n  m:\n    path: m.onnx\n    cache: {ttl: 1m}\n", []string{"line 4: models.m.cache.size is required"}},
+		{"cache size malformed", "models:\n  m:\n    path: m.onnx\n    cache:\n      size: lots\n", []string{"line 5: models.m.cache.size invalid size \"lots\""}},
+		{"cache ttl malformed", "models:\n  m:\n    path: m.onnx\n    cache:\n      size: 1MiB\n      ttl: soon\n", []string{"line 6: models.m.cache.ttl invalid duration \"soon\""}},
+		{"cache ttl negative", "models:\n  m:\n    path: m.onnx\n    cache: {size: 1MiB, ttl: -1s}\n", []string{"line 4: models.m.cache.ttl invalid duration"}},
 		{"labels neither list nor file", "models:\n  m:\n    path: m.onnx\n    outputs:\n      y:\n        classify: {labels: {a: b}}\n", []string{"labels: want a list of labels or the path of a label file"}},
 	}
 	for _, tt := range tests {

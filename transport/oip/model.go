@@ -22,6 +22,9 @@ const (
 	// ParamRaw asks for the outputs svc.yml gives a meaning (classify,
 	// ctc) as the model's tensors instead.
 	ParamRaw = "raw"
+	// ParamCache false bypasses the model's response cache (svc.yml's
+	// models.NAME.cache): the model runs and its answer is not kept.
+	ParamCache = "cache"
 	// ParamTimeout is the request's own timeout in microseconds, as
 	// Triton reads it (0: none), bounded by runtime.timeout.
 	ParamTimeout = "timeout"
@@ -155,6 +158,8 @@ type Request struct {
 	binaryOutput bool
 	// raw asks for decoded outputs as the model's tensors (parameters.raw).
 	raw bool
+	// cache is the request's dealing with the response cache.
+	cache core.CacheControl
 	// timeout is parameters.timeout (0: none); priority parameters.priority.
 	timeout  time.Duration
 	priority core.Priority
@@ -181,6 +186,15 @@ func (r *Request) Arrived(t time.Time) { r.arrived = t }
 // SetRaw sets the request's parameters.raw: decoded outputs answer the
 // model's tensors, not their meaning.
 func (r *Request) SetRaw(b bool) { r.raw = b }
+
+// BypassCache makes the request bypass the response cache when b
+// (parameters.cache false, or Cache-Control: no-cache); it never undoes
+// an earlier bypass.
+func (r *Request) BypassCache(b bool) { r.cache.Bypass = r.cache.Bypass || b }
+
+// CacheStatus is what the response cache did for the request, once it
+// has run.
+func (r *Request) CacheStatus() core.CacheStatus { return r.cache.Status }
 
 // NewRequest starts a request to the model.
 func (v *View) NewRequest() Request {
