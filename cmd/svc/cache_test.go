@@ -3,6 +3,7 @@ package main_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/transport/grpcapi"
+	"github.com/svc-dev/svc/transport/grpcapi/inference"
 )
 
 // cacheConfig writes svc.yml serving the classifier as "iris" with the
@@ -40,7 +43,13 @@ func cacheConfig(t *testing.T, section string) string {
 // cache's figures.
 func cacheStats(t *testing.T, s *server) (rows uint64, c map[string]float64) {
 	t.Helper()
-	r := s.get("/v2/models/iris/stats")
+	return modelCacheStats(t, s, "iris")
+}
+
+// modelCacheStats is cacheStats for the model served as name.
+func modelCacheStats(t *testing.T, s *server, name string) (rows uint64, c map[string]float64) {
+	t.Helper()
+	r := s.get("/v2/models/" + name + "/stats")
 	var st struct {
 		ModelStats []struct {
 			InferenceCount uint64             `json:"inference_count"`
@@ -242,5 +251,71 @@ func TestResponseCacheBadConfig(t *testing.T) {
 		if code == 0 || !strings.Contains(stderr, tt.want) {
 			t.Errorf("cache %s: exit %d, stderr lacks %q:\n%s", tt.section, code, tt.want, stderr)
 		}
+	}
+}
+
+// TestResponseCachePictures: the same picture, posted as a form, as the
+// whole body, as base64 in v1 JSON and in a v2 BYTES tensor, and sent over
+// gRPC, is one entry of PaddleOCR cls's cache: the key is the tensor the
+// picture makes, so the model runs once; ?raw=true hits it too.
+func TestResponseCachePictures(t *testing.T) {
+	t.Parallel()
+	cls := filepath.Dir(thirdParty(t, "paddleocr-cls"))
+	yml := fmt.Sprintf(`models:
+  cls:
+    path: %s
+    inputs:
+      x:
+        image: {preset: paddleocr-cls}
+    outputs:
+      softmax_0.tmp_0:
+        classify: {labels: ["0", "180"], top_k: 1}
+    cache: {size: 1MiB}
+`, cls)
+	cfg := filepath.Join(t.TempDir(), "svc.yml")
+	if err := os.WriteFile(cfg, []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	s := startServer(t, "cls", "--config", cfg, "--grpc-port", port)
+	gc := grpcClient(t, "127.0.0.1:"+port)
+	png := filepath.Join(repoRoot, "examples", "ocr", "line.png")
+	data, err := os.ReadFile(png)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows0, _ := modelCacheStats(t, s, "cls")
+	want := []string{"miss", "hit", "hit", "hit", "hit", "hit"}
+	var got []string
+	for _, form := range []string{"multipart", "raw", "json"} {
+		r := s.postImage(t, form, "x", png, "")
+		if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"label":"0"`) {
+			t.Fatalf("%s: %d %s", form, r.Status, r.Body)
+		}
+		got = append(got, r.Header.Get("X-Cache"))
+	}
+	r := s.postImage(t, "raw", "x", png, "?raw=true")
+	if r.Status != http.StatusOK || strings.Contains(string(r.Body), "label") {
+		t.Fatalf("raw: %d %s", r.Status, r.Body)
+	}
+	got = append(got, r.Header.Get("X-Cache"))
+	v2, _ := json.Marshal(map[string]any{"inputs": []map[string]any{{"name": "x", "datatype": "BYTES", "shape": []int{1}, "data": []string{base64.StdEncoding.EncodeToString(data)}}}})
+	r = s.do(http.MethodPost, "/v2/models/cls/infer", "application/json", bytes.NewReader(v2))
+	if r.Status != http.StatusOK {
+		t.Fatalf("v2: %d %s", r.Status, r.Body)
+	}
+	got = append(got, r.Header.Get("X-Cache"))
+	req := &inference.ModelInferRequest{ModelName: "cls", Inputs: []*inference.ModelInferRequest_InferInputTensor{{
+		Name: "x", Datatype: "BYTES", Shape: []int64{1}, Contents: &inference.InferTensorContents{BytesContents: [][]byte{data}}}}}
+	var md metadata.MD
+	if _, err := gc.Service().ModelInfer(context.Background(), req, grpc.Header(&md)); err != nil {
+		t.Fatalf("gRPC: %v", err)
+	}
+	got = append(got, strings.Join(md.Get("x-cache"), ","))
+	if !slices.Equal(got, want) {
+		t.Errorf("X-Cache of the same picture in every form: %v, want %v", got, want)
+	}
+	if rows, _ := modelCacheStats(t, s, "cls"); rows-rows0 != 1 {
+		t.Errorf("%d runs for one picture sent %d ways, want 1", rows-rows0, len(got))
 	}
 }
