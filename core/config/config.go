@@ -119,6 +119,8 @@ type Serve struct {
 type Runtime struct {
 	// Library is the path of the ONNX Runtime shared library.
 	Library string `yaml:"library"`
+	// CPUAffinity pins --workers N's processes to cores (affinity.go).
+	CPUAffinity CPUAffinity `yaml:"cpu_affinity"`
 	// Timeout bounds one inference (0 = none).
 	Timeout Duration `yaml:"timeout"`
 	// MemoryLimit caps runtime memory, e.g. "2GiB" (0 = none).
@@ -363,6 +365,9 @@ func (c *Config) check() (string, string) {
 	case "disabled", "basic", "extended", "all":
 	default:
 		return "runtime.graph_optimization", fmt.Sprintf("must be one of disabled, basic, extended, all; got %q", c.Runtime.GraphOptimization)
+	}
+	if msg := c.Runtime.CPUAffinity.check(); msg != "" {
+		return "runtime.cpu_affinity", msg
 	}
 	if _, err := ParseAccessLog(c.Serve.AccessLog); err != nil {
 		return "serve.access_log", err.Error()
