@@ -137,13 +137,14 @@ tooling: $(STATICCHECK)
 genmodels:
 	$(GO) run ./cmd/genmodels
 
-## bench: Go benchmarks, svc bench and wrk against the raw baseline, batching, session tuning, profiles, memory, the response cache's hits against misses → BENCHMARKS.md (installs wrk when missing)
+## bench: Go benchmarks, svc bench and wrk against the raw baseline, batching, session tuning, profiles, memory, the response cache's hits against misses, workers pinned and unpinned → BENCHMARKS.md (installs wrk when missing)
 bench: build models
 	bash build/bench-deps.sh
 	bash build/bench.sh
 	TRC_WRITE=1 bash build/bench-tracing.sh
 	bash build/bench-reload.sh
 	bash build/bench-cache.sh
+	bash build/bench-affinity.sh
 	$(MAKE) tokenizer-bench
 
 ## tokenizer-bench: tokenisation throughput of core/codec/tokenizer (Go, one core) beside the reference library's (Node) on the same corpus, and tokenisation's share of a text request's CPU → the text section of BENCHMARKS.md
