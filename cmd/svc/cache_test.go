@@ -319,3 +319,32 @@ func TestResponseCachePictures(t *testing.T) {
 		t.Errorf("%d runs for one picture sent %d ways, want 1", rows-rows0, len(got))
 	}
 }
+
+// TestResponseCacheSkipsSequences: with a cache, the steps of a sequence
+// still run the model each time (running_sum adds each step's x to the
+// state svc keeps), and their answers say nothing of the cache, over v1
+// headers and v2 parameters alike.
+func TestResponseCacheSkipsSequences(t *testing.T) {
+	t.Parallel()
+	yml := fmt.Sprintf("models:\n  running_sum:\n    path: %s\n    cache: {size: 1MiB}\n", model("running_sum.onnx"))
+	cfg := filepath.Join(t.TempDir(), "svc.yml")
+	if err := os.WriteFile(cfg, []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, "running_sum", "--config", cfg)
+	for i, want := range []string{"[[2]]", "[[4]]", "[[6]]"} {
+		r := s.do(http.MethodPost, "/predict", "application/json", strings.NewReader(`{"x": [[2]]}`),
+			"X-Sequence-Id", "v1", "X-Sequence-Start", fmt.Sprint(i == 0))
+		if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"sum":`+want) || r.Header.Get("X-Cache") != "" {
+			t.Errorf("v1 step %d: %d %s, X-Cache %q; want sum %s and no X-Cache", i, r.Status, r.Body, r.Header.Get("X-Cache"), want)
+		}
+		body := fmt.Sprintf(`{"parameters": {"sequence_id": 7, "sequence_start": %v}, "inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 1], "data": [2]}]}`, i == 0)
+		r = s.do(http.MethodPost, "/v2/models/running_sum/infer", "application/json", strings.NewReader(body))
+		if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"data":[`+strings.Trim(want, "[]")+`]`) || r.Header.Get("X-Cache") != "" {
+			t.Errorf("v2 step %d: %d %s, X-Cache %q; want sum %s and no X-Cache", i, r.Status, r.Body, r.Header.Get("X-Cache"), want)
+		}
+	}
+	if _, st := modelCacheStats(t, s, "running_sum"); st["hits"] != 0 || st["misses"] != 0 || st["entries"] != 0 {
+		t.Errorf("the steps touched the cache: %v", st)
+	}
+}
