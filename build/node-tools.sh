@@ -1,31 +1,53 @@
 #!/usr/bin/env bash
-# Installs the Node tools the Go tests call (the independent OpenAPI
-# validator @apidevtools/swagger-parser, used by openapi's tests) into
-# build/node/, from the committed package.json and package-lock.json in
-# openapi/testdata/nodetools/ (exact versions, integrity hashes). Nothing it
-# writes is committed: build/node/ carries its own .gitignore.
+# Installs the Node tools the Go tests call into build/node/: the
+# independent OpenAPI validator @apidevtools/swagger-parser, used by
+# openapi's tests, from the committed package.json and package-lock.json
+# in openapi/testdata/nodetools/; and into build/node/clients/ the
+# third-party clients cmd/svc's TestTextClients runs against svc (the
+# openai SDK, @langchain/openai, cohere-ai), from cmd/svc/testdata/clients/
+# (exact versions, integrity hashes, from the npm registry). With --peer,
+# also into build/node/textpeer/ make bench's peer, Transformers.js (npm
+# @huggingface/transformers, from build/textpeer/, the same way; its
+# onnxruntime-node's install script, which would fetch CUDA libraries from
+# outside the registry, is skipped: its CPU library comes in the package).
+# Nothing it writes is committed: build/node/ carries its own .gitignore.
 #
-# Usage: build/node-tools.sh [DEST]   (DEST defaults to build/node)
+# Usage: build/node-tools.sh [--peer] [DEST]   (DEST defaults to build/node)
 #
 # Idempotent: does nothing when DEST already holds an install of the same lock.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+peer=false
+if [ "${1:-}" = --peer ]; then
+  peer=true
+  shift
+fi
 dest=${1:-$root/build/node}
 src=$root/openapi/testdata/nodetools
 
 command -v node >/dev/null || { echo "node is not installed (apt-get install nodejs npm)" >&2; exit 1; }
 command -v npm >/dev/null || { echo "npm is not installed (apt-get install npm)" >&2; exit 1; }
 
-want=$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -d' ' -f1)
-if [ -f "$dest/.installed" ] && [ "$(cat "$dest/.installed")" = "$want" ] &&
-  [ -f "$dest/node_modules/@apidevtools/swagger-parser/package.json" ]; then
-  exit 0
-fi
+# install SRC DEST MARKER: npm ci of SRC's lock in DEST, unless DEST holds
+# an install of the same lock (MARKER: a package it must have).
+install() {
+  local src=$1 dest=$2 marker=$3 want
+  want=$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -d' ' -f1)
+  if [ -f "$dest/.installed" ] && [ "$(cat "$dest/.installed")" = "$want" ] &&
+    [ -f "$dest/node_modules/$marker/package.json" ]; then
+    return 0
+  fi
+  mkdir -p "$dest"
+  printf '*\n' >"$dest/.gitignore"
+  cp "$src/package.json" "$src/package-lock.json" "$dest/"
+  (cd "$dest" && ONNXRUNTIME_NODE_INSTALL=skip npm ci --registry=https://registry.npmjs.org/ --no-audit --no-fund --loglevel=error)
+  echo "$want" >"$dest/.installed"
+  echo "node tools in $dest" >&2
+}
 
-mkdir -p "$dest"
-printf '*\n' >"$dest/.gitignore"
-cp "$src/package.json" "$src/package-lock.json" "$dest/"
-(cd "$dest" && npm ci --no-audit --no-fund --loglevel=error)
-echo "$want" >"$dest/.installed"
-echo "node tools in $dest" >&2
+install "$src" "$dest" @apidevtools/swagger-parser
+install "$root/cmd/svc/testdata/clients" "$dest/clients" cohere-ai
+if $peer; then
+  install "$root/build/textpeer" "$dest/textpeer" @huggingface/transformers
+fi

@@ -160,6 +160,7 @@ func (b builder) document() *openapi3.T {
 	)
 	b.addV2(doc)
 	b.addMetrics(doc)
+	b.addTextAPIs(doc)
 	resolveRefs(doc)
 	return doc
 }
@@ -257,11 +258,16 @@ func (b builder) predictResponseSchema() *openapi3.Schema {
 	s := openapi3.NewObjectSchema()
 	s.Description = "One property per model output, keyed by the output name."
 	s.Properties = make(openapi3.Schemas, len(b.info.Outputs))
-	for _, out := range b.info.Outputs {
+	for i, out := range b.info.Outputs {
 		if o := b.media.Output(out.Name); o != nil {
 			s.Properties[out.Name] = openapi3.NewSchemaRef("", decodedOutputSchema(out, o))
 		} else {
 			s.Properties[out.Name] = openapi3.NewSchemaRef("", outputSchema(out))
+		}
+		if b.media.Consumed(i) {
+			p := s.Properties[out.Name].Value
+			p.Description = "Answered with ?raw=true only: a decoded output reads it (a segment output's prototype masks). " + p.Description
+			continue
 		}
 		if b.media.Text() == nil {
 			s.Required = append(s.Required, out.Name)
@@ -293,12 +299,12 @@ func (b builder) predictOperation() *openapi3.Operation {
 		WithRequired(true).
 		WithContent(content)}
 	if len(b.media.Outputs()) > 0 {
-		op.Parameters = openapi3.Parameters{rawParameter()}
+		op.Parameters = append(openapi3.Parameters{rawParameter()}, b.detectionParameters()...)
 	}
+	ok := openapi3.NewResponse().WithDescription("The model's outputs.").WithJSONSchemaRef(schemaRef(SchemaPredictResponse))
+	b.addDrawingContent(ok)
 	op.Responses = openapi3.NewResponses(
-		openapi3.WithStatus(http.StatusOK, &openapi3.ResponseRef{Value: openapi3.NewResponse().
-			WithDescription("The model's outputs.").
-			WithJSONSchemaRef(schemaRef(SchemaPredictResponse))}),
+		openapi3.WithStatus(http.StatusOK, &openapi3.ResponseRef{Value: ok}),
 		openapi3.WithStatus(http.StatusBadRequest, responseRef(responseBadRequest)),
 		openapi3.WithStatus(http.StatusRequestEntityTooLarge, responseRef(responseTooLarge)),
 		openapi3.WithStatus(http.StatusUnsupportedMediaType, responseRef(responseUnsupportedMedia)),

@@ -175,6 +175,8 @@ func decodedOutputSchema(out core.OutputSpec, o *codec.Output) *openapi3.Schema 
 	case codec.KindClassify:
 		top := classesSchema(o.TopK(), "The class label (empty when the class has none).", "The class index.", "One item's top classes, best first.")
 		decoded = openapi3.NewArraySchema().WithItems(top)
+	case codec.KindDetect, codec.KindSegment, codec.KindPose:
+		decoded = openapi3.NewArraySchema().WithItems(detectionsSchema(o))
 	default:
 		text := openapi3.NewObjectSchema().
 			WithProperty("text", openapi3.NewStringSchema()).
@@ -214,8 +216,14 @@ func (b builder) mediaDescription(sb *strings.Builder) {
 		for _, o := range b.media.Outputs() {
 			names = append(names, fmt.Sprintf("`%s`: %s", o.Name, o.Kind))
 		}
-		fmt.Fprintf(sb, "\n\nDecoded outputs (%s) answer labels and scores or text; `?raw=true` answers the model's tensors instead.",
+		fmt.Fprintf(sb, "\n\nDecoded outputs (%s) answer labels and scores, text or boxes; `?raw=true` answers the model's tensors instead.",
 			strings.Join(names, ", "))
+	}
+	if b.media.HasDetection() {
+		sb.WriteString(" The query's confidence, iou, max_det, classes and rle set the detections of this request.")
+	}
+	if b.drawable() {
+		sb.WriteString(" `?draw=true` (or `Accept: image/png` or `image/jpeg`) answers the picture with what the outputs say drawn on it.")
 	}
 }
 
@@ -228,9 +236,12 @@ func (b builder) v2MediaNote() string {
 			im.Name, pictureWording)
 	}
 	for _, o := range b.media.Outputs() {
-		if o.Kind == codec.KindClassify {
+		switch {
+		case o.Kind == codec.KindClassify:
 			fmt.Fprintf(&sb, " Output `%s` answers BYTES of shape [-1, %d], \"score:index:label\" strings, best first.", o.Name, o.TopK())
-		} else {
+		case o.IsDetection():
+			sb.WriteString(detectionNote(o))
+		default:
 			fmt.Fprintf(&sb, " Output `%s` answers BYTES of shape [-1], the decoded texts.", o.Name)
 		}
 	}
@@ -269,10 +280,8 @@ func (b builder) v2MetadataExample() any {
 	for _, out := range b.info.Outputs {
 		o := b.media.Output(out.Name)
 		switch {
-		case o != nil && o.Kind == codec.KindClassify:
-			outputs = append(outputs, tensorMeta(out.Name, "BYTES", []int64{-1, int64(o.TopK())}))
 		case o != nil:
-			outputs = append(outputs, tensorMeta(out.Name, "BYTES", []int64{-1}))
+			outputs = append(outputs, tensorMeta(out.Name, "BYTES", o.Shape()))
 		case inputKind(out.Kind, out.Type) == core.KindTensor:
 			outputs = append(outputs, tensorMeta(out.Name, v2Datatype(out.Type), out.Shape))
 		}
@@ -347,7 +356,7 @@ func imageInfoSchema() *openapi3.Schema {
 // (rest.DecodeInfo).
 func decodeInfoSchema() *openapi3.Schema {
 	s := openapi3.NewObjectSchema().
-		WithProperty("kind", openapi3.NewStringSchema().WithEnum(codec.KindClassify, codec.KindCTC)).
+		WithProperty("kind", openapi3.NewStringSchema().WithEnum(codec.KindClassify, codec.KindCTC, codec.KindDetect, codec.KindSegment, codec.KindPose)).
 		WithProperty("description", openapi3.NewStringSchema()).
 		WithRequired([]string{"kind", "description"})
 	s.Description = "Present for a decoded output: what /predict answers for it (`?raw=true` answers the tensor)."

@@ -89,6 +89,14 @@ func mediaCases() []mediaCase {
 		decl:    config.Model{Inputs: map[string]config.ModelInput{"images": image("yolo")}},
 		images:  []string{"images"},
 		picture: true,
+	}, {
+		name: "segment",
+		runner: newMediaRunner([]core.InputSpec{tensorIn("images", true, 1, 3, 640, 640)},
+			[]core.OutputSpec{tensorOut("output0", 1, 116, 8400), tensorOut("output1", 1, 32, 160, 160)}),
+		decl:    config.Model{Inputs: map[string]config.ModelInput{"images": image("yolo")}, Outputs: map[string]config.ModelOutput{"output0": {Segment: &config.Detect{}}}},
+		images:  []string{"images"},
+		picture: true,
+		decoded: map[string]string{"output0": codec.KindSegment},
 	}}
 }
 
@@ -208,12 +216,24 @@ func checkDecodedOutputs(t *testing.T, c mediaCase, op *openapi3.Operation) {
 		decoded := s.AnyOf[0].Value
 		item := decoded.Items.Value
 		want := []string{"text", "score"}
-		if kind == codec.KindClassify {
+		switch kind {
+		case codec.KindClassify, codec.KindDetect, codec.KindSegment, codec.KindPose:
 			if !item.Type.Is("array") {
-				t.Fatalf("output %s: a classify item is %v, want an array of classes", name, item.Type)
+				t.Fatalf("output %s: a %s item is %v, want an array", name, kind, item.Type)
 			}
 			item = item.Items.Value
 			want = []string{"label", "index", "score"}
+			switch kind {
+			case codec.KindDetect:
+				want = append(want, "box")
+			case codec.KindSegment:
+				want = append(want, "box", "polygon")
+			case codec.KindPose:
+				want = append(want, "box", "keypoints")
+			}
+		}
+		if kind == codec.KindSegment && (item.Properties["polygon"] == nil || item.Properties["mask"] == nil) {
+			t.Errorf("output %s: a segment detection has no polygon or mask: %v", name, sortedNames(item.Properties))
 		}
 		if !slices.Equal(item.Required, want) {
 			t.Errorf("output %s: item requires %v, want %v", name, item.Required, want)

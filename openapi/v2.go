@@ -5,6 +5,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/transport/oip"
 )
@@ -168,7 +169,18 @@ func (b builder) v2InferRequestSchema() *openapi3.Schema {
 	if len(b.media.Outputs()) > 0 {
 		top = openapi3.NewObjectSchema().WithProperty(oip.ParamRaw, openapi3.NewBoolSchema())
 		top.AdditionalProperties = openapi3.AdditionalProperties{Has: openapi3.Ptr(true)}
-		top.Properties[oip.ParamRaw].Value.Description = "`true` answers the model's tensors instead of the decoded outputs (classify, ctc)."
+		top.Properties[oip.ParamRaw].Value.Description = "`true` answers the model's tensors instead of the decoded outputs (classify, ctc, detect, segment, pose)."
+	}
+	if b.media.HasDetection() {
+		for _, p := range detectionParams {
+			sc := p.schema()
+			sc.Description = p.doc
+			if p.name == codec.ParamClasses {
+				sc = openapi3.NewOneOfSchema(openapi3.NewStringSchema(), openapi3.NewArraySchema().WithItems(openapi3.NewIntegerSchema().WithMin(0)))
+				sc.Description = p.doc + " In JSON, a list of indices too."
+			}
+			top = top.WithProperty(p.name, sc)
+		}
 	}
 	s := openapi3.NewObjectSchema().
 		WithProperty("id", openapi3.NewStringSchema()).

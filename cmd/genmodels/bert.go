@@ -136,6 +136,25 @@ func tinyBERTClassifier() *onnxpb.Model {
 	return m
 }
 
+// tinyBERTReranker is tinyBERT with a cross-encoder's head, as
+// sentence-transformers' CrossEncoder models have it: the classifier of
+// tinyBERTClassifier with one logit, the relevance of a pair [batch, 1].
+func tinyBERTReranker() *onnxpb.Model {
+	b := bertEncoder("tiny_bert_reranker")
+	r := rng(bertSeed + 3)
+	h := int64(bertHidden)
+	b.node("Gather", in("last_hidden_state", "zero"), out("cls_state"), attrInt("axis", 1))
+	dense(b, &r, "pooler", "cls_state", h, h)
+	b.node("Tanh", in("pooler"), out("pooled"))
+	dense(b, &r, "classifier", "pooled", h, 1)
+	b.node("Mul", in("classifier", "logit_scale"), out("logits"))
+	b.initializer(constant("logit_scale", nil, []float32{4}))
+	b.output("logits", tensorOf(onnxpb.ElemFloat, "batch", 1), "the relevance of each pair, one logit")
+	m := b.model()
+	m.DocString = "tiny BERT cross-encoder with random weights (svc tests)"
+	return m
+}
+
 // tinyBERTTokens is tinyBERT with a token-classification head: a dense
 // layer from each token's hidden state to logits [batch, sequence, 9].
 func tinyBERTTokens() *onnxpb.Model {

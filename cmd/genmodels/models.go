@@ -352,11 +352,18 @@ func testModels() ([]file, error) {
 		{"tiny_bert.onnx", tinyBERT()},
 		{"tiny_bert_classifier/model.onnx", tinyBERTClassifier()},
 		{"tiny_bert_ner/model.onnx", tinyBERTTokens()},
+		{"tiny_bert_reranker/model.onnx", tinyBERTReranker()},
 		{"reload_v1.onnx", reloadVersion(1)},
 		{"reload_v2.onnx", reloadVersion(2)},
 		{"running_sum.onnx", runningSum()},
 		{"lstm_time_major.onnx", timeMajorLSTM()},
 		{"tally.onnx", tally()},
+	}
+	for _, g := range gridModels {
+		models = append(models, struct {
+			path string
+			m    *onnxpb.Model
+		}{g.file, gridGraph(g)})
 	}
 	for _, x := range models {
 		if err := add(x.path, x.m); err != nil {
@@ -365,7 +372,8 @@ func testModels() ([]file, error) {
 	}
 	files = append(files, file{"external_data/model.onnx.data", extData},
 		file{"tiny_bert_classifier/config.json", hfConfig("BertForSequenceClassification", "single_label_classification", sentimentLabels)},
-		file{"tiny_bert_ner/config.json", hfConfig("BertForTokenClassification", "", nerLabels)})
+		file{"tiny_bert_ner/config.json", hfConfig("BertForTokenClassification", "", nerLabels)},
+		file{"tiny_bert_reranker/config.json", hfConfig("BertForSequenceClassification", "", []string{"LABEL_0"})})
 	return files, nil
 }
 

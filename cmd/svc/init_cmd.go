@@ -251,11 +251,15 @@ type recognition struct {
 	// the kind of model: paddleocr-cls, paddleocr-rec, imagenet or yolo.
 	Preset string
 	Input  string
-	// Output is the output given a meaning ("" for yolo, whose outputs
-	// stay raw).
+	// Output is the output given a meaning ("" for a yolo model whose
+	// outputs stay raw: it does not say its task).
 	Output string
 	// Classes is Output's last dimension (-1: dynamic).
 	Classes int64
+	// Task is a yolo model's detect, segment or pose (its metadata's
+	// task); Size its input's [height, width] (imgsz).
+	Task string
+	Size [2]int
 }
 
 // recognise tells a model 'svc init' knows from its inputs and outputs:
@@ -265,11 +269,17 @@ type recognition struct {
 //     [N, steps, classes] (classes dynamic or many: 6625 for ppocr_keys_v1);
 //   - an ImageNet classifier: one float input [N, 3, 224, 224], one output
 //     [N, 1000];
+//   - an Ultralytics YOLO export that says its task (detect, segment or
+//     pose), its class names and its size in the metadata
+//     (codec.RecogniseDetector): its output of boxes decoded;
 //   - Ultralytics YOLO: input images [1, 3, 640, 640] with the class names
-//     in the metadata (names).
+//     in the metadata (names), its outputs raw.
 //
 // It returns nil for any other model.
 func recognise(info core.ModelInfo) *recognition {
+	if d, ok := codec.RecogniseDetector(info); ok {
+		return &recognition{Preset: "yolo", Input: d.Input, Output: d.Output, Classes: -1, Task: d.Task, Size: d.Size}
+	}
 	if len(info.Inputs) != 1 || len(info.Outputs) == 0 {
 		return nil
 	}
@@ -348,7 +358,11 @@ func modelEntry(name, path string, info core.ModelInfo) string {
 	fmt.Fprintf(&b, "    # svc init recognised %s. The keys below are live: /predict takes pictures for\n", what)
 	b.WriteString("    # the image input (base64 or data: URLs in JSON, multipart/form-data files, or an image/* body)\n")
 	b.WriteString("    # and answers what the outputs mean; ?raw=true answers the tensors. Delete them to serve tensors.\n")
-	fmt.Fprintf(&b, "    inputs:\n      %s:\n        image: {preset: %s}\n", in, r.Preset)
+	if r.Task != "" && r.Size != [2]int{640, 640} {
+		fmt.Fprintf(&b, "    inputs:\n      %s:\n        image: {preset: %s, size: [%d, %d]}\n", in, r.Preset, r.Size[0], r.Size[1])
+	} else {
+		fmt.Fprintf(&b, "    inputs:\n      %s:\n        image: {preset: %s}\n", in, r.Preset)
+	}
 	switch r.Preset {
 	case "paddleocr-cls":
 		fmt.Fprintf(&b, "    outputs:\n      %s:\n        classify: {labels: [\"0\", \"180\"], top_k: 1}   # the text's angle\n", out)
@@ -364,8 +378,12 @@ func modelEntry(name, path string, info core.ModelInfo) string {
 		fmt.Fprintf(&b, "    # %s) next to this file, then uncomment:\n", labels)
 		fmt.Fprintf(&b, "    # outputs:\n    #   %s:\n    #     ctc: {labels: ppocr_keys_v1.txt}\n", out)
 	case "yolo":
-		b.WriteString("    # outputs stay raw: svc decodes classes and text, not detections (boxes need the\n")
-		b.WriteString("    # model's own post-processing), so /predict answers the output tensor.\n")
+		if r.Task == "" {
+			b.WriteString("    # outputs stay raw: the model's metadata does not say its task, so /predict answers\n")
+			b.WriteString("    # the output tensor; declare detect: {} (or segment, pose) under its output for boxes.\n")
+			break
+		}
+		fmt.Fprintf(&b, "    outputs:\n      %s:\n        %s: {}   # boxes in the picture's pixels; confidence: 0.25, iou: 0.7, max_det: 300\n", out, r.Task)
 	}
 	return b.String()
 }

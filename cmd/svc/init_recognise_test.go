@@ -35,6 +35,8 @@ func TestInitRecognise(t *testing.T) {
 		{"imagenet", modelInfo("data", []int64{n, 3, 224, 224}, [][]int64{{n, 1000}}, nil), "imagenet"},
 		{"imagenet, batch 1", modelInfo("input", []int64{1, 3, 224, 224}, [][]int64{{1, 1000}}, nil), "imagenet"},
 		{"yolo", modelInfo("images", []int64{1, 3, 640, 640}, [][]int64{{1, 84, 8400}}, names), "yolo"},
+		{"yolo with its task", modelInfo("images", []int64{1, 3, 640, 640}, [][]int64{{1, 84, 8400}}, map[string]string{"names": names["names"], "task": "detect", "imgsz": "[640, 640]"}), "yolo"},
+		{"yolo-seg at 320", modelInfo("images", []int64{1, 3, 320, 320}, [][]int64{{1, 38, 2100}, {1, 32, 80, 80}}, map[string]string{"names": names["names"], "task": "segment"}), "yolo"},
 		{"yolo without names", modelInfo("images", []int64{1, 3, 640, 640}, [][]int64{{1, 84, 8400}}, nil), ""},
 		{"rec with few classes", modelInfo("x", []int64{n, 3, 48, n}, [][]int64{{n, n, 37}}, nil), ""},
 		{"cls with 3 classes", modelInfo("x", []int64{n, 3, 48, 192}, [][]int64{{n, 3}}, nil), ""},
@@ -102,9 +104,7 @@ func checkEntryLoads(t *testing.T, info core.ModelInfo, r *recognition) {
 			t.Fatalf("want the ctc output commented, got\n%s", entry)
 		}
 	case "yolo":
-		if len(m.Outputs) != 0 || !strings.Contains(entry, "outputs stay raw") {
-			t.Fatalf("want raw outputs, said so, got\n%s", entry)
-		}
+		checkYOLOEntry(t, entry, r, m)
 	}
 }
 
@@ -120,5 +120,24 @@ func TestInitEntryName(t *testing.T) {
 		if got := entryName(in); got != want {
 			t.Errorf("entryName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// checkYOLOEntry checks a yolo model's entry: its output decoded as its
+// task says, at its size; raw, said so, when it does not say its task.
+func checkYOLOEntry(t *testing.T, entry string, r *recognition, m config.Model) {
+	t.Helper()
+	if r.Task == "" {
+		if len(m.Outputs) != 0 || !strings.Contains(entry, "outputs stay raw") {
+			t.Fatalf("want raw outputs, said so, got\n%s", entry)
+		}
+		return
+	}
+	d, kind := m.Outputs[r.Output].Detection()
+	if d == nil || kind != r.Task || len(m.Outputs) != 1 {
+		t.Fatalf("want output %s decoded as %s, got\n%s", r.Output, r.Task, entry)
+	}
+	if size := m.Inputs[r.Input].Image.Size; r.Size != [2]int{640, 640} && (len(size) != 2 || size[0] != r.Size[0] || size[1] != r.Size[1]) {
+		t.Fatalf("want size %v, got %v in\n%s", r.Size, size, entry)
 	}
 }

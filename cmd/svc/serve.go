@@ -44,9 +44,11 @@ import (
 	grpcapi "github.com/svc-dev/svc/transport/grpcapi"
 	"github.com/svc-dev/svc/transport/metrics"
 	"github.com/svc-dev/svc/transport/oip"
+	"github.com/svc-dev/svc/transport/openai"
 	"github.com/svc-dev/svc/transport/repository"
 	"github.com/svc-dev/svc/transport/rest"
 	"github.com/svc-dev/svc/transport/stream"
+	"github.com/svc-dev/svc/transport/tei"
 	"github.com/svc-dev/svc/transport/tracing"
 )
 
@@ -458,6 +460,8 @@ func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logge
 		oip.Module,
 		grpcapi.Module,
 		stream.Module,
+		openai.Module,
+		tei.Module,
 		openapi.Module,
 		repository.Module,
 		onnxrt.Module,

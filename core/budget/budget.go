@@ -221,3 +221,29 @@ func Bytes(n int64) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
+
+// Hold reserves n bytes as Reserve does, for what only part of the
+// request holds (one batch of its texts in flight), and returns the
+// function that gives them back before the request ends; calling it
+// again, or after the request has ended, gives back nothing more.
+func Hold(ctx context.Context, n int64, what string) (func(), error) {
+	t, _ := ctx.Value(ticketKey{}).(*ticket)
+	if t == nil || n <= 0 {
+		return func() {}, nil
+	}
+	if err := Reserve(ctx, n, what); err != nil {
+		return func() {}, err
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			if t.done {
+				return
+			}
+			t.held -= n
+			t.m.release(n)
+		})
+	}, nil
+}

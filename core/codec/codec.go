@@ -13,11 +13,13 @@
 package codec
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/codec/decode"
@@ -32,6 +34,9 @@ type Codec struct {
 	legacy    map[string][]string
 	lim       config.Limits
 	modelFile string
+
+	// batches is told of each run of texts (ObserveBatches).
+	batches atomic.Pointer[func(TextBatch)]
 
 	mu     sync.Mutex
 	runner core.Runner
@@ -55,6 +60,26 @@ func (c *Codec) ModelFile(path string) *Codec {
 	return c
 }
 
+// ObserveBatches has f told of each run of texts, its size and tokens
+// (the metrics).
+func (c *Codec) ObserveBatches(f func(TextBatch)) { c.batches.Store(&f) }
+
+// HasText reports whether the model last loaded takes text.
+func (c *Codec) HasText() bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.set.Text() != nil
+}
+
+func (c *Codec) observeBatch(b TextBatch) {
+	if f := c.batches.Load(); f != nil {
+		(*f)(b)
+	}
+}
+
 // For returns the Set of the model r runs, built on the first call for r;
 // every protocol's Prepare asks it, so a declaration that does not fit
 // the model fails start-up with one message.
@@ -73,6 +98,9 @@ func (c *Codec) For(r core.Runner) (*Set, error) {
 		}
 		c.set, c.err = build(c.decl, c.lim, file, r.Info(), r.Specs())
 		c.runner = r
+		if x := c.set.Text(); x != nil {
+			x.start(r, c.observeBatch)
+		}
 	}
 	return c.set, c.err
 }
@@ -100,10 +128,11 @@ type Output struct {
 	// Name is the output's name; Index its position in the model's outputs.
 	Name  string
 	Index int
-	// Kind is "classify" or "ctc".
+	// Kind is "classify", "ctc", "detect", "segment" or "pose".
 	Kind     string
 	classify *decode.Classifier
 	ctc      *decode.CTC
+	det      *detector
 	describe string
 }
 
@@ -224,6 +253,8 @@ func (o *Output) AppendJSON(dst []byte, t *tensor.Tensor) ([]byte, error) {
 			return dst, o.wrap(err)
 		}
 		return decode.AppendClassesJSON(dst, items), nil
+	case KindDetect, KindSegment, KindPose:
+		return dst, o.wrap(errNeedsResult)
 	default:
 		texts, err := o.texts(t)
 		if err != nil {
@@ -248,6 +279,8 @@ func (o *Output) Strings(t *tensor.Tensor) ([]string, []int64, error) {
 			k = len(items[0])
 		}
 		return decode.TritonClasses(items), []int64{int64(len(items)), int64(k)}, nil
+	case KindDetect, KindSegment, KindPose:
+		return nil, nil, o.wrap(errNeedsResult)
 	default:
 		texts, err := o.texts(t)
 		if err != nil {
@@ -274,6 +307,10 @@ func (o *Output) texts(t *tensor.Tensor) ([]decode.Text, error) {
 	return texts, nil
 }
 
+// errNeedsResult is a detection output decoded from its tensor alone: it
+// needs the run's result and the request (Decoding).
+var errNeedsResult = errors.New("a detection output is decoded with its request (Decoding)")
+
 func (o *Output) wrap(err error) error {
 	return fmt.Errorf("decode output '%s' (%s): %w", o.Name, o.Kind, err)
 }
@@ -285,7 +322,11 @@ func build(decl config.Model, lim config.Limits, modelFile string, info core.Mod
 		return nil, err
 	}
 	if len(decl.Inputs) == 0 && len(decl.Outputs) == 0 && text == nil {
-		return nil, nil
+		auto, ok := autoDetection(info)
+		if !ok {
+			return nil, nil
+		}
+		decl.Inputs, decl.Outputs = auto.Inputs, auto.Outputs
 	}
 	if text != nil {
 		text.lim = lim
@@ -300,7 +341,7 @@ func build(decl config.Model, lim config.Limits, modelFile string, info core.Mod
 	}
 	sort.Slice(s.images, func(i, j int) bool { return s.images[i].Index < s.images[j].Index })
 	for _, name := range sortedKeys(decl.Outputs) {
-		o, err := buildOutput(name, decl.Outputs[name], decl.Labels[name], info)
+		o, err := buildOutput(name, decl.Outputs[name], decl.Labels[name], info, s.images)
 		if err != nil {
 			return nil, err
 		}

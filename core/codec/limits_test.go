@@ -92,13 +92,14 @@ func TestPicturesStopWithTheRequest(t *testing.T) {
 }
 
 // TestTextLimits: a request's texts are counted before any is
-// tokenized, and the tokenizing stops as soon as the texts padded to
-// the longest so far pass limits.max_tokens.
+// tokenized, and the tokenizing stops at the text that takes the
+// request's tokens, summed, past limits.max_tokens; a raw answer's one
+// run must fit text.max_batch_tokens.
 func TestTextLimits(t *testing.T) {
 	tok := filepath.Join("tokenizer", "testdata", "fixtures", "bert-uncased.json")
 	specs := []tensor.Spec{{Name: "input_ids", DType: tensor.Int64, Shape: []int64{-1, -1}, Required: true}}
 	info := core.ModelInfo{Outputs: []core.OutputSpec{{Name: "last_hidden_state", Type: "float32", Shape: []int64{-1, -1, 32}, Kind: core.KindTensor}}}
-	x, err := buildText(&config.Text{Tokenizer: tok}, "", specs, info)
+	x, err := buildText(&config.Text{Tokenizer: tok, MaxBatchTokens: 100}, "", specs, info)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,15 +119,24 @@ func TestTextLimits(t *testing.T) {
 		single   bool
 		key, msg string
 	}{
-		{"within", config.Limits{MaxTexts: 3, MaxTokens: 3 * 4}, []string{"hello world", "a", "b"}, false, "", ""},
+		{"within", config.Limits{MaxTexts: 3, MaxTokens: 4 + 3 + 3}, []string{"hello world", "a", "b"}, false, "", ""},
 		{"one text too many", config.Limits{MaxTexts: 3}, many(4, "a"), false, "limits.max_texts", "Input 'text': 4 texts, more than the 3 one request may send (limits.max_texts)"},
-		{"padded past the tokens", config.Limits{MaxTokens: 16384}, many(100_000, long), false, "limits.max_tokens", "Input 'text': 100000 texts padded to the 3 tokens of item 0 are 300000 tokens, more than the 16384"},
-		{"a long one among short ones", config.Limits{MaxTokens: 900}, many(20, long), false, "limits.max_tokens", "20 texts padded to the 48 tokens of item 19 are 960 tokens"},
+		{"summed past the tokens", config.Limits{MaxTokens: 16384}, many(100_000, long), false, "limits.max_tokens", "Input 'text': the texts up to item 5461 are 16386 tokens, more than the 16384 one request may send (limits.max_tokens)"},
+		{"a long one among short ones", config.Limits{MaxTokens: 100}, many(20, long), false, "limits.max_tokens", "the texts up to item 19 are 105 tokens, more than the 100"},
 		{"one text too long", config.Limits{MaxTokens: 10}, []string{long}, true, "limits.max_tokens", "Input 'text': 48 tokens, more than the 10 one request may send (limits.max_tokens)"},
+		{"a raw run past a batch", config.Limits{}, many(3, long), false, "text.max_batch_tokens", "Input 'text': 3 texts padded to 48 tokens are 144 tokens, more than one run of the model takes (100, text.max_batch_tokens)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			x.lim = tt.lim
+			if tt.key == "limits.max_tokens" {
+				_, err := x.Tokenize(context.Background(), TextInput{Texts: tt.texts, Single: tt.single})
+				var le *core.LimitError
+				if !errors.As(err, &le) || le.Key != tt.key || !strings.Contains(le.Message, tt.msg) {
+					t.Fatalf("got %v, want a LimitError of %s holding %q", err, tt.key, tt.msg)
+				}
+				return
+			}
 			b, err := x.Encode(context.Background(), tt.texts, nil, tt.single)
 			if tt.key == "" {
 				if err != nil || b.n != len(tt.texts) {

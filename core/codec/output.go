@@ -13,7 +13,7 @@ import (
 
 // buildOutput resolves one output's declaration; legacy is the model
 // entry's labels: list for the output, the default labels of classify.
-func buildOutput(name string, decl config.ModelOutput, legacy []string, info core.ModelInfo) (*Output, error) {
+func buildOutput(name string, decl config.ModelOutput, legacy []string, info core.ModelInfo, images []*Image) (*Output, error) {
 	k := slices.IndexFunc(info.Outputs, func(o core.OutputSpec) bool { return o.Name == name })
 	if k < 0 {
 		return nil, fmt.Errorf("outputs.%s: the model has no output '%s'; its outputs are %s", name, name, outputNames(info))
@@ -26,6 +26,9 @@ func buildOutput(name string, decl config.ModelOutput, legacy []string, info cor
 	case "float32", "float64", "float16", "bfloat16":
 	default:
 		return nil, fmt.Errorf("outputs.%s: output '%s' holds %s, not scores (float32, float64, float16 or bfloat16)", name, name, spec.Type)
+	}
+	if d, kind := decl.Detection(); d != nil {
+		return buildDetection(name, k, *d, kind, legacy, info, images)
 	}
 	if decl.Classify != nil {
 		return buildClassify(name, k, *decl.Classify, legacy, spec, info.Metadata)

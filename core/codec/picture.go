@@ -121,6 +121,7 @@ func (s *Set) Tensors(ctx context.Context, ps []Pictures) ([]*tensor.Tensor, err
 			return nil, ps[i].Input.refusal(err, ps[i].Single)
 		}
 		out[i] = t
+		recordPictures(ctx, ps[i].Input.Index, b.Frames(), ps[i].Data)
 	}
 	return out, nil
 }

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/budget"
 	"github.com/svc-dev/svc/core/codec/decode"
 	"github.com/svc-dev/svc/core/codec/tokenizer"
 	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/core/sched"
 	"github.com/svc-dev/svc/core/tensor"
 )
 
@@ -35,7 +35,16 @@ type Text struct {
 	Task string
 	// lim bounds the texts of one request (MaxTexts, MaxTokens).
 	lim config.Limits
-	tok *tokenizer.Tokenizer
+	// tok cuts a text longer than the maximum length as the
+	// tokenizer.json says (the model's truncation); left and right cut
+	// from the start or the end, as a request may ask; full cuts nothing.
+	tok, left, right, full *tokenizer.Tokenizer
+	// MaxBatchTokens bounds one run: its texts × the tokens of the
+	// longest (text.max_batch_tokens); queue forms the runs.
+	MaxBatchTokens int
+	queue          *sched.Tokens
+	runner         core.Runner
+	observe        func(TextBatch)
 	// ids, mask and types are the indices of input_ids, attention_mask
 	// and token_type_ids among the model's inputs (-1: absent).
 	ids, mask, types int
@@ -123,63 +132,33 @@ func (x *Text) describeLength() string {
 }
 
 // Encode tokenizes texts (and pairs, nil or one per text) into the model's
-// inputs. single says the client sent one text, not a list, so messages
-// name no item. A text that is not valid UTF-8, or too long with
-// truncation off, is a *core.InputError naming the input and the item.
-// The request's cost is bounded before the work: more than
-// limits.max_texts texts are refused before any is tokenized, and the
-// tokenizing stops as soon as the texts padded to the longest so far
-// are more than limits.max_tokens (*core.LimitError, a 413); the ids'
-// memory is reserved against the request's ticket (core/budget) before
-// the batch is made; ctx is looked at between texts, and once it ends
-// the work stops with core.Canceled.
+// inputs for one run, as a raw answer (the model's own outputs) needs:
+// Tokenize's checks, and the texts padded together must fit one batch
+// (text.max_batch_tokens). single says the client sent one text, not a
+// list, so messages name no item. The ids' memory is reserved against
+// the request's ticket (core/budget) before the batch is made.
 func (x *Text) Encode(ctx context.Context, texts, pairs []string, single bool) (*Batch, error) {
-	if len(texts) == 0 {
-		return nil, &core.InputError{Input: InputText, Message: fmt.Sprintf("Input '%s': send a text or a list of texts", InputText)}
-	}
-	if err := x.CountTexts(len(texts)); err != nil {
+	ts, err := x.Tokenize(ctx, TextInput{Texts: texts, Pairs: pairs, Single: single})
+	if err != nil {
 		return nil, err
 	}
-	if pairs != nil && x.Task == config.TaskTokens {
-		return nil, &core.InputError{Input: InputTextPair, Message: fmt.Sprintf("Input '%s': token classification finds the entities of one text; send '%s' alone", InputTextPair, InputText)}
-	}
-	if pairs != nil && len(pairs) != len(texts) {
-		return nil, &core.InputError{Input: InputTextPair, Message: fmt.Sprintf("Input '%s' has %d texts, '%s' %d: send one pair text per text", InputTextPair, len(pairs), InputText, len(texts))}
-	}
-	encs := make([]tokenizer.Encoding, len(texts))
 	longest := 0
-	for i, t := range texts {
-		if ctx.Err() != nil {
-			return nil, core.Canceled(ctx)
-		}
-		e, err := x.encodeOne(t, pairs, i, single)
-		if err != nil {
-			return nil, err
-		}
-		encs[i] = e
+	for _, e := range ts.encs {
 		longest = max(longest, e.Len())
-		if err := x.checkTokens(len(texts), longest, i, single); err != nil {
-			return nil, err
-		}
+	}
+	if cost := int64(len(ts.encs)) * int64(longest); cost > int64(x.MaxBatchTokens) {
+		return nil, &core.LimitError{Key: keyBatchTokens, Message: fmt.Sprintf("Input '%s': %d texts padded to %d tokens are %d tokens, more than one run of the model takes (%d, %s): a raw answer is the outputs of one run; ask for the answer to text to have them split", InputText, len(ts.encs), longest, cost, x.MaxBatchTokens, keyBatchTokens)}
 	}
 	// input_ids, attention_mask, token_type_ids and the mask pooling keeps.
 	if err := budget.Reserve(ctx, 4*8*int64(len(texts))*int64(longest), "for its token ids"); err != nil {
 		return nil, err
 	}
-	b := x.batch(encs, single)
-	if x.Task == config.TaskTokens {
-		b.texts = texts
-		b.offsets, b.special = make([][][2]int, len(encs)), make([][]int64, len(encs))
-		for i, e := range encs {
-			b.offsets[i], b.special[i] = e.Offsets, e.SpecialTokensMask
-		}
-	}
-	return b, nil
+	return x.batch(ts.encs, single, texts), nil
 }
 
 // CountTexts refuses a request of n texts, if that is more than
 // limits.max_texts: the protocols call it with what the request declares
-// before they decode the texts, and Encode with the texts themselves.
+// before they decode the texts, and Tokenize with the texts themselves.
 func (x *Text) CountTexts(n int) error {
 	if limit := x.lim.MaxTexts; limit > 0 && n > limit {
 		return &core.LimitError{Key: "limits.max_texts", Message: fmt.Sprintf("Input '%s': %d texts, more than the %d one request may send (limits.max_texts)", InputText, n, limit)}
@@ -187,51 +166,9 @@ func (x *Text) CountTexts(n int) error {
 	return nil
 }
 
-// checkTokens refuses n texts padded to longest tokens (text i is the
-// longest) past limits.max_tokens.
-func (x *Text) checkTokens(n, longest, i int, single bool) error {
-	limit := x.lim.MaxTokens
-	if limit <= 0 || int64(n)*int64(longest) <= limit {
-		return nil
-	}
-	if single {
-		return &core.LimitError{Key: "limits.max_tokens", Message: fmt.Sprintf("Input '%s': %d tokens, more than the %d one request may send (limits.max_tokens)", InputText, longest, limit)}
-	}
-	return &core.LimitError{Key: "limits.max_tokens", Message: fmt.Sprintf("Input '%s': %d texts padded to the %d tokens of item %d are %d tokens, more than the %d one request may send (limits.max_tokens)", InputText, n, longest, i, int64(n)*int64(longest), limit)}
-}
-
-func (x *Text) encodeOne(t string, pairs []string, i int, single bool) (tokenizer.Encoding, error) {
-	fail := func(input, format string, a ...any) error {
-		where := fmt.Sprintf("Input '%s', item %d: ", input, i)
-		if single {
-			where = fmt.Sprintf("Input '%s': ", input)
-		}
-		return &core.InputError{Input: input, Message: where + fmt.Sprintf(format, a...)}
-	}
-	if !utf8.ValidString(t) {
-		return tokenizer.Encoding{}, fail(InputText, "invalid UTF-8")
-	}
-	var e tokenizer.Encoding
-	var err error
-	if pairs != nil {
-		if !utf8.ValidString(pairs[i]) {
-			return e, fail(InputTextPair, "invalid UTF-8")
-		}
-		e, err = x.tok.EncodePair(t, pairs[i], true)
-	} else {
-		e, err = x.tok.Encode(t, true)
-	}
-	if err != nil {
-		return e, fail(InputText, "%v", err)
-	}
-	if !x.Truncate && x.MaxLength > 0 && e.Len() > x.MaxLength {
-		return e, fail(InputText, "%d tokens, over the maximum length of %d (truncation is off)", e.Len(), x.MaxLength)
-	}
-	return e, nil
-}
-
-// batch pads the encodings to the longest, on the right.
-func (x *Text) batch(encs []tokenizer.Encoding, single bool) *Batch {
+// batch pads the encodings to the longest, on the right; texts are the
+// texts they are of (token classification reads its entities in them).
+func (x *Text) batch(encs []tokenizer.Encoding, single bool, texts []string) *Batch {
 	seq := 0
 	for _, e := range encs {
 		seq = max(seq, e.Len())
@@ -249,6 +186,13 @@ func (x *Text) batch(encs []tokenizer.Encoding, single bool) *Batch {
 		}
 	}
 	b := &Batch{Inputs: make([]*tensor.Tensor, x.nInputs), mask: mask, n: n, seq: seq, single: single}
+	if x.Task == config.TaskTokens {
+		b.texts = texts
+		b.offsets, b.special = make([][][2]int, n), make([][]int64, n)
+		for i, e := range encs {
+			b.offsets[i], b.special[i] = e.Offsets, e.SpecialTokensMask
+		}
+	}
 	shape := []int64{int64(n), int64(seq)}
 	for k, pair := range []struct {
 		at   int
@@ -275,6 +219,11 @@ func idTensor(dt tensor.DType, shape []int64, data []int64) *tensor.Tensor {
 // Embed pools the hidden states of the batch's run, [N, S, H] float32,
 // into its embeddings, [N, H].
 func (x *Text) Embed(b *Batch, hidden *tensor.Tensor) (*tensor.Tensor, error) {
+	return x.embed(b, hidden, x.Normalize)
+}
+
+// embed is Embed, normalising when norm.
+func (x *Text) embed(b *Batch, hidden *tensor.Tensor, norm bool) (*tensor.Tensor, error) {
 	h, ok := hidden.Data.([]float32)
 	if !ok || len(hidden.Shape) != 3 || hidden.Shape[0] != int64(b.n) || hidden.Shape[1] != int64(b.seq) {
 		return nil, fmt.Errorf("embedding: the hidden states are %s %s, want float32 [%d, %d, H]", hidden.DType, tensor.FormatShape(hidden.Shape), b.n, b.seq)
@@ -283,7 +232,7 @@ func (x *Text) Embed(b *Batch, hidden *tensor.Tensor) (*tensor.Tensor, error) {
 	out := make([]float32, b.n*dim)
 	for i := range b.n {
 		pool(out[i*dim:(i+1)*dim], h[i*b.seq*dim:(i+1)*b.seq*dim], b.mask[i*b.seq:(i+1)*b.seq], x.Pooling)
-		if x.Normalize {
+		if norm {
 			normalize(out[i*dim : (i+1)*dim])
 		}
 	}

@@ -65,7 +65,7 @@ func buildText(decl *config.Text, modelFile string, specs []tensor.Spec, info co
 		// the model is an encoder to pool.
 		return nil, nil
 	}
-	x := &Text{Task: task, ids: ids, mask: -1, types: -1, nInputs: len(specs), Tokenizer: tokPath, Truncate: decl.Truncation == nil || *decl.Truncation}
+	x := &Text{Task: task, ids: ids, mask: -1, types: -1, nInputs: len(specs), Tokenizer: tokPath, Truncate: decl.Truncates(), MaxBatchTokens: decl.BatchTokens()}
 	if err := x.bindInputs(specs); err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
@@ -93,12 +93,12 @@ func buildText(decl *config.Text, modelFile string, specs []tensor.Spec, info co
 	if x.MaxLength, err = maxLength(decl.MaxLength, tok.MaxLength(), x.bounds.positions); err != nil {
 		return nil, fmt.Errorf("%s.max_length: %w", key, err)
 	}
-	x.padID, x.padType = tok.PadID()
-	if x.Truncate {
-		x.tok = tok.WithTruncation(x.MaxLength)
-	} else {
-		x.tok = tok.WithTruncation(0)
+	if x.MaxLength > x.MaxBatchTokens {
+		return nil, fmt.Errorf("%s.max_batch_tokens: %d tokens, fewer than one text may have (%d, its maximum length): a batch could not hold it; raise %s.max_batch_tokens or lower %s.max_length", key, x.MaxBatchTokens, x.MaxLength, key, key)
 	}
+	x.padID, x.padType = tok.PadID()
+	x.tok, x.full = tok.WithTruncation(x.longest()), tok.WithTruncation(0)
+	x.left, x.right = tok.WithTruncationSide(x.longest(), true), tok.WithTruncationSide(x.longest(), false)
 	if task != config.TaskEmbedding {
 		if err := x.bindClassifier(decl, hf, hfPath, taskFrom); err != nil {
 			return nil, fmt.Errorf("%s.%w", key, err)

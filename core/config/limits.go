@@ -28,8 +28,9 @@ type Limits struct {
 	MaxJPEGScanPixels int64 `yaml:"max_jpeg_scan_pixels"`
 	// MaxTexts caps the texts of one request.
 	MaxTexts int `yaml:"max_texts"`
-	// MaxTokens caps one request's texts × the tokens of its longest
-	// (the padded batch the model runs on).
+	// MaxTokens caps the tokens of one request's texts, summed: what it
+	// may ask of the model in all, over as many runs of
+	// text.max_batch_tokens as it takes.
 	MaxTokens int64 `yaml:"max_tokens"`
 	// RequestMemory is the server-wide budget of the memory that the
 	// requests in flight hold: decoded pictures, the tensors made from
@@ -48,7 +49,7 @@ const (
 	DefaultMaxRequestPixels  = 4 * DefaultMaxImagePixels
 	DefaultMaxJPEGScanPixels = 10 * DefaultMaxImagePixels
 	DefaultMaxTexts          = 2048
-	DefaultMaxTokens         = 16384
+	DefaultMaxTokens         = 262144
 	DefaultRequestMemory     = 256 << 20
 	DefaultMemoryWait        = 5 * time.Second
 )

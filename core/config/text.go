@@ -16,8 +16,16 @@ type Text struct {
 	// the tokenizer's truncation, else the model's positions when known).
 	MaxLength int `yaml:"max_length"`
 	// Truncation cuts a longer text to MaxLength; false refuses it with a
-	// 400 (nil = true).
+	// 400 (nil = true). A request's own truncate (TEI's) overrides it.
 	Truncation *bool `yaml:"truncation"`
+	// AutoTruncate is Truncation under TEI's name (--auto-truncate):
+	// either key sets it; both, they must agree.
+	AutoTruncate *bool `yaml:"auto_truncate"`
+	// MaxBatchTokens bounds one run of texts: its texts × the tokens of
+	// its longest, padding included (0 = DefaultMaxBatchTokens). A
+	// request's texts are split into such batches, and waiting texts of
+	// several requests grouped by length into them.
+	MaxBatchTokens int `yaml:"max_batch_tokens"`
 	// Pooling turns the hidden states into one vector per text: mean
 	// (over the attention mask), cls or max ("" = the sentence-transformers
 	// files, else mean).
@@ -45,6 +53,29 @@ type Text struct {
 	TopK int `yaml:"top_k"`
 }
 
+// DefaultMaxBatchTokens is text.max_batch_tokens' default, TEI's.
+const DefaultMaxBatchTokens = 16384
+
+// Truncates reports whether a longer text is cut: Truncation or
+// AutoTruncate, true when neither is set.
+func (t *Text) Truncates() bool {
+	switch {
+	case t.Truncation != nil:
+		return *t.Truncation
+	case t.AutoTruncate != nil:
+		return *t.AutoTruncate
+	}
+	return true
+}
+
+// BatchTokens is MaxBatchTokens, or its default.
+func (t *Text) BatchTokens() int {
+	if t.MaxBatchTokens > 0 {
+		return t.MaxBatchTokens
+	}
+	return DefaultMaxBatchTokens
+}
+
 // Pooling modes and tasks of Text.
 const (
 	PoolingMean        = "mean"
@@ -69,6 +100,10 @@ func (t *Text) check(key string) (string, string) {
 	switch {
 	case t.MaxLength < 0:
 		return key + ".max_length", "cannot be negative"
+	case t.MaxBatchTokens < 0:
+		return key + ".max_batch_tokens", "cannot be negative"
+	case t.Truncation != nil && t.AutoTruncate != nil && *t.Truncation != *t.AutoTruncate:
+		return key + ".auto_truncate", "says otherwise than truncation, which it is another name of: set one"
 	case t.Pooling != "" && t.Pooling != PoolingMean && t.Pooling != PoolingCLS && t.Pooling != PoolingMax:
 		return key + ".pooling", fmt.Sprintf("'%s' is not a pooling: want mean, cls or max", t.Pooling)
 	case t.Task != "" && t.Task != TaskEmbedding && t.Task != TaskClassification && t.Task != TaskTokens:

@@ -2,8 +2,10 @@ package grpcapi
 
 import (
 	"math"
+	"strconv"
 	"strings"
 
+	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/transport/grpcapi/inference"
 	"github.com/svc-dev/svc/transport/oip"
@@ -47,6 +49,13 @@ func decodeRequest(r *inference.ModelInferRequest, v *view, maxElements int64, m
 	}
 	if err := scheduling(r.GetParameters(), &req); err != nil {
 		return none, err
+	}
+	for _, name := range codec.DetectionParams() {
+		if p, ok := r.GetParameters()[name]; ok {
+			if err := req.SetDecodingParam(name, paramText(p)); err != nil {
+				return none, err
+			}
+		}
 	}
 	if err := decodeSequence(r.GetParameters(), &req); err != nil {
 		return none, err
@@ -284,4 +293,21 @@ func unsigned(p *inference.InferParameter) (uint64, bool) {
 		return uint64(v.Int64Param), v.Int64Param >= 0
 	}
 	return 0, false
+}
+
+// paramText is a parameter's value as text, whatever its kind.
+func paramText(p *inference.InferParameter) string {
+	switch v := p.GetParameterChoice().(type) {
+	case *inference.InferParameter_BoolParam:
+		return strconv.FormatBool(v.BoolParam)
+	case *inference.InferParameter_Int64Param:
+		return strconv.FormatInt(v.Int64Param, 10)
+	case *inference.InferParameter_Uint64Param:
+		return strconv.FormatUint(v.Uint64Param, 10)
+	case *inference.InferParameter_DoubleParam:
+		return strconv.FormatFloat(v.DoubleParam, 'g', -1, 64)
+	case *inference.InferParameter_StringParam:
+		return v.StringParam
+	}
+	return ""
 }

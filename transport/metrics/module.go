@@ -9,6 +9,7 @@ import (
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/budget"
 	"github.com/svc-dev/svc/core/cache"
+	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/transport"
 )
@@ -28,6 +29,7 @@ var Module = fx.Module("metrics",
 	fx.Invoke(observeSequences),
 	fx.Invoke(observeBudget),
 	fx.Invoke(observeCache),
+	fx.Invoke(observeTexts),
 )
 
 type cacheParams struct {
@@ -43,6 +45,20 @@ func observeCache(p cacheParams) error {
 		return nil
 	}
 	return p.Metrics.ObserveCache(p.Cache)
+}
+
+type textsParams struct {
+	fx.In
+	Metrics *Metrics
+	Codec   *codec.Codec `optional:"true"`
+}
+
+// observeTexts registers the series of the runs of text (core/codec).
+func observeTexts(p textsParams) error {
+	if p.Codec == nil {
+		return nil
+	}
+	return p.Metrics.ObserveTexts(p.Codec)
 }
 
 type budgetParams struct {

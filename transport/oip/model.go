@@ -158,6 +158,9 @@ type Request struct {
 	binaryOutput bool
 	// raw asks for decoded outputs as the model's tensors (parameters.raw).
 	raw bool
+	// decoding is the decoded outputs' settings (parameters.confidence
+	// and the like) and where the pictures went.
+	decoding *codec.Decoding
 	// cache is the request's dealing with the response cache.
 	cache core.CacheControl
 	// timeout is parameters.timeout (0: none); priority parameters.priority.
@@ -167,8 +170,11 @@ type Request struct {
 	// trace); arrived is when the request arrived, which its timeout
 	// counts from (zero: when it runs).
 	began, arrived time.Time
-	// text is the batch of a request that sends text (nil: none).
-	text *codec.Batch
+	// text is the batch of a request that sends text (nil: none), for one
+	// run whose outputs it asks for; answers are the answers of one that
+	// asks only for the answer to text, its texts run in batches.
+	text    *codec.Batch
+	answers *codec.Answers
 	// pictures counts the pictures its inputs' shapes declare.
 	pictures int64
 	// seq is what the request says of its sequence (sequence.go).
@@ -187,6 +193,16 @@ func (r *Request) Arrived(t time.Time) { r.arrived = t }
 // model's tensors, not their meaning.
 func (r *Request) SetRaw(b bool) { r.raw = b }
 
+// SetDecodingParam sets one of the decoded outputs' request parameters
+// (codec.DetectionParams) from its text; its error names the parameter
+// and what it takes.
+func (r *Request) SetDecodingParam(name, value string) error {
+	if err := r.decoding.SetParam(name, value); err != nil {
+		return invalid("parameters.%s", err)
+	}
+	return nil
+}
+
 // BypassCache makes the request bypass the response cache when b
 // (parameters.cache false, or Cache-Control: no-cache); it never undoes
 // an earlier bypass.
@@ -198,7 +214,7 @@ func (r *Request) CacheStatus() core.CacheStatus { return r.cache.Status }
 
 // NewRequest starts a request to the model.
 func (v *View) NewRequest() Request {
-	r := Request{view: v, inputs: make([]*tensor.Tensor, len(v.specs))}
+	r := Request{view: v, inputs: make([]*tensor.Tensor, len(v.specs)), decoding: v.media.NewDecoding()}
 	if len(v.specs) > 64 {
 		r.seenMore = make([]bool, len(v.specs)-64)
 	}
@@ -372,11 +388,14 @@ func (r *Request) BinaryOutput() bool { return r.binaryOutput }
 // ResponseOutputs are the outputs the response carries, in order: those
 // the request names, or every tensor output of the model.
 func (r *Request) ResponseOutputs() []RequestedOutput {
-	if r.outputs == nil && r.text != nil {
+	if r.outputs == nil && (r.text != nil || r.answers != nil) {
 		return r.view.text.answer
 	}
 	if r.outputs == nil && r.seq.set && !r.seq.State {
 		return r.view.stepOutputs()
+	}
+	if r.outputs == nil && !r.raw {
+		return r.view.answered
 	}
 	if r.outputs == nil {
 		return r.view.tensors

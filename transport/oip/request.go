@@ -1,10 +1,12 @@
 package oip
 
 import (
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
 
+	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/core/tensor/tensorjson"
 	"github.com/svc-dev/svc/transport"
@@ -310,11 +312,31 @@ func (p *parser) requestParameters() error {
 			b, err := p.boolean("parameters." + string(key))
 			p.req.SetSequenceFlag(string(key), b)
 			return err
+		case codec.ParamConfidence, codec.ParamIoU, codec.ParamMaxDet, codec.ParamClasses, codec.ParamRLE:
+			raw, err := p.raw()
+			if err != nil {
+				return err
+			}
+			return p.req.SetDecodingParam(string(key), paramText(raw))
 		}
 		return skip(p.d)
 	})
 	p.req.params = append([]byte(nil), p.header[start:p.d.Pos()]...)
 	return err
+}
+
+// paramText is a parameter's JSON value as text: a string's contents,
+// the literal of any other value.
+// A list (of classes) is its items separated by commas.
+func paramText(raw []byte) string {
+	var s string
+	if len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	if len(raw) > 1 && raw[0] == '[' && raw[len(raw)-1] == ']' {
+		return string(raw[1 : len(raw)-1])
+	}
+	return string(raw)
 }
 
 // inputName names inputs[i] in messages.

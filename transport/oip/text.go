@@ -79,22 +79,39 @@ func (v *View) texts(ctx context.Context, req *Request) error {
 	if pair != nil {
 		pairs = append([]string(nil), pair.Data.([]string)...)
 	}
+	if req.outputs == nil || len(req.outputs) == 1 && req.outputs[0].Index == t.answerAt {
+		// The answer alone: the texts run in batches of
+		// text.max_batch_tokens, with other requests' texts.
+		ts, err := t.x.Tokenize(ctx, codec.TextInput{Texts: texts, Pairs: pairs})
+		if err == nil {
+			req.answers, err = t.x.Run(ctx, ts)
+		}
+		return inputError(err)
+	}
 	b, err := t.x.Encode(ctx, texts, pairs, false)
 	if err != nil {
-		var ie *core.InputError
-		if errors.As(err, &ie) {
-			return invalid("%s", ie.Message)
-		}
-		return err
+		return inputError(err)
 	}
 	copy(req.inputs, b.Inputs)
 	req.text = b
 	return nil
 }
 
+// inputError is err, a refused input made the protocol's 400.
+func inputError(err error) error {
+	var ie *core.InputError
+	if errors.As(err, &ie) {
+		return invalid("%s", ie.Message)
+	}
+	return err
+}
+
 // answer answers the text output (embedding, labels or entities) of a
 // text request.
 func (v *View) answer(res core.Result, req *Request) (*tensor.Tensor, error) {
+	if req.answers != nil {
+		return req.answers.Tensor()
+	}
 	if req.text == nil {
 		return nil, invalid("Output '%s' answers a request that sends '%s'", v.text.x.Answer(), codec.InputText)
 	}

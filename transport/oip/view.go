@@ -32,7 +32,11 @@ type View struct {
 	outputs []outputInfo
 	// tensors is every tensor output, in the model's order: what a
 	// response carries when its request names no outputs.
-	tensors    []RequestedOutput
+	tensors []RequestedOutput
+	// answered is tensors without the outputs a decoded output reads (a
+	// segment output's prototype masks): what a response carries unless
+	// the request asks raw.
+	answered   []RequestedOutput
 	inputList  string
 	outputList string
 	// metadata lists the tensor inputs and outputs.
@@ -89,6 +93,9 @@ func NewView(r core.Runner, media *codec.Set) *View {
 		v.outputs = append(v.outputs, oi)
 		if oi.isTensor {
 			v.tensors = append(v.tensors, RequestedOutput{Index: i})
+			if !media.Consumed(i) {
+				v.answered = append(v.answered, RequestedOutput{Index: i})
+			}
 			v.metaOutputs = append(v.metaOutputs, TensorMetadata{Name: o.Name, Datatype: Datatype(oi.dtype), Shape: shape})
 		}
 	}
@@ -133,12 +140,9 @@ func (v *View) StringLimit(k, limit int) int {
 func (v *View) HasImages() bool { return len(v.media.Images()) > 0 }
 
 // decodedShape is a decoded output's shape in the metadata: [-1, k] for
-// classify, [-1] for ctc.
+// classify, [-1] for the others (a text, a JSON list of detections).
 func decodedShape(d *codec.Output, shape []int64) []int64 {
-	if d.Kind == codec.KindCTC {
-		return []int64{-1}
-	}
-	return []int64{-1, int64(d.TopK())}
+	return d.Shape()
 }
 
 // Metadata is the model metadata, the model being served as name: its
@@ -155,6 +159,9 @@ func (v *View) Metadata(name string) ModelMetadata {
 // storage), before the answer is encoded.
 func (v *View) Run(q *transport.Inference, req *Request, maxString int) (core.Result, error) {
 	q.Schedule(req.timeout, req.priority)
+	// Set.Tensors records in the request's decoding where the pictures
+	// went.
+	q.Ctx = codec.WithDecoding(q.Ctx, req.decoding)
 	ctx := q.Ctx
 	if err := v.texts(ctx, req); err != nil {
 		tensor.RecycleAll(req.inputs)
@@ -165,6 +172,10 @@ func (v *View) Run(q *transport.Inference, req *Request, maxString int) (core.Re
 		return nil, err
 	}
 	core.TraceStep(ctx, core.StepDecode, req.began, 0)
+	if req.answers != nil {
+		// Its texts ran already, in batches: the answer is all it asks.
+		return core.NewResult(make([]*tensor.Tensor, len(v.outputs)-1)), nil
+	}
 	if req.seq.set {
 		return v.step(ctx, req)
 	}
@@ -207,7 +218,7 @@ func (v *View) OutputTensor(res core.Result, i int, req *Request) (*tensor.Tenso
 	if d == nil || req.raw {
 		return val.Tensor, nil
 	}
-	strs, shape, err := d.Strings(val.Tensor)
+	strs, shape, err := req.decoding.Strings(d, res)
 	if err != nil {
 		return nil, err
 	}

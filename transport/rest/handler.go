@@ -202,6 +202,11 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request, q *transp
 		h.writeErr(w, err)
 		return core.OutcomeBadRequest
 	}
+	dec, drawType, err := decodingOf(r, v.media, raw)
+	if err != nil {
+		h.writeErr(w, err)
+		return core.OutcomeBadRequest
+	}
 	// The request's timeout counts from its arrival: reading and
 	// decoding it count too. Its context carries the timeout, the
 	// priority and the request's ticket of the memory budget to every
@@ -212,6 +217,8 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request, q *transp
 		return core.OutcomeBadRequest
 	}
 	q.Schedule(timeout, priority)
+	// Set.Tensors records in dec where the pictures went.
+	q.Ctx = codec.WithDecoding(q.Ctx, dec)
 	ctx := q.Ctx
 	began := core.TraceStart(ctx)
 	body, err := q.ReadBody(w, r)
@@ -231,12 +238,22 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request, q *transp
 		}
 		return h.serveStep(ctx, w, v, st, body)
 	}
-	inputs, texts, err := h.decodeBody(q, kind, params, v, g, body)
+	inputs, texts, err := h.decodeBody(q, kind, params, v, g, body, raw)
 	if err != nil {
 		h.writeErr(w, err)
 		return decodeOutcome(err)
 	}
+	if drawType != "" {
+		if err := dec.CheckDraw(); err != nil {
+			tensor.RecycleAll(inputs)
+			h.writeErr(w, err)
+			return core.OutcomeBadRequest
+		}
+	}
 	core.TraceStep(ctx, core.StepDecode, began, 0)
+	if texts != nil && texts.in != nil {
+		return h.serveTexts(w, q, v, texts.in, body)
+	}
 	cache := core.CacheControl{Bypass: transport.NoCache(r.Header.Values("Cache-Control"))}
 	res, err := v.runner.Predict(core.WithCacheControl(ctx, &cache), inputs)
 	// The run is over and no output shares the inputs' storage: it goes
@@ -251,11 +268,22 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request, q *transp
 	// The answer is written before the outputs go back to the pools.
 	defer res.Release()
 	defer core.TraceStep(ctx, core.StepEncode, core.TraceStart(ctx), 0)
+	if drawType != "" {
+		return h.writeDrawing(ctx, w, dec, res, drawType)
+	}
+	return h.writeOutputs(w, v, res, body, texts, dec, raw)
+}
+
+// writeOutputs answers res as JSON, written over body: a text model's
+// decoded answer, or the outputs keyed by name (decoded with dec unless
+// raw).
+func (h *Handler) writeOutputs(w http.ResponseWriter, v *view, res core.Result, body []byte, texts *textReq, dec *codec.Decoding, raw bool) core.Outcome {
 	var out []byte
+	var err error
 	if texts != nil && !raw {
-		out, err = v.media.Text().AppendJSON(body[:0], res, texts)
+		out, err = v.media.Text().AppendJSON(body[:0], res, texts.batch)
 	} else {
-		out, err = appendOutputs(body[:0], v.keys, res, v.media, raw)
+		out, err = appendOutputs(body[:0], v.keys, res, v.media, dec, raw)
 	}
 	if err != nil {
 		h.log.Error("encode outputs", zap.Error(err), zap.String("request_id", w.Header().Get(transport.RequestIDHeader)))
@@ -270,14 +298,18 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request, q *transp
 // Content-Type's), read already reserved of the memory budget, and
 // reserves what its run's outputs will hold; a text body returns its
 // batch too.
-func (h *Handler) decodeBody(q *transport.Inference, kind int, params map[string]string, v *view, g *core.Generation, body []byte) ([]*tensor.Tensor, *codec.Batch, error) {
+func (h *Handler) decodeBody(q *transport.Inference, kind int, params map[string]string, v *view, g *core.Generation, body []byte, raw bool) ([]*tensor.Tensor, *textReq, error) {
 	var inputs []*tensor.Tensor
-	var texts *codec.Batch
+	var texts *textReq
 	var err error
 	ctx := q.Ctx
 	switch kind {
 	case bodyJSON:
-		inputs, texts, err = h.jsonInputs(q, v, g, transport.TrimBOM(body))
+		inputs, texts, err = h.jsonInputs(q, v, g, transport.TrimBOM(body), raw)
+		if texts != nil && texts.in != nil {
+			// Its runs reserve their own memory, batch by batch.
+			return nil, texts, err
+		}
 	case bodyMultipart:
 		if err = q.ReserveBody(int64(len(body)), 0); err == nil {
 			inputs, err = multipartBody(ctx, body, params["boundary"], v.runner.Specs(), v.media, h.opts.Limits.MaxStringBytes)
@@ -306,7 +338,7 @@ func (h *Handler) hasImages() bool {
 // jsonInputs decodes a JSON body: counted, validated, then decoded into
 // the model's inputs, image inputs from the pictures their strings carry,
 // id inputs from the texts of a text body (its batch returned).
-func (h *Handler) jsonInputs(q *transport.Inference, v *view, g *core.Generation, body []byte) ([]*tensor.Tensor, *codec.Batch, error) {
+func (h *Handler) jsonInputs(q *transport.Inference, v *view, g *core.Generation, body []byte, raw bool) ([]*tensor.Tensor, *textReq, error) {
 	ctx := q.Ctx
 	// One pass over the body before it is decoded: its values, and each
 	// input's values, strings and kind.
@@ -332,11 +364,18 @@ func (h *Handler) jsonInputs(q *transport.Inference, v *view, g *core.Generation
 		}
 	}
 	if isText {
-		b, err := textInputs(ctx, body, x, h.opts.Limits.MaxStringBytes, values)
+		in, err := textInputs(body, x, h.opts.Limits.MaxStringBytes, values)
 		if err != nil {
 			return nil, nil, err
 		}
-		return b.Inputs, b, nil
+		if !raw {
+			return nil, &textReq{in: in}, nil
+		}
+		b, err := x.Encode(ctx, in.Texts, in.Pairs, in.Single)
+		if err != nil {
+			return nil, nil, err
+		}
+		return b.Inputs, &textReq{batch: b}, nil
 	}
 	inputs, err := h.decodeInputs(ctx, v, body, values, &sc)
 	if err == nil {

@@ -294,8 +294,10 @@ func closeObject(object []byte) []byte {
 }
 
 // appendOutputs writes the outputs as a JSON object keyed by output name
-// (keys), each decoded output of set as its meaning unless raw.
-func appendOutputs(dst []byte, keys [][]byte, res core.Result, set *codec.Set, raw bool) ([]byte, error) {
+// (keys), each decoded output of set as its meaning, with dec's settings
+// and pictures, unless raw; an output a decoded output reads (a segment
+// output's prototype masks) is answered only raw.
+func appendOutputs(dst []byte, keys [][]byte, res core.Result, set *codec.Set, dec *codec.Decoding, raw bool) ([]byte, error) {
 	if raw {
 		set = nil
 	}
@@ -303,17 +305,19 @@ func appendOutputs(dst []byte, keys [][]byte, res core.Result, set *codec.Set, r
 		return dst, fmt.Errorf("the run gave %d outputs, the model has %d", res.Len(), len(keys))
 	}
 	dst = append(dst, '{')
+	first := true
 	for i, key := range keys {
-		if i > 0 {
+		if set.Consumed(i) {
+			continue
+		}
+		if !first {
 			dst = append(dst, ',')
 		}
+		first = false
 		dst = append(dst, key...)
 		if o := set.OutputAt(i); o != nil {
-			t, err := res.Tensor(i)
-			if err != nil {
-				return dst, fmt.Errorf("encode output %s %w", key, err)
-			}
-			if dst, err = o.AppendJSON(dst, t); err != nil {
+			var err error
+			if dst, err = dec.AppendJSON(dst, o, res); err != nil {
 				return dst, err
 			}
 			continue

@@ -1,14 +1,17 @@
 package rest
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+
+	"go.uber.org/zap"
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/core/tensor/tensorjson"
+	"github.com/svc-dev/svc/transport"
 )
 
 // textSpecs are the inputs of a text body: {"text": ..., "text_pair": ...}.
@@ -69,8 +72,15 @@ func jsonKind(c byte) string {
 	return "a number"
 }
 
-// textInputs decodes a text body and tokenizes it into the model's inputs.
-func textInputs(ctx context.Context, body []byte, x *codec.Text, maxString int, values int64) (*codec.Batch, error) {
+// textReq is a text body decoded: its texts to run in batches (in), or,
+// for a raw answer, their one run's inputs (batch).
+type textReq struct {
+	in    *codec.TextInput
+	batch *codec.Batch
+}
+
+// textInputs decodes a text body.
+func textInputs(body []byte, x *codec.Text, maxString int, values int64) (*codec.TextInput, error) {
 	ts, err := decodeRequest(body, textSpecs, maxString, values, nil)
 	if err != nil {
 		return nil, err
@@ -87,8 +97,34 @@ func textInputs(ctx context.Context, body []byte, x *codec.Text, maxString int, 
 			return nil, &core.InputError{Input: codec.InputTextPair, Message: fmt.Sprintf("Input '%s': send one text per text of '%s' (a text for a text, a list for a list)", codec.InputTextPair, codec.InputText)}
 		}
 		pairs, _ = pair.Data.([]string)
+		pairs = append([]string(nil), pairs...)
 	}
-	return x.Encode(ctx, append([]string(nil), texts...), append([]string(nil), pairs...), len(text.Shape) == 0)
+	return &codec.TextInput{Texts: append([]string(nil), texts...), Pairs: pairs, Single: len(text.Shape) == 0}, nil
+}
+
+// serveTexts answers a text body: its texts tokenized, run in batches of
+// text.max_batch_tokens, their answers in its order.
+func (h *Handler) serveTexts(w http.ResponseWriter, q *transport.Inference, v *view, in *codec.TextInput, body []byte) core.Outcome {
+	x := v.media.Text()
+	ts, err := x.Tokenize(q.Ctx, *in)
+	if err != nil {
+		h.writeErr(w, err)
+		return decodeOutcome(err)
+	}
+	ans, err := x.Run(q.Ctx, ts)
+	if err != nil {
+		h.writeErr(w, err)
+		return core.OutcomeOf(err)
+	}
+	defer core.TraceStep(q.Ctx, core.StepEncode, core.TraceStart(q.Ctx), 0)
+	out, err := ans.AppendJSON(body[:0])
+	if err != nil {
+		h.log.Error("encode outputs", zap.Error(err), zap.String("request_id", w.Header().Get(transport.RequestIDHeader)))
+		WriteError(w, http.StatusInternalServerError, "Inference failed: "+err.Error())
+		return core.OutcomeInference
+	}
+	writeJSON(w, out)
+	return core.OutcomeSuccess
 }
 
 // addTextInfo says in /info what text does: input_ids may give way to

@@ -122,6 +122,11 @@ func NewMediaInfo(m core.ModelInfo, media *codec.Set) Info {
 	for _, o := range media.Outputs() {
 		out.Outputs[o.Index].Decode = &DecodeInfo{Kind: o.Kind, Description: o.Describe()}
 	}
+	for i := range out.Outputs {
+		if media.Consumed(i) {
+			out.Outputs[i].Description = joinDescription(out.Outputs[i].Description, "Read by a segment output (its prototype masks): /predict answers it with ?raw=true only.")
+		}
+	}
 	if x := media.Text(); x != nil {
 		addTextInfo(&out, x)
 	}

@@ -10,8 +10,9 @@ import (
 // sections are the generated sections of BENCHMARKS.md, by the programs
 // that write them: make bench (bench), make soak (soak), make
 // tokenizer-bench (text), build/bench-tracing.sh (bench-tracing),
-// build/bench-reload.sh (reload), build/bench-sequences.sh (sequences).
-var sections = []string{"bench", "soak", "text", "bench-tracing", "reload", "sequences"}
+// build/bench-reload.sh (reload), build/bench-sequences.sh (sequences),
+// cmd/internal/detbench (detect), make textapi-bench (textapi).
+var sections = []string{"bench", "soak", "text", "bench-tracing", "reload", "sequences", "detect", "textapi"}
 
 // TestBenchmarksFile: BENCHMARKS.md holds each generated section once,
 // its markers on lines of their own, begin before end, and no marker

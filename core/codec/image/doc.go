@@ -20,7 +20,8 @@
 // or the bytes as they are for uint8), padding what the image does not
 // cover.
 //
-// Resize modes: stretch; fit (letterbox: scale to fit, centred, pad);
+// Resize modes: stretch; fit (letterbox: scale to fit, the scaled size
+// rounded half to even as Ultralytics' LetterBox rounds it, centred, pad);
 // cover (shorter side to the size, centre crop: only the kept window is
 // computed); height (to the height keeping aspect, width
 // ceil(H×(w/h)) as PaddleOCR computes it, capped at the model's width or
@@ -79,6 +80,14 @@
 // cross-builds for linux/arm64 and windows and add a C dependency to a
 // pure-Go package; at about 2× on the decode alone, next to model
 // inference that usually takes longer, it is not worth it.
+//
+// # Frames
+//
+// Batch.Frames says where each picture went in the tensor (Frame: its
+// size as shown, the scale and offsets of its resize and padding), so that
+// a decoder maps boxes, keypoints and masks back onto the picture the
+// client sent with the geometry that placed it; Shown decodes a picture
+// as shown, to draw on.
 //
 // What decoding a picture costs is read from its header before anything
 // is decoded (cost.go): the memory the format's decoder allocates, and

@@ -28,9 +28,11 @@ func (p *Plan) place(w, h, W, H int) layout {
 		l.win = window{x0: (l.rw - W) / 2, y0: (l.rh - H) / 2, w: W, h: H}
 		return l
 	case Fit:
+		// Rounded as Python's round() (half to even), as Ultralytics'
+		// LetterBox rounds its new_unpad, so that the padding is its too.
 		s := math.Min(float64(W)/float64(w), float64(H)/float64(h))
-		l.rw = min(max(roundHalfUp(float64(w)*s), 1), W)
-		l.rh = min(max(roundHalfUp(float64(h)*s), 1), H)
+		l.rw = min(max(int(math.RoundToEven(float64(w)*s)), 1), W)
+		l.rh = min(max(int(math.RoundToEven(float64(h)*s)), 1), H)
 		l.ox, l.oy = (W-l.rw)/2, (H-l.rh)/2
 	case Height:
 		l.rw, l.rh = min(p.lineWidth(w, h), W), H

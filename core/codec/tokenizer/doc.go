@@ -17,6 +17,12 @@
 // pairs, batches and texts longer than the maximum length, and requires
 // every field of every encoding to be equal.
 //
+// Decode turns ids back into text as the library's decode does (each
+// id's token, special tokens skipped or kept, then the tokenizer.json's
+// decoder: WordPiece, ByteLevel, Metaspace, Replace, ByteFallback, Fuse,
+// Strip, BPEDecoder, CTC, Sequence; without one, the tokens joined by
+// spaces); TestReference compares each text's ids decoded both ways.
+//
 // Offsets are in characters (Unicode code points) of the text a token
 // comes from, as the reference's encode reports them (its Node binding
 // calls encode_char_offsets); special and padding tokens have [0, 0).

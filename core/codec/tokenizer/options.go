@@ -41,3 +41,19 @@ func (t *Tokenizer) WithTruncation(maxLength int) *Tokenizer {
 	}
 	return &c
 }
+
+// WithTruncationSide is WithTruncation cutting a longer input from the
+// start (left) or the end, whatever the tokenizer.json says.
+func (t *Tokenizer) WithTruncationSide(maxLength int, left bool) *Tokenizer {
+	c := t.WithTruncation(maxLength)
+	if c.trunc != nil {
+		tr := *c.trunc
+		tr.left = left
+		c.trunc = &tr
+	}
+	return c
+}
+
+// TruncatesLeft reports whether the tokenizer cuts a longer input from
+// its start.
+func (t *Tokenizer) TruncatesLeft() bool { return t.trunc != nil && t.trunc.left }

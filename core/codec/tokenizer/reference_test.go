@@ -27,6 +27,9 @@ type refCase struct {
 	Texts     []string      `json:"texts"`
 	Encodings []refEncoding `json:"encodings"`
 	Error     string        `json:"error"`
+	// Decoded is a single text's ids decoded, special tokens skipped
+	// and kept.
+	Decoded []string `json:"decoded"`
 }
 
 // nodeModules is where make tokref puts the reference library.
@@ -137,6 +140,12 @@ func compareCase(tok *Tokenizer, c refCase) string {
 	for i, want := range c.Encodings {
 		if msg := compareEncoding(got[i], want); msg != "" {
 			return fmt.Sprintf("encoding %d: %s", i, msg)
+		}
+	}
+	for k, want := range c.Decoded {
+		text, err := tok.Decode(c.Encodings[0].IDs, k == 0)
+		if err != nil || text != want {
+			return fmt.Sprintf("decoded (skipping special tokens %v): %q, %v; the reference's %q", k == 0, text, err, want)
 		}
 	}
 	return ""

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -73,6 +74,16 @@ type Tokenizer struct {
 	added      *addedVocab
 	trunc      *truncation
 	pad        *padding
+	decoder    decoder
+	// rev lists the model's tokens by id, made on the first Decode.
+	rev *reverse
+}
+
+// reverse is the model's tokens by id.
+type reverse struct {
+	once  sync.Once
+	byID  []string
+	hasID []bool
 }
 
 // Load reads and parses a tokenizer.json file.
@@ -122,9 +133,10 @@ func Parse(data []byte) (*Tokenizer, error) {
 	if t.post, err = parsePostProcessor(f.PostProcessor, "post_processor"); err != nil {
 		return nil, err
 	}
-	if err := checkDecoder(f.Decoder, "decoder"); err != nil {
+	if t.decoder, err = parseDecoder(f.Decoder, "decoder"); err != nil {
 		return nil, err
 	}
+	t.rev = &reverse{}
 	if t.added, err = parseAdded(f.AddedTokens, t.model, t.normalizer); err != nil {
 		return nil, err
 	}

@@ -1,9 +1,7 @@
 package tokenizer
 
 import (
-	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -15,9 +13,8 @@ var (
 	knownPreTokenizers  = []string{"BertPreTokenizer", "ByteLevel", "CharDelimiterSplit", "Digits", "Metaspace", "Punctuation", "Sequence", "Split", "Whitespace", "WhitespaceSplit"}
 	knownModels         = []string{"BPE", "Unigram", "WordPiece"}
 	knownPostProcessors = []string{"BertProcessing", "ByteLevel", "RobertaProcessing", "Sequence", "TemplateProcessing"}
-	// knownDecoders are the decoders of the Hugging Face library. svc
-	// encodes only, so it applies none, but one it does not know says the
-	// file is not one it can read with certainty.
+	// knownDecoders are the decoders of the Hugging Face library, which
+	// Decode applies (TEI's /decode).
 	knownDecoders = []string{"BPEDecoder", "ByteFallback", "ByteLevel", "CTC", "Fuse", "Metaspace", "Replace", "Sequence", "Strip", "WordPiece"}
 )
 
@@ -26,28 +23,4 @@ var (
 // known the types it does.
 func unknownType(path, typ string, known []string) error {
 	return fmt.Errorf("%s.type %q is not supported: svc knows %s", path, typ, strings.Join(known, ", "))
-}
-
-// checkDecoder checks that the decoder of raw is one the library has
-// (a Sequence's too); path names it in errors.
-func checkDecoder(raw json.RawMessage, path string) error {
-	if isNull(raw) {
-		return nil
-	}
-	var c struct {
-		Type     string            `json:"type"`
-		Decoders []json.RawMessage `json:"decoders"`
-	}
-	if err := decode(raw, path, &c); err != nil {
-		return err
-	}
-	if !slices.Contains(knownDecoders, c.Type) {
-		return unknownType(path, c.Type, knownDecoders)
-	}
-	for i, d := range c.Decoders {
-		if err := checkDecoder(d, fmt.Sprintf("%s.decoders[%d]", path, i)); err != nil {
-			return err
-		}
-	}
-	return nil
 }

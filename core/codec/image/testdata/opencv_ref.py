@@ -68,7 +68,7 @@ def prepare(c, data):
         rw, rh = max(W, math.floor(w * s + 0.5)), max(H, math.floor(h * s + 0.5))
     elif mode == "fit":
         s = min(W / w, H / h)
-        rw, rh = min(max(math.floor(w * s + 0.5), 1), W), min(max(math.floor(h * s + 0.5), 1), H)
+        rw, rh = min(max(round(w * s), 1), W), min(max(round(h * s), 1), H)  # LetterBox's new_unpad
         ox, oy = (W - rw) // 2, (H - rh) // 2
     elif mode == "height":
         rw, rh = min(max(math.ceil(H * (w / h)), 1), c["cap"]), H

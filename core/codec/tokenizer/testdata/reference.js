@@ -7,7 +7,8 @@
 //                                        (or those named) and writes their
 //                                        tokenizer.json to DIR
 //   node reference.js encode DIR OUT     encodes the corpus with every
-//                                        DIR/*.json and writes the results to OUT
+//                                        DIR/*.json (and decodes each text's
+//                                        ids) and writes the results to OUT
 //   node reference.js bench FILE         times the corpus on one tokenizer
 //   node reference.js sentencepiece SRC VAR STYLE OUT
 //                                        writes OUT, the tokenizer.json of a
@@ -320,7 +321,14 @@ async function encodeAll(dir, out) {
     for (const add of [true, false]) {
       const run = async (kind, texts, f) => {
         try {
-          cases.push({ kind, add, texts, encodings: (await f()).map(dump) });
+          const encodings = (await f()).map(dump);
+          const c = { kind, add, texts, encodings };
+          if (kind === 'single') {
+            // The ids back to text, special tokens skipped and kept.
+            const ids = encodings[0].ids;
+            c.decoded = [await t.decode(ids, true), await t.decode(ids, false)];
+          }
+          cases.push(c);
         } catch (err) {
           cases.push({ kind, add, texts, error: String(err) });
         }

@@ -1,0 +1,382 @@
+// Command detbench measures what decoding and drawing detections cost, and
+// writes the detect section of BENCHMARKS.md (between <!-- detect:begin -->
+// and <!-- detect:end -->; make bench runs it):
+//
+//	go run ./cmd/internal/detbench [-model build/models/paddleocr-det] [-md BENCHMARKS.md]
+//
+// Everything runs on one thread, in process, on the same machine in the
+// same run, timed by the process's CPU time:
+//   - decoding: a YOLOv8-shaped output [1, 84, 8400] (80 classes) holding a
+//     few hundred candidates above the confidence, in overlapping clusters,
+//     decoded as a request is (threshold, class-aware suppression, the
+//     letterbox of a 1280×720 picture undone);
+//   - the model's run at 640×640: ONNX Runtime on one intra-op thread. No
+//     YOLO export is fetched by make models, so the model is the one
+//     detection model there is, PaddleOCR's text detector (build/models/
+//     paddleocr-det, PP-OCR's mobile DB detector), at [1, 3, 640, 640]: a
+//     stand-in of the same order of work as YOLOv8n, said so in the table;
+//   - drawing: the 1280×720 JPEG decoded again, 20 boxes with labels drawn
+//     (core/codec/draw) and the picture encoded as JPEG and as PNG; the
+//     request it is a share of is the picture's preprocessing (the yolo
+//     preset), the model's run, decoding and the drawing.
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	stdimage "image"
+	"image/color"
+	"image/jpeg"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/svc-dev/svc/core/codec/detect"
+	"github.com/svc-dev/svc/core/codec/draw"
+	"github.com/svc-dev/svc/core/codec/image"
+	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/core/onnxrt"
+	"github.com/svc-dev/svc/core/session"
+	"github.com/svc-dev/svc/core/tensor"
+)
+
+func main() {
+	model := flag.String("model", "build/models/paddleocr-det", "the model timed at 640×640 (a folder holding model.onnx, or the file)")
+	md := flag.String("md", "BENCHMARKS.md", "the file whose detect section is rewritten")
+	per := flag.Duration("time", 3*time.Second, "how long each figure is measured (5 rounds, the median)")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	flag.Parse()
+	runtime.GOMAXPROCS(1)
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "detbench:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if err := run(*model, *md, *per); err != nil {
+		pprof.StopCPUProfile()
+		fmt.Fprintln(os.Stderr, "detbench:", err)
+		os.Exit(1)
+	}
+}
+
+// figures are the measured costs, per operation.
+type figures struct {
+	decode, model, pre, drawJPEG, drawPNG time.Duration
+	candidates, kept                      int
+	// The drawing's parts: the picture decoded again, the boxes and
+	// labels, each encoding.
+	again, shapes, encJPEG, encPNG time.Duration
+}
+
+func run(model, md string, per time.Duration) error {
+	if st, err := os.Stat(model); err == nil && st.IsDir() {
+		model = filepath.Join(model, "model.onnx")
+	}
+	var f figures
+	var err error
+	if f.decode, f.candidates, f.kept, err = measureDecode(per); err != nil {
+		return err
+	}
+	if f.model, err = measureModel(model, per); err != nil {
+		return err
+	}
+	pic := photo(1280, 720)
+	if f.pre, err = measurePre(pic, per); err != nil {
+		return err
+	}
+	if f.drawJPEG, err = measureDraw(pic, draw.JPEG, per); err != nil {
+		return err
+	}
+	if f.drawPNG, err = measureDraw(pic, draw.PNG, per); err != nil {
+		return err
+	}
+	if err := measureParts(&f, pic, per); err != nil {
+		return err
+	}
+	return replaceSection(md, report(f, model))
+}
+
+// measure runs op for about per in 5 rounds and returns the median round's
+// CPU time per operation (the process's, on one thread: GOMAXPROCS 1 and
+// ONNX Runtime on one intra-op thread, so that a machine shared with other
+// work slows the figures less than it would wall-clock time).
+func measure(per time.Duration, op func() error) (time.Duration, error) {
+	n := 1
+	for {
+		start := time.Now()
+		for range n {
+			if err := op(); err != nil {
+				return 0, err
+			}
+		}
+		if el := time.Since(start); el > per/20 {
+			n = max(1, int(float64(n)*float64(per/5)/float64(el)))
+			break
+		}
+		n *= 4
+	}
+	rounds := make([]time.Duration, 5)
+	for r := range rounds {
+		start := cpuTime()
+		for range n {
+			if err := op(); err != nil {
+				return 0, err
+			}
+		}
+		rounds[r] = (cpuTime() - start) / time.Duration(n)
+	}
+	slices.Sort(rounds)
+	return rounds[2], nil
+}
+
+// yolov8Output is a [1, 84, 8400] output: 40 objects of random classes,
+// each seen by 10 anchors with boxes jittered around it and scores from
+// 0.3 to 0.95 (400 candidates, clusters that suppression thins to one box
+// each), every other anchor scoring under 0.2 on every class.
+func yolov8Output() *tensor.Tensor {
+	const anchors, classes = 8400, 80
+	rng := rand.New(rand.NewPCG(1, 2))
+	data := make([]float32, (4+classes)*anchors)
+	set := func(row, a int, v float32) { data[row*anchors+a] = v }
+	for a := range anchors {
+		set(0, a, rng.Float32()*640)
+		set(1, a, rng.Float32()*640)
+		set(2, a, 10+rng.Float32()*100)
+		set(3, a, 10+rng.Float32()*100)
+		for c := range classes {
+			set(4+c, a, rng.Float32()*0.2)
+		}
+	}
+	for obj := range 40 {
+		cx, cy := 50+rng.Float32()*540, 50+rng.Float32()*540
+		w, h := 30+rng.Float32()*170, 30+rng.Float32()*170
+		class := rng.IntN(classes)
+		for k := range 10 {
+			a := obj*200 + k*7
+			set(0, a, cx+rng.Float32()*6-3)
+			set(1, a, cy+rng.Float32()*6-3)
+			set(2, a, w*(0.95+rng.Float32()*0.1))
+			set(3, a, h*(0.95+rng.Float32()*0.1))
+			set(4+class, a, 0.3+rng.Float32()*0.65)
+		}
+	}
+	return &tensor.Tensor{DType: tensor.Float32, Shape: []int64{1, 4 + classes, anchors}, Data: data}
+}
+
+// letterbox is the frame of a 1280×720 picture in a 640×640 input.
+func letterbox() image.Frame {
+	return image.Frame{Width: 1280, Height: 720, InputWidth: 640, InputHeight: 640, ScaleX: 0.5, ScaleY: 0.5,
+		OffsetY: 140, ResizedWidth: 640, ResizedHeight: 360, PlaceY: 140}
+}
+
+func measureDecode(per time.Duration) (time.Duration, int, int, error) {
+	out := yolov8Output()
+	head, err := detect.Resolve(detect.Spec{Shape: out.Shape, Task: detect.Detect, Classes: 80})
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	dec := &detect.Decoder{Head: head}
+	req := &detect.Request{Params: detect.Defaults(), Frames: []image.Frame{letterbox()}}
+	candidates := 0
+	for _, v := range out.Data.([]float32)[4*8400:] {
+		if v > float32(req.Params.Confidence) {
+			candidates++
+		}
+	}
+	dets, err := dec.Decode(out, nil, req)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	d, err := measure(per, func() error {
+		_, err := dec.Decode(out, nil, req)
+		return err
+	})
+	return d, candidates, len(dets[0]), err
+}
+
+func measureModel(file string, per time.Duration) (time.Duration, error) {
+	env, err := onnxrt.Load(onnxrt.DefaultSearch(""), false)
+	if err != nil {
+		return 0, err
+	}
+	defer env.Close()
+	p, err := session.New(session.Options{Name: "det", File: file, Runtime: config.Runtime{IntraOpThreads: 1, InterOpThreads: 1}}, nil)
+	if err != nil {
+		return 0, fmt.Errorf("load %s (make models fetches it): %w", file, err)
+	}
+	defer p.Close()
+	data := make([]float32, 3*640*640)
+	for i := range data {
+		data[i] = float32(i%251) / 251
+	}
+	in := []*tensor.Tensor{{DType: tensor.Float32, Shape: []int64{1, 3, 640, 640}, Data: data}}
+	return measure(per, func() error {
+		res, err := p.Predict(context.Background(), in)
+		if err != nil {
+			return err
+		}
+		res.Release()
+		return nil
+	})
+}
+
+// photo is a w×h JPEG (quality 90) of smooth gradients and noise, as a
+// photograph compresses.
+func photo(w, h int) []byte {
+	img := stdimage.NewRGBA(stdimage.Rect(0, 0, w, h))
+	rng := rand.New(rand.NewPCG(3, 4))
+	for y := range h {
+		for x := range w {
+			n := uint8(rng.IntN(24))
+			img.SetRGBA(x, y, color.RGBA{uint8(x*200/w) + n, uint8(y*200/h) + n, uint8((x+y)*100/(w+h)) + n, 255})
+		}
+	}
+	var b bytes.Buffer
+	_ = jpeg.Encode(&b, img, &jpeg.Options{Quality: 90})
+	return b.Bytes()
+}
+
+func measurePre(pic []byte, per time.Duration) (time.Duration, error) {
+	plan, err := image.NewPlan(image.Settings{Preset: "yolo"}, tensor.Spec{Name: "images", DType: tensor.Float32, Shape: []int64{1, 3, 640, 640}})
+	if err != nil {
+		return 0, err
+	}
+	return measure(per, func() error {
+		t, err := plan.Tensor([][]byte{pic}, 1<<30)
+		if err == nil {
+			t.Recycle()
+		}
+		return err
+	})
+}
+
+// shapes draws 20 boxes with their labels.
+func shapes(c *draw.Canvas) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range 20 {
+		x, y := rng.Float64()*1100, rng.Float64()*560
+		col := draw.Color(i)
+		c.Box(x, y, x+40+rng.Float64()*140, y+40+rng.Float64()*120, col)
+		c.Label(x, y, fmt.Sprintf("class%d 0.%02d", i, 50+i), col)
+	}
+}
+
+// measureDraw times a drawing as a request makes one: the picture decoded
+// again, 20 boxes with their labels, the encoding.
+func measureDraw(pic []byte, mediaType string, per time.Duration) (time.Duration, error) {
+	var out bytes.Buffer
+	return measure(per, func() error {
+		img, err := image.Shown(context.Background(), pic, image.Limits{MaxPixels: 1 << 30})
+		if err != nil {
+			return err
+		}
+		c, err := draw.New(img)
+		if err != nil {
+			return err
+		}
+		shapes(c)
+		out.Reset()
+		return c.Encode(&out, mediaType)
+	})
+}
+
+// measureParts times the drawing's parts alone.
+func measureParts(f *figures, pic []byte, per time.Duration) error {
+	var err error
+	var img *stdimage.RGBA
+	if f.again, err = measure(per, func() error {
+		img, err = image.Shown(context.Background(), pic, image.Limits{MaxPixels: 1 << 30})
+		return err
+	}); err != nil {
+		return err
+	}
+	c, err := draw.New(img)
+	if err != nil {
+		return err
+	}
+	if f.shapes, err = measure(per, func() error { shapes(c); return nil }); err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	if f.encJPEG, err = measure(per, func() error { out.Reset(); return c.Encode(&out, draw.JPEG) }); err != nil {
+		return err
+	}
+	f.encPNG, err = measure(per, func() error { out.Reset(); return c.Encode(&out, draw.PNG) })
+	return err
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }
+
+func report(f figures, model string) string {
+	var b strings.Builder
+	rev, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	cpu := "unknown CPU"
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.SplitSeq(string(data), "\n") {
+			if name, ok := strings.CutPrefix(line, "model name\t: "); ok {
+				cpu = name
+				break
+			}
+		}
+	}
+	fmt.Fprintf(&b, "## Detection: decoding and drawing against the request (cmd/internal/detbench)\n\n")
+	fmt.Fprintf(&b, "Written by `go run ./cmd/internal/detbench` (part of `make bench`) at `%s` on %s, %s, %d cores; one thread, in process, the median of 5 rounds, by the process's CPU time (wall-clock time on a loaded machine is not reproducible).\n\n",
+		strings.TrimSpace(string(rev)), time.Now().UTC().Format("2006-01-02"), cpu, runtime.NumCPU())
+	decodeShare := float64(f.decode) / float64(f.model)
+	req := f.pre + f.model + f.decode
+	fmt.Fprintf(&b, "| step | ms | share | goal |\n|---|--:|--:|---|\n")
+	fmt.Fprintf(&b, "| the model's run at 640×640 (%s, one intra-op thread; no YOLO export is fetched: the stand-in detection model) | %s | | |\n", filepath.Base(filepath.Dir(model)), ms(f.model))
+	fmt.Fprintf(&b, "| decoding a YOLOv8 output [1, 84, 8400], %d candidates above 0.25, %d boxes kept, letterbox undone | %s | %.2f%% of the run | ≤ 5%%: %s |\n",
+		f.candidates, f.kept, ms(f.decode), 100*decodeShare, verdict(decodeShare <= 0.05))
+	fmt.Fprintf(&b, "| preprocessing a 1280×720 JPEG (yolo preset) | %s | | |\n", ms(f.pre))
+	for _, d := range []struct {
+		name string
+		t    time.Duration
+	}{{"JPEG", f.drawJPEG}, {"PNG", f.drawPNG}} {
+		share := float64(d.t) / float64(req+d.t)
+		fmt.Fprintf(&b, "| drawing 20 boxes and labels on it, answered as %s (decode, draw, encode) | %s | %.1f%% of the request | ≤ 10%%: %s |\n",
+			d.name, ms(d.t), 100*share, verdict(share <= 0.10))
+	}
+	fmt.Fprintf(&b, "| of which: the picture decoded again | %s | | |\n| of which: 20 boxes and labels | %s | | |\n| of which: encoding as JPEG (quality 90) | %s | | |\n| of which: encoding as PNG (fastest compression) | %s | | |\n",
+		ms(f.again), ms(f.shapes), ms(f.encJPEG), ms(f.encPNG))
+	b.WriteString("\nThe request is preprocessing, the model's run, decoding and the drawing; HTTP and the body's transfer, left out, would make the shares smaller. ")
+	b.WriteString("A drawing decodes the picture a second time (the preprocessing's decoding streams rows into the tensor and keeps no picture) and encodes it whole; the boxes and labels themselves are a small part (only what a shape covers is rasterised).\n")
+	return b.String()
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "not met"
+}
+
+// replaceSection writes text between the markers of md.
+func replaceSection(md, text string) error {
+	const begin, end = "<!-- detect:begin -->", "<!-- detect:end -->"
+	data, err := os.ReadFile(md)
+	if err != nil {
+		return err
+	}
+	doc := string(data)
+	i, j := strings.Index(doc, begin+"\n"), strings.Index(doc, end+"\n")
+	if i < 0 || j < i {
+		return fmt.Errorf("%s has no %s ... %s section", md, begin, end)
+	}
+	doc = doc[:i+len(begin)+1] + text + doc[j:]
+	return os.WriteFile(md, []byte(doc), 0o644)
+}

@@ -1,0 +1,150 @@
+package draw_test
+
+import (
+	"bytes"
+	"image"
+	"image/color"
+	stddraw "image/draw"
+	"image/jpeg"
+	"image/png"
+	"testing"
+
+	"github.com/svc-dev/svc/core/codec/draw"
+)
+
+var (
+	white = color.RGBA{255, 255, 255, 255}
+	red   = color.RGBA{255, 0, 0, 255}
+)
+
+// blank is a w×h white canvas.
+func blank(t *testing.T, w, h int) *draw.Canvas {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	stddraw.Draw(img, img.Bounds(), image.NewUniform(white), image.Point{}, stddraw.Src)
+	c, err := draw.New(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestShapes draws each shape on a white canvas and reads back the pixels
+// it must have painted, and those it must have left alone.
+func TestShapes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		paint func(c *draw.Canvas)
+		// want are pixels and their colours; tol how far a channel may be
+		// (anti-aliasing, blending).
+		want map[image.Point]color.RGBA
+		tol  int
+	}{
+		{"box: a 2-pixel outline inside its corners", func(c *draw.Canvas) { c.Box(10, 10, 50, 40, red) }, map[image.Point]color.RGBA{
+			{30, 10}: red, {30, 11}: red, {30, 12}: white, {30, 25}: white, {10, 25}: red, {49, 25}: red, {50, 25}: white, {30, 39}: red, {30, 40}: white, {30, 9}: white,
+		}, 0},
+		{"box past the picture is clipped", func(c *draw.Canvas) { c.Box(-20, -20, 300, 300, red) }, map[image.Point]color.RGBA{{50, 40}: white}, 0},
+		{"translucent polygon blends", func(c *draw.Canvas) {
+			c.Polygon([][2]float64{{20, 20}, {80, 20}, {80, 60}, {20, 60}}, color.RGBA{255, 0, 0, 128}, false)
+		}, map[image.Point]color.RGBA{{50, 40}: {255, 127, 127, 255}, {10, 10}: white}, 2},
+		{"polygon outlined", func(c *draw.Canvas) {
+			c.Polygon([][2]float64{{20, 20}, {80, 20}, {80, 60}, {20, 60}}, color.RGBA{255, 0, 0, 128}, true)
+		}, map[image.Point]color.RGBA{{50, 20}: {255, 63, 63, 255}, {50, 40}: {255, 127, 127, 255}}, 10},
+		{"dot", func(c *draw.Canvas) { c.Dot(50, 40, 5, red) }, map[image.Point]color.RGBA{{50, 40}: red, {58, 40}: white}, 0},
+		{"line", func(c *draw.Canvas) { c.Line(10, 40.5, 90, 40.5, 3, red) }, map[image.Point]color.RGBA{{50, 40}: red, {50, 45}: white}, 0},
+		{"label: a band of its colour above the point", func(c *draw.Canvas) { c.Label(10, 40, "dog 0.91", red) }, map[image.Point]color.RGBA{
+			{11, 38}: red, {11, 41}: white,
+		}, 0},
+		{"label at the top goes below the point", func(c *draw.Canvas) { c.Label(10, 0, "dog", red) }, map[image.Point]color.RGBA{{11, 1}: red}, 0},
+		{"caption: a dark band at the top-left", func(c *draw.Canvas) { c.Caption([]string{"cls: 180 0.99", "Ωλ тест"}) }, map[image.Point]color.RGBA{
+			{1, 1}: {24, 24, 24, 255}, {99, 79}: white,
+		}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := blank(t, 100, 80)
+			tt.paint(c)
+			for p, want := range tt.want {
+				got := c.Image().RGBAAt(p.X, p.Y)
+				if !near(got, want, tt.tol) {
+					t.Errorf("pixel %v is %v, want %v", p, got, want)
+				}
+			}
+		})
+	}
+}
+
+func near(a, b color.RGBA, tol int) bool {
+	d := func(x, y uint8) bool { return int(x)-int(y) <= tol && int(y)-int(x) <= tol }
+	return d(a.R, b.R) && d(a.G, b.G) && d(a.B, b.B) && d(a.A, b.A)
+}
+
+// TestLabelText: a label's text is drawn in the colour that reads on its
+// band: white on a dark one, black on a light one.
+func TestLabelText(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		bg, text color.RGBA
+	}{{color.RGBA{20, 20, 120, 255}, white}, {color.RGBA{255, 230, 100, 255}, color.RGBA{0, 0, 0, 255}}} {
+		c := blank(t, 200, 60)
+		c.Label(0, 50, "WWW", tt.bg)
+		found := false
+		for y := range 50 {
+			for x := range 60 {
+				if c.Image().RGBAAt(x, y) == tt.text {
+					found = true
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no pixel of %v on a band of %v", tt.text, tt.bg)
+		}
+	}
+}
+
+// TestSizes: lines and text grow with the picture as Ultralytics sizes
+// them.
+func TestSizes(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		w, h        int
+		width, text float64
+	}{{100, 80, 2, 12}, {1280, 720, 3, 35}, {4000, 3000, 11, 123}} {
+		c, err := draw.New(image.NewRGBA(image.Rect(0, 0, tt.w, tt.h)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Width != tt.width || c.Text != tt.text {
+			t.Errorf("%dx%d: width %v, text %v; want %v, %v", tt.w, tt.h, c.Width, c.Text, tt.width, tt.text)
+		}
+	}
+}
+
+// TestEncode: the picture comes back as PNG, losslessly, or as JPEG, at
+// its size.
+func TestEncode(t *testing.T) {
+	t.Parallel()
+	c := blank(t, 101, 37)
+	c.Box(5, 5, 60, 30, red)
+	for _, mediaType := range []string{draw.PNG, draw.JPEG} {
+		var b bytes.Buffer
+		if err := c.Encode(&b, mediaType); err != nil {
+			t.Fatal(err)
+		}
+		var img image.Image
+		var err error
+		if mediaType == draw.PNG {
+			img, err = png.Decode(&b)
+		} else {
+			img, err = jpeg.Decode(&b)
+		}
+		if err != nil || img.Bounds().Dx() != 101 || img.Bounds().Dy() != 37 {
+			t.Fatalf("%s: %v %v", mediaType, img, err)
+		}
+		if got := color.RGBAModel.Convert(img.At(30, 5)).(color.RGBA); mediaType == draw.PNG && got != red {
+			t.Errorf("PNG pixel %v, want %v", got, red)
+		}
+	}
+}

@@ -1,0 +1,104 @@
+package image
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"math"
+)
+
+// Frame is where one picture went in the model's input: what a decoder
+// needs to map what the model says of its input (boxes, keypoints, masks)
+// back onto the picture the client sent, exactly as the picture was
+// placed, not as a second computation would guess it.
+//
+// A point (x, y) of the input is ((x − OffsetX) / ScaleX, (y − OffsetY) /
+// ScaleY) of the picture. For fit (the letterbox) the scale is Ultralytics'
+// gain, min(input width / width, input height / height), on both axes, and
+// the offsets are the padding the letterbox added on the left and at the
+// top, whole pixels, as Ultralytics' scale_boxes undoes its LetterBox; for
+// stretch, cover and height each axis has the scale its resize applied.
+type Frame struct {
+	// Width and Height are the picture's, as shown: after its EXIF
+	// orientation.
+	Width, Height int
+	// InputWidth and InputHeight are the size of the picture in the
+	// model's input tensor (the batch's width in height mode).
+	InputWidth, InputHeight int
+	// ScaleX and ScaleY are input pixels per picture pixel; OffsetX and
+	// OffsetY where the picture's origin lies in the input.
+	ScaleX, ScaleY, OffsetX, OffsetY float64
+	// ResizedWidth and ResizedHeight are the size the picture was resized
+	// to, and PlaceX, PlaceY where that resized picture's origin lies in
+	// the input (negative where cover cropped it): the input's pixel
+	// (PlaceX + i, PlaceY + j) is pixel (i, j) of the resized picture.
+	ResizedWidth, ResizedHeight int
+	PlaceX, PlaceY              int
+}
+
+// Identity is the frame of a model input of w×h pixels that is the
+// picture itself (the client sent the tensor).
+func Identity(w, h int) Frame {
+	return Frame{Width: w, Height: h, InputWidth: w, InputHeight: h, ScaleX: 1, ScaleY: 1, ResizedWidth: w, ResizedHeight: h}
+}
+
+// ToPicture maps a point of the input onto the picture (not clipped).
+func (f Frame) ToPicture(x, y float64) (float64, float64) {
+	return (x - f.OffsetX) / f.ScaleX, (y - f.OffsetY) / f.ScaleY
+}
+
+// Frame is where a picture of w×h pixels (as shown) goes in the plan's
+// input, for a batch whose tensor is batchWidth wide (the plan's width
+// but in height mode with a dynamic width).
+func (p *Plan) Frame(w, h, batchWidth int) Frame {
+	W, H := batchWidth, p.height
+	if p.width > 0 {
+		W = p.width
+	}
+	g := p.place(w, h, W, H)
+	f := Frame{
+		Width: w, Height: h, InputWidth: W, InputHeight: H,
+		ResizedWidth: g.rw, ResizedHeight: g.rh,
+		PlaceX: g.ox - g.win.x0, PlaceY: g.oy - g.win.y0,
+	}
+	f.ScaleX, f.ScaleY = float64(g.rw)/float64(w), float64(g.rh)/float64(h)
+	f.OffsetX, f.OffsetY = float64(f.PlaceX), float64(f.PlaceY)
+	if p.set.Resize == Fit {
+		gain := math.Min(float64(W)/float64(w), float64(H)/float64(h))
+		f.ScaleX, f.ScaleY = gain, gain
+	}
+	return f
+}
+
+// Frames are where the batch's pictures go in its tensor, in order.
+func (b *Batch) Frames() []Frame {
+	out := make([]Frame, len(b.hs))
+	for i, hd := range b.hs {
+		out[i] = b.p.Frame(hd.w, hd.h, b.w)
+	}
+	return out
+}
+
+// Shown decodes one picture into RGBA as it is shown (its EXIF
+// orientation applied, alpha dropped), refusing what lim does not allow
+// as Plan.Inspect does: the picture a drawing is made on.
+func Shown(ctx context.Context, data []byte, lim Limits) (*image.RGBA, error) {
+	hd, err := readHeader(0, data, lim)
+	if err != nil {
+		return nil, err
+	}
+	img, err := decodeImage(ctx, 0, data, hd)
+	if err != nil {
+		return nil, err
+	}
+	px := pack(img, hd, 3, nil)
+	defer px.free()
+	if px.w != hd.w || px.h != hd.h {
+		return nil, &Error{Msg: fmt.Sprintf("%s decoded to %d×%d pixels, its header says %d×%d", hd.format, px.w, px.h, hd.w, hd.h)}
+	}
+	out := image.NewRGBA(image.Rect(0, 0, px.w, px.h))
+	for i, j := 0, 0; i < len(px.pix); i, j = i+3, j+4 {
+		out.Pix[j], out.Pix[j+1], out.Pix[j+2], out.Pix[j+3] = px.pix[i], px.pix[i+1], px.pix[i+2], 255
+	}
+	return out, nil
+}
