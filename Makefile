@@ -137,13 +137,15 @@ tooling: $(STATICCHECK)
 genmodels:
 	$(GO) run ./cmd/genmodels
 
-## bench: Go benchmarks, svc bench and wrk against the raw baseline, batching, session tuning, profiles, memory, and the text routes beside a Transformers.js peer → BENCHMARKS.md (installs wrk when missing)
+## bench: Go benchmarks, svc bench and wrk against the raw baseline, batching, session tuning, profiles, memory, the response cache's hits against misses, workers pinned and unpinned, and the text routes beside a Transformers.js peer → BENCHMARKS.md (installs wrk when missing)
 bench: build models
 	bash build/bench-deps.sh
 	bash build/bench.sh
 	TRC_WRITE=1 bash build/bench-tracing.sh
 	bash build/bench-reload.sh
 	$(GO) run ./cmd/internal/detbench -md BENCHMARKS.md
+	bash build/bench-cache.sh
+	bash build/bench-affinity.sh
 	$(MAKE) tokenizer-bench
 	$(MAKE) textapi-bench
 

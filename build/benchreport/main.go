@@ -6,6 +6,10 @@
 // table whose artifacts are missing is left out, and the run table lists
 // the steps that failed.
 //
+// With -section NAME -table FILE it writes FILE, a table another bench
+// script made (build/bench-cache.sh), as the section NAME of the -out
+// file instead, between <!-- NAME:begin --> and <!-- NAME:end -->.
+//
 // It is a module of its own, with types of its own for the files it reads
 // (svc bench's JSON report, go test -bench's result lines, wrk's summary,
 // pprof's text output), so that the product's module carries none of it.
@@ -36,11 +40,16 @@ func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("benchreport", flag.ContinueOnError)
 	dir := fs.String("dir", "../artifacts/bench", "artifacts directory of build/bench.sh")
 	out := fs.String("out", "", "Markdown file whose bench section to replace (default: print the tables)")
+	name := fs.String("section", "", "with -table: the section of -out to replace (not bench)")
+	table := fs.String("table", "", "with -section: a file whose text becomes the section")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *name != "" || *table != "" {
+		return writeTable(*out, *name, *table)
 	}
 	tables, err := generate(*dir)
 	if err != nil {
@@ -104,4 +113,19 @@ func generate(dir string) ([]byte, error) {
 		write(&w, d)
 	}
 	return w.Bytes(), nil
+}
+
+// writeTable writes the text of the file table as the section name of out.
+func writeTable(out, name, table string) error {
+	switch {
+	case name == "" || table == "" || out == "":
+		return fmt.Errorf("-section, -table and -out go together")
+	case name == section:
+		return fmt.Errorf("-section %s is the generated tables' own: name another", section)
+	}
+	body, err := os.ReadFile(table)
+	if err != nil {
+		return err
+	}
+	return mdsection.WriteFile(out, name, body)
 }

@@ -439,3 +439,37 @@ func TestMissingArtifacts(t *testing.T) {
 		t.Error("an extra argument: no error")
 	}
 }
+
+// TestRunWritesATable: -section and -table write a table another script
+// made as a section of its own, leaving the others as they are; a
+// section without its table, or the generated tables' own, is refused.
+func TestRunWritesATable(t *testing.T) {
+	dir := t.TempDir()
+	out, table := filepath.Join(dir, "BENCHMARKS.md"), filepath.Join(dir, "table.md")
+	before := "# Benchmarks\n\n<!-- bench:begin -->\ntables\n<!-- bench:end -->\n"
+	if err := os.WriteFile(out, []byte(before), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(table, []byte("| a | b |\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := before + "\n<!-- bench-cache:begin -->\n| a | b |\n<!-- bench-cache:end -->\n"
+	for range 2 {
+		if err := run([]string{"-out", out, "-section", "bench-cache", "-table", table}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(out); string(got) != want {
+			t.Fatalf("got\n%s\nwant\n%s", got, want)
+		}
+	}
+	for _, args := range [][]string{
+		{"-out", out, "-section", "bench-cache"},
+		{"-out", out, "-table", table},
+		{"-out", out, "-section", "bench", "-table", table},
+		{"-section", "bench-cache", "-table", table},
+	} {
+		if err := run(args, nil); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+}

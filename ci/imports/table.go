@@ -38,9 +38,9 @@ core/tensor < core;
 core/tensor, ORT < core/onnxrt;
 core, core/config, core/internal/loop, core/onnxpb, core/onnxrt, providers < core/session;
 
-## services: what serves the model above the lifecycle, beside the runtime, in pure Go: the scheduler, sequences, the memory budget, worker processes, the model store
+## services: what serves the model above the lifecycle, beside the runtime, in pure Go: the scheduler, sequences, the memory budget, the response cache, worker processes, the model store
 core, core/internal/loop < core/sched;
-core < core/seq, core/budget, core/workers;
+core < core/seq, core/budget, core/workers, core/cache;
 core/seq < core/workers/seqroute;
 core, core/config, core/onnxpb < core/registry;
 core/registry < core/watch;
@@ -67,7 +67,7 @@ core/session < core/providercheck;
 NONE < transport/log;
 core, core/budget, core/config, core/tensor/tensorjson, transport/log < transport;
 transport < transport/access;
-transport, core/budget, core/codec, core/seq < transport/metrics;
+transport, core/budget, core/cache, core/codec, core/seq < transport/metrics;
 transport, core/workers < transport/tracing;
 core/budget, core/codec, core/seq, transport < PLUMBING;
 
@@ -84,7 +84,7 @@ transport/rest, transport/oip, transport/openai, transport/tei < openapi;
 core/onnxpb < cmd/genmodels/slowload;
 cmd/genmodels/slowload < cmd/genmodels;
 core/session, transport/grpcapi, transport/oip, transport/rest < cmd/internal/bench;
-cmd/internal/bench, core/providercheck, core/registry, core/sched, core/watch,
+cmd/internal/bench, core/cache, core/providercheck, core/registry, core/sched, core/watch,
   core/workers/seqroute, openapi, providers/all, transport/grpcapi,
   transport/metrics, transport/openai, transport/repository, transport/stream,
   transport/tei, transport/tracing

@@ -422,6 +422,11 @@ func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logge
 		return nil, err
 	}
 	options = append(options, sample)
+	rc, err := responseCache(declared(src, cfg))
+	if err != nil {
+		return nil, err
+	}
+	options = append(options, rc)
 	if worker != nil {
 		lns, err := worker.Listeners()
 		if err != nil {
@@ -509,7 +514,13 @@ func (sv *served) banner(cfg config.Config) transport.Banner {
 // sets in cfg.Runtime.
 func schedConfig(cfg *config.Config, worker *workers.Worker) sched.Config {
 	share, sessions := sched.Cores(), 1
-	if worker != nil {
+	if worker != nil && len(worker.CPUs) > 0 {
+		// Pinned: the worker's own cores, ONNX Runtime's threads one each.
+		share = len(worker.CPUs)
+		if cfg.Runtime.IntraOpThreads == 0 {
+			cfg.Runtime.IntraOpThreads = share
+		}
+	} else if worker != nil {
 		share = max(1, share/worker.Count)
 	} else if cfg.Serve.Workers > 1 {
 		share, sessions = max(1, share/cfg.Serve.Workers), cfg.Serve.Workers
@@ -677,7 +688,12 @@ func superviseWorkers(ctx context.Context, cfg config.Config, src core.Source, r
 	defer signal.Stop(hup)
 	var reloaders sync.WaitGroup
 	defer reloaders.Wait()
+	cpus, err := pinWorkers(cfg, log)
+	if err != nil {
+		return err
+	}
 	sup := workers.New(workers.Options{
+		CPUs:       cpus,
 		Workers:    cfg.Serve.Workers,
 		Listeners:  named,
 		Exe:        exe,

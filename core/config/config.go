@@ -75,6 +75,9 @@ type Model struct {
 	// Pipeline makes the entry a model made of the file's other models
 	// (pipeline.go); such an entry has no path.
 	Pipeline *Pipeline `yaml:"pipeline"`
+	// Cache keeps the model's answers to repeated requests (nil: no
+	// cache; cache.go).
+	Cache *ModelCache `yaml:"cache"`
 }
 
 // Reload configures hot reloading: SIGHUP and POST
@@ -119,6 +122,8 @@ type Serve struct {
 type Runtime struct {
 	// Library is the path of the ONNX Runtime shared library.
 	Library string `yaml:"library"`
+	// CPUAffinity pins --workers N's processes to cores (affinity.go).
+	CPUAffinity CPUAffinity `yaml:"cpu_affinity"`
 	// Timeout bounds one inference (0 = none).
 	Timeout Duration `yaml:"timeout"`
 	// MemoryLimit caps runtime memory, e.g. "2GiB" (0 = none).
@@ -364,6 +369,9 @@ func (c *Config) check() (string, string) {
 	default:
 		return "runtime.graph_optimization", fmt.Sprintf("must be one of disabled, basic, extended, all; got %q", c.Runtime.GraphOptimization)
 	}
+	if msg := c.Runtime.CPUAffinity.check(); msg != "" {
+		return "runtime.cpu_affinity", msg
+	}
 	if _, err := ParseAccessLog(c.Serve.AccessLog); err != nil {
 		return "serve.access_log", err.Error()
 	}
@@ -395,6 +403,11 @@ func (c *Config) check() (string, string) {
 		if m.Sequence != nil {
 			if key, msg := m.Sequence.check("models." + name + ".sequence"); key != "" {
 				return key, msg
+			}
+		}
+		if m.Cache != nil {
+			if _, key, msg := m.Cache.check(); key != "" {
+				return "models." + name + ".cache." + key, msg
 			}
 		}
 	}

@@ -211,6 +211,16 @@ func TestLoadErrors(t *testing.T) {
 		{"detect and segment", "models:\n  m:\n    path: m.onnx\n    outputs:\n      y: {detect: {}, segment: {}}\n", []string{"models.m.outputs.y declares more than one of classify, ctc, detect, segment and pose"}},
 		{"negative top_k", "models:\n  m:\n    path: m.onnx\n    outputs:\n      y:\n        classify: {top_k: -1}\n", []string{"models.m.outputs.y.classify.top_k cannot be negative"}},
 		{"ctc without labels", "models:\n  m:\n    path: m.onnx\n    outputs:\n      y:\n        ctc: {blank: 0}\n", []string{"models.m.outputs.y.ctc.labels is required"}},
+		{"cache of size 0", "models:\n  m:\n    path: m.onnx\n    cache: {size: 0}\n", []string{"line 4: models.m.cache.size must be positive"}},
+		{"cache without size", "models:\n  m:\n    path: m.onnx\n    cache: {ttl: 1m}\n", []string{"line 4: models.m.cache.size is required"}},
+		{"cache size malformed", "models:\n  m:\n    path: m.onnx\n    cache:\n      size: lots\n", []string{"line 5: models.m.cache.size invalid size \"lots\""}},
+		{"cache ttl malformed", "models:\n  m:\n    path: m.onnx\n    cache:\n      size: 1MiB\n      ttl: soon\n", []string{"line 6: models.m.cache.ttl invalid duration \"soon\""}},
+		{"cache ttl negative", "models:\n  m:\n    path: m.onnx\n    cache: {size: 1MiB, ttl: -1s}\n", []string{"line 4: models.m.cache.ttl invalid duration"}},
+		{"affinity mode", "runtime:\n  cpu_affinity: always\n", []string{"line 2: runtime.cpu_affinity must be auto, off, or one list of cores per worker", `"always"`}},
+		{"affinity overlapping", "runtime:\n  cpu_affinity: [[0, 1], [1, 2]]\n", []string{"line 2: runtime.cpu_affinity core 1 is in set 1 and set 2: the sets must not overlap"}},
+		{"affinity empty set", "runtime:\n  cpu_affinity: [[0], []]\n", []string{"line 2: runtime.cpu_affinity set 2 is empty"}},
+		{"affinity negative core", "runtime:\n  cpu_affinity: [[-1]]\n", []string{"line 2: runtime.cpu_affinity set 1 has core -1"}},
+		{"affinity not lists", "runtime:\n  cpu_affinity: {a: 1}\n", []string{"line 2: runtime.cpu_affinity: want auto, off, or one list of cores per worker"}},
 		{"labels neither list nor file", "models:\n  m:\n    path: m.onnx\n    outputs:\n      y:\n        classify: {labels: {a: b}}\n", []string{"labels: want a list of labels or the path of a label file"}},
 	}
 	for _, tt := range tests {
@@ -375,5 +385,27 @@ func TestLabelFilesRelative(t *testing.T) {
 	}
 	if got, want := m.WarmUp, filepath.Join(filepath.Dir(c.File), "samples", "m.json"); got != want {
 		t.Errorf("warm-up sample = %q, want %q", got, want)
+	}
+}
+
+func TestCPUAffinityParses(t *testing.T) {
+	tests := []struct {
+		body string
+		want CPUAffinity
+		on   bool
+	}{
+		{"name: x\n", CPUAffinity{}, false},
+		{"runtime:\n  cpu_affinity: off\n", CPUAffinity{}, false},
+		{"runtime:\n  cpu_affinity: auto\n", CPUAffinity{Mode: "auto"}, true},
+		{"runtime:\n  cpu_affinity: [[0, 1], [2, 3]]\n", CPUAffinity{Mode: "sets", Sets: [][]int{{0, 1}, {2, 3}}}, true},
+	}
+	for _, tt := range tests {
+		c, err := Load(write(t, tt.body), true)
+		if err != nil {
+			t.Fatalf("%q: %v", tt.body, err)
+		}
+		if got := c.Runtime.CPUAffinity; !reflect.DeepEqual(got, tt.want) || got.On() != tt.on {
+			t.Errorf("%q: %+v (on %v), want %+v (on %v)", tt.body, got, got.On(), tt.want, tt.on)
+		}
 	}
 }

@@ -81,6 +81,7 @@ runtime:
   timeout: 0s            # per inference; 0 = none. Past it: 504
   memory_limit: 0        # cap for ONNX Runtime's CPU arena and Go's heap target; 0 = none
   intra_op_threads: 0    # threads inside one operator; 0 = half the cores (at least 1)
+  cpu_affinity: off      # --workers N: auto pins each worker to its own cores, or [[0, 1], [2, 3]]
   inter_op_threads: 0    # threads across operators; 0 = ONNX Runtime's default
   spinning: false        # let idle ONNX Runtime threads spin; off leaves the cores to HTTP and JSON work
   graph_optimization: all   # disabled, basic, extended or all

@@ -57,7 +57,10 @@ type Options struct {
 	// (the worker fails its own past it): the supervisor waits for a
 	// worker's answer up to twice as long, and answerSlack more.
 	ReloadTimeout time.Duration
-	Log           *zap.Logger
+	// CPUs pins worker i (from 1) to the cores CPUs[i-1], from its first
+	// thread (nil: unpinned; see PlanAffinity).
+	CPUs [][]int
+	Log  *zap.Logger
 }
 
 // StartError is returned when a worker could not start at all.
@@ -203,10 +206,15 @@ func (s *Supervisor) spawn(id int, replacement bool) (*proc, error) {
 	if replacement {
 		cmd.Env = append(cmd.Env, ReplacementEnv+"=1")
 	}
+	var cpus []int
+	if id-1 < len(s.o.CPUs) {
+		cpus = s.o.CPUs[id-1]
+		cmd.Env = append(cmd.Env, CPUsEnv+"="+joinCPUs(cpus))
+	}
 	cmd.ExtraFiles = files
 	cmd.Stdout, cmd.Stderr = s.o.Stdout, s.o.Stderr
 	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
+	if err := startPinned(cmd, cpus); err != nil {
 		pr.Close()
 		return nil, fmt.Errorf("start worker %d: %w", id, err)
 	}
@@ -229,6 +237,9 @@ func (s *Supervisor) spawn(id int, replacement bool) (*proc, error) {
 	s.mu.Lock()
 	s.procs[id] = p
 	s.mu.Unlock()
+	if len(cpus) > 0 {
+		s.log.Info("worker pinned", zap.Int("worker", id), zap.Int("pid", cmd.Process.Pid), zap.String("cpus", FormatCPUs(cpus)))
+	}
 	s.log.Debug("worker started", zap.Int("worker", id), zap.Int("pid", cmd.Process.Pid))
 	return p, nil
 }

@@ -32,6 +32,7 @@ type Options struct {
 	DrainDelay     time.Duration
 	StartTimeout   time.Duration
 	ReloadTimeout  time.Duration
+	CPUs           [][]int
 	Log            *zap.Logger
 }
 

@@ -64,6 +64,9 @@ type Worker struct {
 	// Sockets is the directory of the workers' private sockets ("" when
 	// the supervisor made none).
 	Sockets string
+	// CPUs are the cores the worker is pinned to (nil: unpinned;
+	// runtime.cpu_affinity).
+	CPUs []int
 }
 
 // CurrentWorker reports whether this process is a worker, and which.
@@ -77,7 +80,7 @@ func CurrentWorker() (Worker, bool) {
 		n = 1
 	}
 	return Worker{ID: id, Count: n, Replacement: os.Getenv(ReplacementEnv) == "1",
-		Sockets: os.Getenv(SocketsEnv)}, true
+		Sockets: os.Getenv(SocketsEnv), CPUs: cpusFromEnv()}, true
 }
 
 // inherited parses ListenersEnv into names and descriptors, and the status

@@ -40,6 +40,13 @@ func decodeRequest(r *inference.ModelInferRequest, v *view, maxElements int64, m
 		}
 		req.SetRaw(b.BoolParam)
 	}
+	if p, ok := r.GetParameters()[oip.ParamCache]; ok {
+		b, isBool := p.GetParameterChoice().(*inference.InferParameter_BoolParam)
+		if !isBool {
+			return none, oip.InvalidBool(oip.Protobuf, "parameters."+oip.ParamCache)
+		}
+		req.BypassCache(!b.BoolParam)
+	}
 	if err := scheduling(r.GetParameters(), &req); err != nil {
 		return none, err
 	}

@@ -35,6 +35,8 @@ import (
 	"errors"
 
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/svc-dev/svc/core"
@@ -255,9 +257,14 @@ func (s *Service) infer(q *transport.Inference, r *inference.ModelInferRequest) 
 		return nil, err
 	}
 	req.BeginTrace(began)
+	md, _ := metadata.FromIncomingContext(ctx)
+	req.BypassCache(transport.NoCache(md.Get(transport.CacheControlMetadata)))
 	res, err := v.Run(q, &req, s.opts.Limits.MaxStringBytes)
 	if err != nil {
 		return nil, err
+	}
+	if st := req.CacheStatus().Header(); st != "" {
+		_ = grpc.SetHeader(ctx, metadata.Pairs(transport.CacheMetadata, st))
 	}
 	defer core.TraceStep(ctx, core.StepEncode, core.TraceStart(ctx), 0)
 	// The response holds copies of the outputs, so their storage goes

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/svc-dev/svc/core/cache"
 	"github.com/svc-dev/svc/transport"
 )
 
@@ -137,6 +138,9 @@ type ModelStats struct {
 	// Sequences are the figures of sequences with implicit state, for a
 	// stateful model (sequence.go).
 	Sequences *SequenceStats `json:"sequence_stats,omitempty"`
+	// Cache are the response cache's figures, for a model with one
+	// (models.NAME.cache; summed over the workers under --workers).
+	Cache *cache.Stats `json:"cache_stats,omitempty"`
 }
 
 // Tuning is one process's controller decisions, as in force now: the
@@ -193,6 +197,7 @@ func (m *Metrics) Snapshot() ModelStats {
 		ms.Version = b.version
 	}
 	ms.Sequences = m.sequenceSnapshot()
+	ms.Cache = m.cacheSnapshot()
 	if st, ok := readyStats(m.model); ok {
 		ms.Tuning = []Tuning{{Worker: m.worker, BatchSizeLimit: st.BatchLimit, Sessions: st.Sessions, GoProcs: st.GoProcs, MemoryReleased: st.MemoryReleased}}
 	}

@@ -63,6 +63,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/cache"
 	"github.com/svc-dev/svc/core/seq"
 )
 
@@ -109,6 +110,8 @@ type Metrics struct {
 	stats     stats
 	// seqs is the store of sequences (nil: none; sequence.go).
 	seqs *seq.Store
+	// cache is the model's response cache (nil: none; cache.go).
+	cache *cache.Cache
 }
 
 // series are the children of the vectors for one model version, looked

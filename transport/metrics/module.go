@@ -8,6 +8,7 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/budget"
+	"github.com/svc-dev/svc/core/cache"
 	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/seq"
 	"github.com/svc-dev/svc/transport"
@@ -27,8 +28,24 @@ var Module = fx.Module("metrics",
 	fx.Invoke(servePeers),
 	fx.Invoke(observeSequences),
 	fx.Invoke(observeBudget),
+	fx.Invoke(observeCache),
 	fx.Invoke(observeTexts),
 )
+
+type cacheParams struct {
+	fx.In
+	Metrics *Metrics
+	Cache   *cache.Cache `optional:"true"`
+}
+
+// observeCache registers the response cache's metrics when the model has
+// one (models.NAME.cache).
+func observeCache(p cacheParams) error {
+	if p.Cache == nil {
+		return nil
+	}
+	return p.Metrics.ObserveCache(p.Cache)
+}
 
 type textsParams struct {
 	fx.In

@@ -21,6 +21,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/svc-dev/svc/core/cache"
 )
 
 // Peers describe this worker's siblings under --workers, so that any worker
@@ -237,6 +239,12 @@ func (s *ModelStats) add(o ModelStats) {
 			s.Sequences = &SequenceStats{}
 		}
 		s.Sequences.add(o.Sequences)
+	}
+	if o.Cache != nil {
+		if s.Cache == nil {
+			s.Cache = &cache.Stats{}
+		}
+		s.Cache.Add(*o.Cache)
 	}
 	s.Tuning = append(s.Tuning, o.Tuning...)
 	slices.SortFunc(s.Tuning, func(a, b Tuning) int { return a.Worker - b.Worker })

@@ -348,10 +348,12 @@ func (h *Handler) serveInfer(w http.ResponseWriter, r *http.Request, q *transpor
 		return err
 	}
 	req.BeginTrace(began)
+	req.BypassCache(transport.NoCache(r.Header.Values("Cache-Control")))
 	res, err := v.Run(q, &req.Request, h.opts.Limits.MaxStringBytes)
 	if err != nil {
 		return err
 	}
+	transport.SetCacheHeader(w.Header(), req.CacheStatus())
 	defer core.TraceStep(ctx, core.StepEncode, core.TraceStart(ctx), 0)
 	// The answer (binary outputs included) is written before the outputs
 	// go back to the pools.

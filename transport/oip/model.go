@@ -22,6 +22,9 @@ const (
 	// ParamRaw asks for the outputs svc.yml gives a meaning (classify,
 	// ctc) as the model's tensors instead.
 	ParamRaw = "raw"
+	// ParamCache false bypasses the model's response cache (svc.yml's
+	// models.NAME.cache): the model runs and its answer is not kept.
+	ParamCache = "cache"
 	// ParamTimeout is the request's own timeout in microseconds, as
 	// Triton reads it (0: none), bounded by runtime.timeout.
 	ParamTimeout = "timeout"
@@ -158,6 +161,8 @@ type Request struct {
 	// decoding is the decoded outputs' settings (parameters.confidence
 	// and the like) and where the pictures went.
 	decoding *codec.Decoding
+	// cache is the request's dealing with the response cache.
+	cache core.CacheControl
 	// timeout is parameters.timeout (0: none); priority parameters.priority.
 	timeout  time.Duration
 	priority core.Priority
@@ -197,6 +202,15 @@ func (r *Request) SetDecodingParam(name, value string) error {
 	}
 	return nil
 }
+
+// BypassCache makes the request bypass the response cache when b
+// (parameters.cache false, or Cache-Control: no-cache); it never undoes
+// an earlier bypass.
+func (r *Request) BypassCache(b bool) { r.cache.Bypass = r.cache.Bypass || b }
+
+// CacheStatus is what the response cache did for the request, once it
+// has run.
+func (r *Request) CacheStatus() core.CacheStatus { return r.cache.Status }
 
 // NewRequest starts a request to the model.
 func (v *View) NewRequest() Request {

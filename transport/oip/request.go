@@ -286,6 +286,10 @@ func (p *parser) requestParameters() error {
 			b, err := p.boolean("parameters." + ParamRaw)
 			p.req.SetRaw(b)
 			return err
+		case ParamCache:
+			b, err := p.boolean("parameters." + ParamCache)
+			p.req.BypassCache(!b)
+			return err
 		case ParamTimeout:
 			n, err := p.size("parameters." + ParamTimeout)
 			if err != nil {

@@ -183,7 +183,7 @@ func (v *View) Run(q *transport.Inference, req *Request, maxString int) (core.Re
 		tensor.RecycleAll(req.inputs)
 		return nil, err
 	}
-	res, err := v.runner.Predict(ctx, req.inputs)
+	res, err := v.runner.Predict(core.WithCacheControl(ctx, &req.cache), req.inputs)
 	tensor.RecycleAll(req.inputs)
 	return res, err
 }

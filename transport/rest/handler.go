@@ -254,7 +254,8 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request, q *transp
 	if texts != nil && texts.in != nil {
 		return h.serveTexts(w, q, v, texts.in, body)
 	}
-	res, err := v.runner.Predict(ctx, inputs)
+	cache := core.CacheControl{Bypass: transport.NoCache(r.Header.Values("Cache-Control"))}
+	res, err := v.runner.Predict(core.WithCacheControl(ctx, &cache), inputs)
 	// The run is over and no output shares the inputs' storage: it goes
 	// back to the tensor pools before the answer is encoded, so a request
 	// holds its input or its answer, never both.
@@ -263,6 +264,7 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request, q *transp
 		h.writeErr(w, err)
 		return core.OutcomeOf(err)
 	}
+	transport.SetCacheHeader(w.Header(), cache.Status)
 	// The answer is written before the outputs go back to the pools.
 	defer res.Release()
 	defer core.TraceStep(ctx, core.StepEncode, core.TraceStart(ctx), 0)
