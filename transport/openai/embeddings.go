@@ -15,6 +15,7 @@ import (
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/core/tensor/tensorjson"
 	"github.com/svc-dev/svc/transport"
 )
 
@@ -255,7 +256,7 @@ func appendEmbeddings(dst []byte, x *codec.Text, ans *codec.Answers, req *embedd
 			dst = base64.StdEncoding.AppendEncode(dst, raw)
 			dst = append(dst, '"')
 		} else {
-			dst = appendFloats(dst, e)
+			dst = tensorjson.AppendFloat32Array(dst, e)
 		}
 		dst = append(dst, '}')
 	}
@@ -266,17 +267,4 @@ func appendEmbeddings(dst []byte, x *codec.Text, ans *codec.Answers, req *embedd
 	dst = append(dst, `,"total_tokens":`...)
 	dst = strconv.AppendInt(dst, ans.Tokens(), 10)
 	return append(dst, `}}`...)
-}
-
-// appendFloats writes float32 values as JSON numbers, each the shortest
-// text that reads back as the same float32.
-func appendFloats(dst []byte, v []float32) []byte {
-	dst = append(dst, '[')
-	for i, f := range v {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = strconv.AppendFloat(dst, float64(f), 'g', -1, 32)
-	}
-	return append(dst, ']')
 }

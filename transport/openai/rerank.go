@@ -8,6 +8,7 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/codec"
+	"github.com/svc-dev/svc/core/tensor/tensorjson"
 	"github.com/svc-dev/svc/transport"
 )
 
@@ -160,11 +161,10 @@ func appendRerank(dst []byte, req *rerankRequest, scores []float64, tokens int64
 		dst = append(dst, `{"index":`...)
 		dst = strconv.AppendInt(dst, int64(i), 10)
 		dst = append(dst, `,"relevance_score":`...)
-		dst = strconv.AppendFloat(dst, scores[i], 'g', -1, 64)
+		dst = tensorjson.AppendFloat64(dst, scores[i])
 		if req.returnDocs {
 			dst = append(dst, `,"document":{"text":`...)
-			b, _ := json.Marshal(req.docs[i])
-			dst = append(dst, b...)
+			dst = tensorjson.AppendString(dst, req.docs[i])
 			dst = append(dst, '}')
 		}
 		dst = append(dst, '}')

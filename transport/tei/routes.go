@@ -9,6 +9,7 @@ import (
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/config"
+	"github.com/svc-dev/svc/core/tensor/tensorjson"
 	"github.com/svc-dev/svc/transport"
 )
 
@@ -149,7 +150,7 @@ func (h *Handler) embed(w http.ResponseWriter, _ *http.Request, q *transport.Inf
 		if i > 0 {
 			out = append(out, ',')
 		}
-		out = appendFloats(out, codec.Dimensions(v, dims, norm))
+		out = tensorjson.AppendFloat32Array(out, codec.Dimensions(v, dims, norm))
 	}
 	writeBody(w, append(out, ']'))
 	return nil
@@ -230,7 +231,7 @@ func (h *Handler) rerank(w http.ResponseWriter, _ *http.Request, q *transport.In
 		out = append(out, `{"index":`...)
 		out = strconv.AppendInt(out, int64(i), 10)
 		out = append(out, `,"score":`...)
-		out = strconv.AppendFloat(out, scores[i], 'g', -1, 64)
+		out = tensorjson.AppendFloat64(out, scores[i])
 		if withText {
 			t, _ := json.Marshal(texts[i])
 			out = append(append(out, `,"text":`...), t...)
@@ -342,17 +343,4 @@ func (h *Handler) decode(w http.ResponseWriter, _ *http.Request, q *transport.In
 func writeBody(w http.ResponseWriter, b []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(b)
-}
-
-// appendFloats writes float32 values as JSON numbers, each the shortest
-// text that reads back as the same float32.
-func appendFloats(dst []byte, v []float32) []byte {
-	dst = append(dst, '[')
-	for i, f := range v {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = strconv.AppendFloat(dst, float64(f), 'g', -1, 32)
-	}
-	return append(dst, ']')
 }

@@ -169,6 +169,12 @@ func appendBool(b []byte, x bool) []byte {
 
 func dataLen(data any) int { return (&tensor.Tensor{Data: data}).Len() }
 
+// AppendFloat32Array writes v as a JSON array: each value in its shortest
+// round-tripping form, null for NaN and ±Inf, as tensors are written.
+func AppendFloat32Array(dst []byte, v []float32) []byte {
+	return append(appendFloat32s(append(dst, '['), v), ']')
+}
+
 // appendFloat32s writes comma-separated float32 values.
 func appendFloat32s(dst []byte, v []float32) []byte {
 	for i, x := range v {
@@ -203,6 +209,10 @@ func appendFloat32(dst []byte, x float32) []byte {
 	}
 	return strconv.AppendFloat(dst, float64(x), 'g', -1, 32)
 }
+
+// AppendFloat64 writes x as a JSON number in its shortest round-tripping
+// form, null for NaN and ±Inf.
+func AppendFloat64(dst []byte, x float64) []byte { return appendFloat64(dst, x) }
 
 // appendFloat64 writes x in its shortest round-tripping form, null for NaN
 // and ±Inf.

@@ -469,3 +469,27 @@ func TestShortFloat32Coverage(t *testing.T) {
 		t.Errorf("%d of %d values fell back to strconv", fallbacks, n)
 	}
 }
+
+// TestAppendArrays: the exported writers that the text routes use write
+// valid JSON for every float, NaN and ±Inf as null.
+func TestAppendArrays(t *testing.T) {
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	tests := []struct {
+		name string
+		got  []byte
+		want string
+	}{
+		{"floats", AppendFloat32Array(nil, []float32{0.5, -2, 1e-7}), "[0.5,-2,1e-07]"},
+		{"empty", AppendFloat32Array(nil, nil), "[]"},
+		{"not numbers", AppendFloat32Array([]byte("x"), []float32{nan, inf, -inf}), "x[null,null,null]"},
+		{"float64", AppendFloat64(nil, 0.1), "0.1"},
+		{"float64 NaN", AppendFloat64(nil, math.NaN()), "null"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if string(tt.got) != tt.want {
+				t.Errorf("got %s, want %s", tt.got, tt.want)
+			}
+		})
+	}
+}
