@@ -238,11 +238,14 @@ const (
 	JPEG = "image/jpeg"
 )
 
+// JPEGQuality is the quality a drawing is encoded at as JPEG.
+const JPEGQuality = 90
+
 // Encode writes the picture as PNG (the fastest compression) or JPEG
-// (quality 90), by its media type.
+// (JPEGQuality), by its media type.
 func (c *Canvas) Encode(w io.Writer, mediaType string) error {
 	if mediaType == JPEG {
-		return jpeg.Encode(w, c.img, &jpeg.Options{Quality: 90})
+		return jpeg.Encode(w, c.img, &jpeg.Options{Quality: JPEGQuality})
 	}
 	enc := png.Encoder{CompressionLevel: png.BestSpeed}
 	return enc.Encode(w, c.img)
