@@ -117,8 +117,13 @@ func (p *Picture) RGBA() (*image.RGBA, error) {
 		return nil, &Error{Msg: fmt.Sprintf("%s decoded to %d×%d pixels, its header says %d×%d", p.hd.format, px.w, px.h, p.hd.w, p.hd.h)}
 	}
 	out := image.NewRGBA(image.Rect(0, 0, px.w, px.h))
-	for i, j := 0, 0; i < len(px.pix); i, j = i+3, j+4 {
-		out.Pix[j], out.Pix[j+1], out.Pix[j+2], out.Pix[j+3] = px.pix[i], px.pix[i+1], px.pix[i+2], 255
+	for y := range px.h {
+		src := px.pix[y*px.w*3 : (y+1)*px.w*3]
+		dst := out.Pix[y*out.Stride : y*out.Stride+4*px.w]
+		for x := range px.w {
+			s, d := src[3*x:3*x+3:3*x+3], dst[4*x:4*x+4:4*x+4]
+			d[0], d[1], d[2], d[3] = s[0], s[1], s[2], 255
+		}
 	}
 	return out, nil
 }
