@@ -38,6 +38,11 @@ type Decoding struct {
 	// frames and pictures are by image input index.
 	frames   map[int][]image.Frame
 	pictures map[int][][]byte
+	// keep asks Set.Tensors to keep the decoded pictures for a drawing
+	// (KeepPictures); kept are they, by image input index, until Draw
+	// takes them.
+	keep bool
+	kept map[int][]*image.Picture
 	// The overrides: nil, or what the request says.
 	confidence, iou *float64
 	maxDet          int
@@ -62,16 +67,43 @@ func WithDecoding(ctx context.Context, d *Decoding) context.Context {
 	return context.WithValue(ctx, decodingKey{}, d)
 }
 
-// record keeps where input k's pictures went, and the pictures.
-func recordPictures(ctx context.Context, k int, frames []image.Frame, pictures [][]byte) {
+// KeepPictures asks that the request's pictures, once decoded for the
+// model, be kept for Draw, which then does not decode them again: the
+// protocol calls it, before the pictures are decoded, for a request that
+// asks for a drawing. What they hold is reserved with the decoding's
+// memory (Set.Tensors), against the request's ticket, until the request
+// ends.
+func (d *Decoding) KeepPictures() {
+	if d != nil {
+		d.keep = true
+	}
+}
+
+// keeping reports whether ctx's decoding asks Set.Tensors to keep the
+// decoded pictures (KeepPictures).
+func keeping(ctx context.Context) bool {
+	d, _ := ctx.Value(decodingKey{}).(*Decoding)
+	return d != nil && d.keep
+}
+
+// record keeps where input k's pictures went, and the pictures: as sent,
+// and as decoded when b kept them.
+func recordPictures(ctx context.Context, k int, b *image.Batch, pictures [][]byte) {
 	d, _ := ctx.Value(decodingKey{}).(*Decoding)
 	if d == nil {
 		return
 	}
 	if d.frames == nil {
-		d.frames, d.pictures = map[int][]image.Frame{}, map[int][][]byte{}
+		d.frames, d.pictures, d.kept = map[int][]image.Frame{}, map[int][][]byte{}, map[int][]*image.Picture{}
 	}
-	d.frames[k], d.pictures[k] = frames, pictures
+	d.frames[k], d.pictures[k] = b.Frames(), pictures
+	if d.keep {
+		kept := make([]*image.Picture, len(pictures))
+		for i := range kept {
+			kept[i] = b.Kept(i)
+		}
+		d.kept[k] = kept
+	}
 }
 
 // HasDetection reports whether the model has a detection output.

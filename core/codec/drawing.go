@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	stdimage "image"
 	"io"
 	"math"
 
@@ -71,24 +72,16 @@ func (d *Decoding) CheckDraw() error {
 // Draw writes the request's picture, as shown, with what the decoded
 // outputs of res say drawn on it: each detection output's masks, boxes,
 // labels and keypoints, and each classify and ctc output as a caption;
-// as PNG or JPEG (mediaType). The memory the drawing holds (the picture
-// decoded again, and its encoding) is reserved from the request's budget
-// first.
+// as PNG or JPEG (mediaType). The picture is the one decoded for the
+// model when the request kept it (KeepPictures), whose memory is held
+// with the decoding's reservation, and decoded again otherwise; the
+// memory the drawing holds besides (the picture in RGBA, and its
+// encoding) is reserved from the request's budget first. Both are given
+// back when the request ends, once its answer is written.
 func (d *Decoding) Draw(ctx context.Context, res core.Result, w io.Writer, mediaType string) error {
-	_, data, err := d.drawable()
+	img, err := d.canvasPicture(ctx)
 	if err != nil {
-		return &core.InputError{Message: err.Error()}
-	}
-	lim := image.Limits{MaxPixels: d.set.lim.ImagePixels(), MaxScanPixels: d.set.lim.MaxJPEGScanPixels}
-	frames := d.frames[d.set.Images()[0].Index]
-	if len(frames) == 1 {
-		if err := budget.Reserve(ctx, int64(frames[0].Width)*int64(frames[0].Height)*12, "to draw its picture"); err != nil {
-			return err
-		}
-	}
-	img, err := image.Shown(ctx, data, lim)
-	if err != nil {
-		return fmt.Errorf("decode the picture to draw on: %w", err)
+		return err
 	}
 	c, err := draw.New(img)
 	if err != nil {
@@ -118,6 +111,37 @@ func (d *Decoding) Draw(ctx context.Context, res core.Result, w io.Writer, media
 	}
 	c.Caption(captions)
 	return c.Encode(w, mediaType)
+}
+
+// canvasPicture is the request's picture, as shown, in RGBA: converted
+// from the one kept by its decoding, or decoded again when none was kept.
+func (d *Decoding) canvasPicture(ctx context.Context) (*stdimage.RGBA, error) {
+	k, data, err := d.drawable()
+	if err != nil {
+		return nil, &core.InputError{Message: err.Error()}
+	}
+	frames := d.frames[k]
+	if len(frames) == 1 {
+		if err := budget.Reserve(ctx, int64(frames[0].Width)*int64(frames[0].Height)*12, "to draw its picture"); err != nil {
+			return nil, err
+		}
+	}
+	if kept := d.kept[k]; len(kept) == 1 && kept[0] != nil {
+		// The decoder's picture is not needed once converted: it is let
+		// go before the drawing is encoded.
+		delete(d.kept, k)
+		img, err := kept[0].RGBA()
+		if err != nil {
+			return nil, fmt.Errorf("convert the picture to draw on: %w", err)
+		}
+		return img, nil
+	}
+	lim := image.Limits{MaxPixels: d.set.lim.ImagePixels(), MaxScanPixels: d.set.lim.MaxJPEGScanPixels}
+	img, err := image.Shown(ctx, data, lim)
+	if err != nil {
+		return nil, fmt.Errorf("decode the picture to draw on: %w", err)
+	}
+	return img, nil
 }
 
 // drawDetections draws one picture's detections, the worst first so that

@@ -99,6 +99,9 @@ func (s *Set) Tensors(ctx context.Context, ps []Pictures) ([]*tensor.Tensor, err
 		if err != nil {
 			return nil, p.Input.refusal(err, p.Single)
 		}
+		if keeping(ctx) {
+			b.Keep()
+		}
 		batches[i] = b
 		pixels += b.Pixels
 		tensors += b.TensorBytes
@@ -121,7 +124,7 @@ func (s *Set) Tensors(ctx context.Context, ps []Pictures) ([]*tensor.Tensor, err
 			return nil, ps[i].Input.refusal(err, ps[i].Single)
 		}
 		out[i] = t
-		recordPictures(ctx, ps[i].Input.Index, b.Frames(), ps[i].Data)
+		recordPictures(ctx, ps[i].Input.Index, b, ps[i].Data)
 	}
 	return out, nil
 }

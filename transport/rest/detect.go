@@ -60,6 +60,9 @@ func decodingOf(r *http.Request, set *codec.Set, raw bool) (*codec.Decoding, str
 	if drawType != "" && raw {
 		return nil, "", &tensorjson.Error{Message: "draw answers the picture with the decoded outputs drawn on it, raw the tensors: ask for one"}
 	}
+	if drawType != "" {
+		dec.KeepPictures()
+	}
 	return dec, drawType, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	stddraw "image/draw"
 	"image/jpeg"
 	"image/png"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/svc-dev/svc/core/codec/draw"
@@ -146,5 +147,66 @@ func TestEncode(t *testing.T) {
 		if got := color.RGBAModel.Convert(img.At(30, 5)).(color.RGBA); mediaType == draw.PNG && got != red {
 			t.Errorf("PNG pixel %v, want %v", got, red)
 		}
+	}
+}
+
+// TestEncodePNG: a drawing comes back from PNG pixel for pixel, opaque
+// ones as RGB (of any size, in as many chunks as their pixels need), one
+// with translucent pixels with its alpha.
+func TestEncodePNG(t *testing.T) {
+	t.Parallel()
+	noise := func(w, h int, alpha bool) *image.RGBA {
+		img := image.NewRGBA(image.Rect(0, 0, w, h))
+		rng := rand.New(rand.NewPCG(7, 8))
+		for i := 0; i < len(img.Pix); i += 4 {
+			for k := range 3 {
+				img.Pix[i+k] = uint8(rng.IntN(256))
+			}
+			img.Pix[i+3] = 255
+			if alpha && rng.IntN(2) == 0 {
+				// Transparent (premultiplied: no colour), so that PNG's
+				// straight alpha gives back the same pixels.
+				clear(img.Pix[i : i+4])
+			}
+		}
+		return img
+	}
+	tests := []struct {
+		name  string
+		img   *image.RGBA
+		model color.Model
+	}{
+		{"one pixel", noise(1, 1, false), color.RGBAModel},
+		{"noise over several chunks", noise(301, 233, false), color.RGBAModel},
+		{"a drawing", blank(t, 97, 41).Image(), color.RGBAModel},
+		{"translucent pixels", noise(33, 17, true), color.NRGBAModel},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := draw.New(tt.img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Box(0, 0, 20, 10, red)
+			var b bytes.Buffer
+			if err := c.Encode(&b, draw.PNG); err != nil {
+				t.Fatal(err)
+			}
+			got, err := png.Decode(&b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Bounds() != tt.img.Bounds() || got.ColorModel() != tt.model {
+				t.Fatalf("decoded %v in %T, want %v", got.Bounds(), got, tt.img.Bounds())
+			}
+			for y := range tt.img.Bounds().Dy() {
+				for x := range tt.img.Bounds().Dx() {
+					if g, w := color.RGBAModel.Convert(got.At(x, y)), tt.img.RGBAAt(x, y); g != w {
+						t.Fatalf("pixel (%d, %d) is %v, drawn %v", x, y, g, w)
+					}
+				}
+			}
+		})
 	}
 }

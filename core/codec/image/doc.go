@@ -86,8 +86,10 @@
 // Batch.Frames says where each picture went in the tensor (Frame: its
 // size as shown, the scale and offsets of its resize and padding), so that
 // a decoder maps boxes, keypoints and masks back onto the picture the
-// client sent with the geometry that placed it; Shown decodes a picture
-// as shown, to draw on.
+// client sent with the geometry that placed it; a batch asked to (Keep)
+// keeps each decoded picture (Kept, a Picture), which a drawing then
+// converts to RGBA as shown rather than decoding it again, and Shown
+// decodes a picture as shown, to draw on, when none was kept.
 //
 // What decoding a picture costs is read from its header before anything
 // is decoded (cost.go): the memory the format's decoder allocates, and

@@ -81,7 +81,8 @@ func (b *Batch) Frames() []Frame {
 
 // Shown decodes one picture into RGBA as it is shown (its EXIF
 // orientation applied, alpha dropped), refusing what lim does not allow
-// as Plan.Inspect does: the picture a drawing is made on.
+// as Plan.Inspect does: the picture a drawing is made on when the
+// preprocessing kept none (Batch.Keep).
 func Shown(ctx context.Context, data []byte, lim Limits) (*image.RGBA, error) {
 	hd, err := readHeader(0, data, lim)
 	if err != nil {
@@ -91,14 +92,38 @@ func Shown(ctx context.Context, data []byte, lim Limits) (*image.RGBA, error) {
 	if err != nil {
 		return nil, err
 	}
-	px := pack(img, hd, 3, nil)
+	return (&Picture{img: img, hd: hd}).RGBA()
+}
+
+// Picture is one picture as its decoder gave it, kept by Batch.Tensor
+// when the batch was asked to (Batch.Keep): a drawing is made on it
+// without decoding the picture a second time.
+type Picture struct {
+	img image.Image
+	hd  header
+}
+
+// Width and Height are the picture's size as shown (after its EXIF
+// orientation).
+func (p *Picture) Width() int  { return p.hd.w }
+func (p *Picture) Height() int { return p.hd.h }
+
+// RGBA is the picture as it is shown (its EXIF orientation applied,
+// alpha dropped), in a new *image.RGBA: the pixels Shown gives.
+func (p *Picture) RGBA() (*image.RGBA, error) {
+	px := pack(p.img, p.hd, 3, nil)
 	defer px.free()
-	if px.w != hd.w || px.h != hd.h {
-		return nil, &Error{Msg: fmt.Sprintf("%s decoded to %d×%d pixels, its header says %d×%d", hd.format, px.w, px.h, hd.w, hd.h)}
+	if px.w != p.hd.w || px.h != p.hd.h {
+		return nil, &Error{Msg: fmt.Sprintf("%s decoded to %d×%d pixels, its header says %d×%d", p.hd.format, px.w, px.h, p.hd.w, p.hd.h)}
 	}
 	out := image.NewRGBA(image.Rect(0, 0, px.w, px.h))
-	for i, j := 0, 0; i < len(px.pix); i, j = i+3, j+4 {
-		out.Pix[j], out.Pix[j+1], out.Pix[j+2], out.Pix[j+3] = px.pix[i], px.pix[i+1], px.pix[i+2], 255
+	for y := range px.h {
+		src := px.pix[y*px.w*3 : (y+1)*px.w*3]
+		dst := out.Pix[y*out.Stride : y*out.Stride+4*px.w]
+		for x := range px.w {
+			s, d := src[3*x:3*x+3:3*x+3], dst[4*x:4*x+4:4*x+4]
+			d[0], d[1], d[2], d[3] = s[0], s[1], s[2], 255
+		}
 	}
 	return out, nil
 }

@@ -86,6 +86,49 @@ type Batch struct {
 	// picture, its packed and oriented pixels, the resized window): the
 	// pictures are decoded one at a time.
 	TensorBytes, WorkBytes int64
+	// kept are the decoded pictures, by index, once Keep asked for them
+	// and Tensor decoded them.
+	keep bool
+	kept []*Picture
+}
+
+// Keep asks Tensor to keep each decoded picture (Kept) for a drawing, so
+// that it is not decoded a second time, and adds what they hold to
+// WorkBytes: the pictures decoded so far stay beside the one being
+// preprocessed. Call it before reserving WorkBytes.
+func (b *Batch) Keep() {
+	if b.keep {
+		return
+	}
+	b.keep = true
+	var held int64
+	b.WorkBytes = 0
+	for i, hd := range b.hs {
+		b.WorkBytes = max(b.WorkBytes, held+b.work(i))
+		held += hd.decoded
+	}
+}
+
+// Kept is picture i as its decoder gave it, or nil when the batch did not
+// keep it (Keep) or Tensor has not decoded it.
+func (b *Batch) Kept(i int) *Picture {
+	if i < 0 || i >= len(b.kept) {
+		return nil
+	}
+	return b.kept[i]
+}
+
+// work is what decoding and preprocessing picture i holds beside the
+// tensor: the decoder's picture, its packed and oriented pixels, the
+// resized window.
+func (b *Batch) work(i int) int64 {
+	hd, C := b.hs[i], int64(b.p.channels)
+	px := int64(hd.w) * int64(hd.h) * C
+	if hd.orientation != 1 {
+		px *= 2
+	}
+	g := b.p.place(hd.w, hd.h, b.w, b.p.height)
+	return hd.decoded + px + int64(g.win.w)*int64(g.win.h)*C
 }
 
 // Inspect reads the header of each picture of a batch, refusing what lim
@@ -106,13 +149,8 @@ func (p *Plan) Inspect(images [][]byte, lim Limits) (*Batch, error) {
 	}
 	b.w = p.batchWidth(b.hs)
 	H, W, C := int64(p.height), int64(b.w), int64(p.channels)
-	for _, hd := range b.hs {
-		px := int64(hd.w) * int64(hd.h) * C
-		if hd.orientation != 1 {
-			px *= 2
-		}
-		g := p.place(hd.w, hd.h, b.w, p.height)
-		b.WorkBytes = max(b.WorkBytes, hd.decoded+px+int64(g.win.w)*int64(g.win.h)*C)
+	for i := range b.hs {
+		b.WorkBytes = max(b.WorkBytes, b.work(i))
 	}
 	b.TensorBytes = int64(len(images)) * C * H * W * int64(p.dtype.Size())
 	return b, nil
@@ -219,6 +257,12 @@ func fill[T any](ctx context.Context, b *Batch, out []T, l *lut[T]) error {
 		img, err := decodeImage(ctx, i, data, hd)
 		if err != nil {
 			return err
+		}
+		if b.keep {
+			if b.kept == nil {
+				b.kept = make([]*Picture, len(b.images))
+			}
+			b.kept[i] = &Picture{img: img, hd: hd}
 		}
 		w, h := shown(img, hd)
 		g := p.place(w, h, W, H)

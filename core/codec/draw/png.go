@@ -1,0 +1,113 @@
+package draw
+
+import (
+	"bufio"
+	"compress/zlib"
+	"encoding/binary"
+	"hash/crc32"
+	"image"
+	"image/png"
+	"io"
+)
+
+// pngChunk is the most bytes of compressed pixels one IDAT chunk holds.
+const pngChunk = 64 << 10
+
+// encodePNG writes img as an 8-bit RGB PNG, each row filtered with Sub
+// (the difference from the pixel on its left) and compressed at zlib's
+// best speed. Image/png's encoder tries all five filters on every row
+// and keeps the one that looks smallest: on a photograph that search
+// costs more than the compression, for an answer about as large (see
+// BENCHMARKS.md). A picture that is not opaque goes to image/png, which
+// keeps its alpha.
+func encodePNG(w io.Writer, img *image.RGBA) error {
+	if !img.Opaque() {
+		return (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(w, img)
+	}
+	b := img.Bounds()
+	width, height := b.Dx(), b.Dy()
+	bw := bufio.NewWriterSize(w, pngChunk+12)
+	if _, err := bw.WriteString("\x89PNG\r\n\x1a\n"); err != nil {
+		return err
+	}
+	ihdr := binary.BigEndian.AppendUint32(nil, uint32(width))
+	ihdr = binary.BigEndian.AppendUint32(ihdr, uint32(height))
+	ihdr = append(ihdr, 8, 2, 0, 0, 0) // 8 bits, RGB, deflate, adaptive filtering, no interlace
+	if err := writeChunk(bw, "IHDR", ihdr); err != nil {
+		return err
+	}
+	idat := &chunks{w: bw, buf: make([]byte, 0, pngChunk)}
+	z, err := zlib.NewWriterLevel(idat, zlib.BestSpeed)
+	if err != nil {
+		return err
+	}
+	row := make([]byte, 1+3*width)
+	row[0] = 1 // Sub
+	for y := range height {
+		src := img.Pix[(y)*img.Stride : (y)*img.Stride+4*width]
+		var pr, pg, pb byte
+		for x, i := 0, 1; x < width; x, i = x+1, i+3 {
+			r, g, bl := src[4*x], src[4*x+1], src[4*x+2]
+			row[i], row[i+1], row[i+2] = r-pr, g-pg, bl-pb
+			pr, pg, pb = r, g, bl
+		}
+		if _, err := z.Write(row); err != nil {
+			return err
+		}
+	}
+	if err := z.Close(); err != nil {
+		return err
+	}
+	if err := idat.flush(); err != nil {
+		return err
+	}
+	if err := writeChunk(bw, "IEND", nil); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// writeChunk writes one PNG chunk: its length, type, data and CRC.
+func writeChunk(w io.Writer, kind string, data []byte) error {
+	head := binary.BigEndian.AppendUint32(make([]byte, 0, 8), uint32(len(data)))
+	head = append(head, kind...)
+	crc := crc32.Update(crc32.ChecksumIEEE(head[4:]), crc32.IEEETable, data)
+	if _, err := w.Write(head); err != nil {
+		return err
+	}
+	if _, err := w.Write(data); err != nil {
+		return err
+	}
+	_, err := w.Write(binary.BigEndian.AppendUint32(nil, crc))
+	return err
+}
+
+// chunks cuts the compressed pixels into IDAT chunks of pngChunk bytes.
+type chunks struct {
+	w   io.Writer
+	buf []byte
+}
+
+func (c *chunks) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		k := min(len(p), pngChunk-len(c.buf))
+		c.buf = append(c.buf, p[:k]...)
+		p = p[k:]
+		if len(c.buf) == pngChunk {
+			if err := c.flush(); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return n, nil
+}
+
+func (c *chunks) flush() error {
+	if len(c.buf) == 0 {
+		return nil
+	}
+	err := writeChunk(c.w, "IDAT", c.buf)
+	c.buf = c.buf[:0]
+	return err
+}

@@ -1,0 +1,91 @@
+package image
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"slices"
+	"testing"
+
+	"github.com/svc-dev/svc/core/tensor"
+)
+
+// TestKeep keeps the decoded pictures of a batch for a drawing: the
+// tensor is the one made without keeping, each kept picture converts to
+// the pixels Shown decodes (orientation applied), and WorkBytes counts
+// the pictures kept beside the one being preprocessed.
+func TestKeep(t *testing.T) {
+	t.Parallel()
+	j := jpegBytes(t, photo(37, 23, 4), 95)
+	var pb bytes.Buffer
+	if err := png.Encode(&pb, photo(19, 41, 4)); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := NewPlan(Settings{Preset: "yolo"}, tensor.Spec{Name: "images", DType: tensor.Float32, Shape: []int64{-1, 3, 640, 640}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		images [][]byte
+	}{
+		{"one JPEG", [][]byte{j}},
+		{"a JPEG turned by EXIF", [][]byte{withOrientation(j, 6, false)}},
+		{"a PNG", [][]byte{pb.Bytes()}},
+		{"three pictures", [][]byte{withOrientation(j, 3, true), pb.Bytes(), j}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plain, err := plan.Inspect(tt.images, Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := plain.Tensor(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer want.Recycle()
+			b, err := plan.Inspect(tt.images, Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Keep()
+			var held, most int64
+			for i, hd := range b.hs {
+				most = max(most, held+plain.work(i))
+				held += hd.decoded
+			}
+			if b.WorkBytes != most || (len(tt.images) == 1 && b.WorkBytes != plain.WorkBytes) {
+				t.Errorf("WorkBytes kept %d, want %d (not kept %d)", b.WorkBytes, most, plain.WorkBytes)
+			}
+			if b.Kept(0) != nil {
+				t.Fatal("a picture kept before Tensor decoded it")
+			}
+			got, err := b.Tensor(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer got.Recycle()
+			if !slices.Equal(got.Data.([]float32), want.Data.([]float32)) {
+				t.Fatal("keeping the pictures changed the tensor")
+			}
+			for i, data := range tt.images {
+				shown, err := Shown(context.Background(), data, Limits{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				k := b.Kept(i)
+				if k == nil {
+					t.Fatalf("picture %d not kept", i)
+				}
+				rgba, err := k.RGBA()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rgba.Bounds() != shown.Bounds() || k.Width() != shown.Bounds().Dx() || k.Height() != shown.Bounds().Dy() || !bytes.Equal(rgba.Pix, shown.Pix) {
+					t.Fatalf("picture %d kept: %v (%d×%d), decoded again: %v; pixels differ", i, rgba.Bounds(), k.Width(), k.Height(), shown.Bounds())
+				}
+			}
+		})
+	}
+}
