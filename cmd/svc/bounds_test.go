@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -259,12 +260,18 @@ func pictureAttacks(t *testing.T, s *server, c *grpcapi.Client) ([]attack, func(
 // TestBoundsText: finding 3. {"text": ["a"] × 99,999 + ["hello " × 60]},
 // a 500 KB body, took 8.6 GB and 20–35 s on examples/text-embed; a million
 // one-letter texts was a Go out-of-memory fatal error. Both are now
-// refused before the texts are tokenized, as are texts whose padded batch
-// is too large, in every protocol.
+// refused before the texts are tokenized, and tokenizing stops at the text
+// that takes a request past limits.max_tokens, in every protocol. The
+// server runs with limits.max_tokens 16384: at its default, 262,144,
+// 2,048 texts of this model's 48 tokens at most cannot reach it.
 func TestBoundsText(t *testing.T) {
 	t.Parallel()
 	port := freePort(t)
-	s := startServerBin(t, plainBin(t), nil, filepath.Join(repoRoot, "examples", "text-embed"), "--grpc-port", port)
+	cfg := filepath.Join(t.TempDir(), "svc.yml")
+	if err := os.WriteFile(cfg, []byte("limits:\n  max_tokens: 16384\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServerBin(t, plainBin(t), nil, filepath.Join(repoRoot, "examples", "text-embed"), "--grpc-port", port, "-c", cfg)
 	attacks, valid := textAttacks(t, s, grpcClient(t, "127.0.0.1:"+port))
 	runAttacks(t, s, attacks, valid)
 	if !strings.Contains(string(s.do(http.MethodPost, "/predict", "application/json", strings.NewReader(`{"text": `+mustJSON(t, manyTexts(2048, "a b c"))+`}`)).Body), `"embedding"`) {
@@ -288,6 +295,8 @@ func manyTexts(n int, last string) []string {
 func textAttacks(t *testing.T, s *server, c *grpcapi.Client) ([]attack, func() bool) {
 	texts := manyTexts
 	long := strings.Repeat("hello ", 60)
+	// 2,048 texts of 48 tokens (the model's most): 98,304 tokens.
+	longs := slices.Repeat([]string{long}, 2048)
 	v1 := func(ts []string) func() (int, string) {
 		body, _ := json.Marshal(map[string][]string{"text": ts})
 		return func() (int, string) {
@@ -315,11 +324,11 @@ func textAttacks(t *testing.T, s *server, c *grpcapi.Client) ([]attack, func() b
 	attacks := []attack{
 		{"100,000 texts, one long", v1(texts(100_000, long)), 413, "Input 'text': 100000 texts, more than the 2048 one request may send (limits.max_texts)"},
 		{"a million one-letter texts", v1(texts(1_000_000, "a")), 413, "(limits.max_texts)"},
-		{"2,048 texts, one long", v1(texts(2048, long)), 413, "Input 'text': 2048 texts padded to the 48 tokens of item 2047 are 98304 tokens, more than the 16384 one request may send (limits.max_tokens)"},
+		{"2,048 long texts", v1(longs), 413, "Input 'text': the texts up to item 341 are 16416 tokens, more than the 16384 one request may send (limits.max_tokens)"},
 		{"100,000 texts, v2 REST", v2(texts(100_000, long)), 413, "(limits.max_texts)"},
-		{"2,048 texts, one long, v2 REST", v2(texts(2048, long)), 413, "(limits.max_tokens)"},
+		{"2,048 long texts, v2 REST", v2(longs), 413, "(limits.max_tokens)"},
 		{"100,000 texts, gRPC", rpc(texts(100_000, long)), int(codes.ResourceExhausted), "(limits.max_texts)"},
-		{"2,048 texts, one long, gRPC", rpc(texts(2048, long)), int(codes.ResourceExhausted), "(limits.max_tokens)"},
+		{"2,048 long texts, gRPC", rpc(longs), int(codes.ResourceExhausted), "(limits.max_tokens)"},
 	}
 	valid := func() bool {
 		r := s.do(http.MethodPost, "/predict", "application/json", strings.NewReader(`{"text": ["hello world", "a", "b"]}`))

@@ -124,7 +124,7 @@ func TestMeaningRefusedAtStart(t *testing.T) {
 		{"too many labels", "      probabilities:\n        classify: {labels: [a, b, c, d]}\n", "outputs.probabilities.classify.labels: 4 labels"},
 		{"missing label file", "      probabilities:\n        classify: {labels: nowhere.txt}\n", "nowhere.txt"},
 		{"ctc on a classifier", "      probabilities:\n        ctc: {labels: [a, b]}\n", "ctc takes [N, steps, classes]"},
-		{"both meanings", "      probabilities:\n        classify: {}\n        ctc: {labels: [a]}\n", "declares both classify and ctc"},
+		{"both meanings", "      probabilities:\n        classify: {}\n        ctc: {labels: [a]}\n", "declares more than one of classify, ctc, detect, segment and pose"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

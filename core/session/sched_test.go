@@ -244,23 +244,32 @@ func TestObserverCountsRuns(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = p.Close() })
-			g := &gated{Predictor: p, gate: make(chan struct{})}
-			pool, err := sched.NewPool(g)
-			if err != nil {
-				t.Fatal(err)
-			}
 			wantExec := n
 			if batching {
-				b, err := sched.NewBatcher(pool, sched.BatchOptions{MaxBatchSize: 8, Slots: 1, Observer: rec, Fixed: true})
+				// mergeAll waits with synctest.Wait: the gate, the pool
+				// and the batcher are made in its bubble.
+				synctest.Test(t, func(t *testing.T) {
+					g := &gated{Predictor: p, gate: make(chan struct{})}
+					pool, err := sched.NewPool(g)
+					if err != nil {
+						t.Fatal(err)
+					}
+					b, err := sched.NewBatcher(pool, sched.BatchOptions{MaxBatchSize: 8, Slots: 1, Observer: rec, Fixed: true})
+					if err != nil {
+						t.Fatal(err)
+					}
+					mergeAll(t, g, b, bodies)
+					wantExec = int(b.Stats().Runs)
+					if b.Stats().MergedRuns == 0 {
+						t.Fatal("no run was merged")
+					}
+				})
+			} else {
+				g := &gated{Predictor: p, gate: make(chan struct{})}
+				pool, err := sched.NewPool(g)
 				if err != nil {
 					t.Fatal(err)
 				}
-				mergeAll(t, g, b, bodies)
-				wantExec = int(b.Stats().Runs)
-				if b.Stats().MergedRuns == 0 {
-					t.Fatal("no run was merged")
-				}
-			} else {
 				pool.SetObserver(rec)
 				close(g.gate)
 				for _, body := range bodies {

@@ -63,12 +63,6 @@ func codeOf(status int) string {
 	return ""
 }
 
-// WriteError writes status and msg in OpenAI's shape: the router's 404
-// and 405 under /v1.
-func WriteError(w http.ResponseWriter, status int, msg string) {
-	writeErr(w, &apiError{Status: status, Message: msg})
-}
-
 func writeErr(w http.ResponseWriter, e *apiError) {
 	typ := "invalid_request_error"
 	if e.Status >= 500 {

@@ -78,13 +78,16 @@ func (h *Handler) Prepare(r core.Runner) (any, error) {
 }
 
 // Routes are the routes: not in the banner's table (they answer a text
-// model only; docs/text.md lists them).
+// model only; docs/text.md lists them). They answer their own errors in
+// OpenAI's shape, but do not claim /v1's 404s and 405s: /v1 is no
+// segment of svc's own, and a path there that no route serves is
+// answered as any other unknown path ({"detail": "Not Found"}).
 func (h *Handler) Routes() []transport.Route {
 	return []transport.Route{
-		{Methods: []string{http.MethodPost}, Path: PathEmbeddings, Handler: http.HandlerFunc(h.embeddings), Errors: WriteError},
-		{Methods: []string{http.MethodGet}, Path: PathModels, Handler: http.HandlerFunc(h.models), Errors: WriteError},
-		{Methods: []string{http.MethodGet}, Path: PathModels + "/{model}", Handler: http.HandlerFunc(h.model), Errors: WriteError},
-		{Methods: []string{http.MethodPost}, Path: PathRerank, Handler: http.HandlerFunc(h.rerank), Errors: WriteError},
+		{Methods: []string{http.MethodPost}, Path: PathEmbeddings, Handler: http.HandlerFunc(h.embeddings)},
+		{Methods: []string{http.MethodGet}, Path: PathModels, Handler: http.HandlerFunc(h.models)},
+		{Methods: []string{http.MethodGet}, Path: PathModels + "/{model}", Handler: http.HandlerFunc(h.model)},
+		{Methods: []string{http.MethodPost}, Path: PathRerank, Handler: http.HandlerFunc(h.rerank)},
 	}
 }
 

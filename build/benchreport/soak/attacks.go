@@ -394,16 +394,17 @@ func textMix(_, name string) (*mix, error) {
 			return nil
 		})},
 		{name: "v1 JSON, 512 short texts", valid: true, weight: 2, method: "POST", path: "/predict", ctype: "application/json", body: v1Texts(short), check: embeddings(512, dim)},
+		// 2,048 texts, one long: once an attack (the padded batch), now
+		// split into runs of text.max_batch_tokens and answered.
+		{name: "v1 JSON, 2,048 texts, one long (split into runs)", valid: true, weight: 1, method: "POST", path: "/predict", ctype: "application/json", body: v1Texts(tokens), check: embeddings(2048, dim)},
+		{name: "v2 JSON, 2,048 texts, one long (split into runs)", valid: true, weight: 1, method: "POST", path: infer, ctype: "application/json", body: v2Texts(tokens), check: v2Shape("embedding", 2048, dim)},
 
-		// 3. Many texts, one long; a million one-letter texts.
-		post("100,000 texts, one long, v1 JSON", false, 3, "/predict", "application/json", v1Texts(hundredK)),
-		post("a million one-letter texts, v1 JSON", false, 2, "/predict", "application/json", v1Texts(million)),
-		post("2,048 texts, one long (the padded batch), v1 JSON", false, 3, "/predict", "application/json", v1Texts(tokens)),
-		post("100,000 texts, one long, v2 JSON", false, 2, infer, "application/json", v2Texts(hundredK)),
-		post("a million one-letter texts, v2 binary", false, 2, infer, "application/octet-stream", millionBin, millionBinHdr...),
-		post("2,048 texts, one long, v2 JSON", false, 2, infer, "application/json", v2Texts(tokens)),
-		{name: "100,000 texts, one long, gRPC", weight: 2, flow: grpcFlow(grpcTexts(name, nil, hundredK, false), nil)},
-		{name: "2,048 texts, one long, gRPC", weight: 2, flow: grpcFlow(grpcTexts(name, nil, tokens, false), nil)},
+		// 3. 100,000 texts, one long; a million one-letter texts.
+		post("100,000 texts, one long, v1 JSON", false, 5, "/predict", "application/json", v1Texts(hundredK)),
+		post("a million one-letter texts, v1 JSON", false, 4, "/predict", "application/json", v1Texts(million)),
+		post("100,000 texts, one long, v2 JSON", false, 3, infer, "application/json", v2Texts(hundredK)),
+		post("a million one-letter texts, v2 binary", false, 3, infer, "application/octet-stream", millionBin, millionBinHdr...),
+		{name: "100,000 texts, one long, gRPC", weight: 4, flow: grpcFlow(grpcTexts(name, nil, hundredK, false), nil)},
 	}
 	return newMix(append(reqs, malformed(infer)[:4]...)), nil
 }
