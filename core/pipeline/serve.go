@@ -140,7 +140,11 @@ func (s *Served) Predict(ctx context.Context, inputs []*tensor.Tensor) (core.Res
 	}
 	set, err := s.ocr.Settings().With(core.ParamsOf(ctx))
 	if err != nil {
-		return nil, &core.InputError{Input: err.(*ParamError).Name, Message: err.Error()}
+		var pe *ParamError
+		if errors.As(err, &pe) {
+			return nil, &core.InputError{Input: pe.Name, Message: err.Error()}
+		}
+		return nil, err
 	}
 	out := make([]string, len(pics))
 	for i, p := range pics {
