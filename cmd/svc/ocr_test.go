@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"google.golang.org/grpc/codes"
 
 	"github.com/svc-dev/svc/core/tensor"
@@ -287,6 +288,17 @@ func TestOCRPipelineRefuses(t *testing.T) {
 	}
 	_, err := readGRPC(t, c, notPicture, nil)
 	wantGRPCCode(t, err, codes.InvalidArgument, want)
+
+	// /openapi.json describes the pipeline's input as a string, and
+	// validates.
+	r = s.get("/openapi.json")
+	doc, err := openapi3.NewLoader().LoadFromData(r.Body)
+	if r.Status != http.StatusOK || err != nil {
+		t.Fatalf("GET /openapi.json: %d %v", r.Status, err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Errorf("kin-openapi: %v", err)
+	}
 }
 
 // TestOCRPipelineStartup: a pipeline entry missing a stage, or whose stage
