@@ -26,7 +26,11 @@ type InputSpec struct {
 	// tensors of unknown rank; empty for rank 0.
 	Shape []int64
 	// Required is false for an input that has a default initializer.
-	Required    bool
+	Required bool
+	// Pictures says that this string input takes encoded pictures, one an
+	// element, which the runner decodes itself (a pipeline): the v1 API
+	// takes a picture body or multipart files for it too.
+	Pictures    bool
 	Description string
 	Kind        ValueKind
 	// DimNames holds the symbolic name of each dynamic dimension ("" if none).
@@ -42,6 +46,10 @@ type OutputSpec struct {
 	Description string
 	Kind        ValueKind
 	DimNames    []string
+	// JSON says that each element of this string output is a JSON
+	// document (a pipeline's answer): the v1 API answers it as JSON, not
+	// as a string.
+	JSON bool
 }
 
 // ModelInfo describes the loaded model: what every protocol reports about

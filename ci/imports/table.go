@@ -84,7 +84,7 @@ transport/rest, transport/oip, transport/openai, transport/tei < openapi;
 core/onnxpb < cmd/genmodels/slowload;
 cmd/genmodels/slowload < cmd/genmodels;
 core/session, transport/grpcapi, transport/oip, transport/rest < cmd/internal/bench;
-cmd/internal/bench, core/cache, core/providercheck, core/registry, core/sched, core/watch,
+cmd/internal/bench, core/cache, core/pipeline, core/providercheck, core/registry, core/sched, core/watch,
   core/workers/seqroute, openapi, providers/all, transport/grpcapi,
   transport/metrics, transport/openai, transport/repository, transport/stream,
   transport/tei, transport/tracing

@@ -160,7 +160,7 @@ func serve(ctx context.Context, modelName, servedName string, cfg config.Config,
 
 	// Resolve the model once, up front, so a missing model fails before
 	// anything is bound or started.
-	src, srcErr := registry.Resolve(modelName, cfg, registry.Open(registry.DefaultRoot()))
+	src, srcErr := resolveServed(modelName, cfg)
 	if srcErr == nil && servedName != "" {
 		src.Name = servedName
 	}
@@ -199,7 +199,7 @@ func serve(ctx context.Context, modelName, servedName string, cfg config.Config,
 		return srcErr
 	}
 	rl := reloadSetup{resolve: resolver(modelName, src, cfg)}
-	if cfg.Reload.Watch {
+	if cfg.Reload.Watch && src.Origin != originPipeline {
 		if src.Origin == "registry" {
 			if ref, err := registry.ParseRef(modelName); err == nil {
 				rl.follow = &ref
@@ -417,6 +417,10 @@ func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logge
 		fx.Provide(cfg.Sections),
 		sequenceWorkers(worker),
 	}
+	if src.Origin == originPipeline {
+		// A pipeline runs on pictures: inputs of ones would be refused.
+		options = append(options, fx.Decorate(func(o core.LoadOptions) core.LoadOptions { o.WarmUp = false; return o }), pipelineOptions(src, cfg))
+	}
 	sample, err := warmUpSample(declared(src, cfg))
 	if err != nil {
 		return nil, err
@@ -626,7 +630,7 @@ type reloadSetup struct {
 // resolver resolves modelName again for a reload, under the name served.
 func resolver(modelName string, src core.Source, cfg config.Config) core.SourceResolver {
 	return func() (core.Source, error) {
-		s, err := registry.Resolve(modelName, cfg, registry.Open(registry.DefaultRoot()))
+		s, err := resolveServed(modelName, cfg)
 		s.Name = src.Name
 		return s, err
 	}

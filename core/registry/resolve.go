@@ -25,7 +25,7 @@ func Resolve(name string, cfg config.Config, reg *Store) (core.Source, error) {
 
 	if m, ok := cfg.Models[name]; ok {
 		if m.Pipeline != nil {
-			return core.Source{}, fmt.Errorf("model %q from %s is a pipeline (models.%s.pipeline): serving a pipeline as one model is not built yet; serve its stages one by one", name, cfg.File, name)
+			return core.Source{}, fmt.Errorf("model %q from %s is a pipeline (models.%s.pipeline): it is served as one model by svc serve, and this command takes one model file: give it one of the pipeline's stages", name, cfg.File, name)
 		}
 		p := m.Path
 		if !filepath.IsAbs(p) && cfg.File != "" {

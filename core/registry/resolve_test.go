@@ -16,7 +16,7 @@ func TestResolvePipelineRefused(t *testing.T) {
 		"ocr": {Pipeline: &config.Pipeline{Kind: "ocr", Detect: &config.DetectStage{Model: "det"}, Recognize: &config.RecognizeStage{Model: "rec"}}},
 	}
 	_, err := Resolve("ocr", cfg, nil)
-	want := `model "ocr" from /etc/svc/svc.yml is a pipeline (models.ocr.pipeline): serving a pipeline as one model is not built yet`
+	want := `model "ocr" from /etc/svc/svc.yml is a pipeline (models.ocr.pipeline): it is served as one model by svc serve, and this command takes one model file`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %v, want one containing %q", err, want)
 	}

@@ -60,6 +60,9 @@ func decodeRequest(r *inference.ModelInferRequest, v *view, maxElements int64, m
 	if err := decodeSequence(r.GetParameters(), &req); err != nil {
 		return none, err
 	}
+	for name, p := range r.GetParameters() {
+		req.SetParam(name, paramText(p))
+	}
 	// The typed contents' elements, against limits.max_elements.
 	if maxElements > 0 {
 		var total int64

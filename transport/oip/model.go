@@ -179,6 +179,18 @@ type Request struct {
 	pictures int64
 	// seq is what the request says of its sequence (sequence.go).
 	seq Sequence
+	// params are the request's other parameters, as text, for a runner
+	// that reads them (core.WithParams: a pipeline's overrides).
+	params map[string]string
+}
+
+// SetParam records one of the request's parameters that the protocol
+// does not read itself, as text, for the runner (core.ParamsOf).
+func (r *Request) SetParam(name, value string) {
+	if r.params == nil {
+		r.params = map[string]string{}
+	}
+	r.params[name] = value
 }
 
 // BeginTrace marks the start of decoding for ctx's trace (see

@@ -319,7 +319,12 @@ func (p *parser) requestParameters() error {
 			}
 			return p.req.SetDecodingParam(string(key), paramText(raw))
 		}
-		return skip(p.d)
+		raw, err := p.raw()
+		if err != nil {
+			return err
+		}
+		p.req.SetParam(string(key), paramText(raw))
+		return nil
 	})
 	p.req.params = append([]byte(nil), p.header[start:p.d.Pos()]...)
 	return err

@@ -162,6 +162,7 @@ func (v *View) Run(q *transport.Inference, req *Request, maxString int) (core.Re
 	// Set.Tensors records in the request's decoding where the pictures
 	// went.
 	q.Ctx = codec.WithDecoding(q.Ctx, req.decoding)
+	q.Ctx = core.WithParams(q.Ctx, req.params)
 	ctx := q.Ctx
 	if err := v.texts(ctx, req); err != nil {
 		tensor.RecycleAll(req.inputs)

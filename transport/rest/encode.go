@@ -26,7 +26,7 @@ func AppendResult(dst []byte, outputs []core.OutputSpec, res core.Result) ([]byt
 }
 
 func appendResult(dst []byte, keys [][]byte, res core.Result) ([]byte, error) {
-	return appendOutputs(dst, keys, res, nil, nil, false)
+	return appendOutputs(dst, keys, res, nil, nil, false, nil)
 }
 
 func appendValue(dst []byte, v core.Value) []byte {

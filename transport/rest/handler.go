@@ -73,6 +73,11 @@ type view struct {
 	// specs are the runner's, with image inputs taking strings.
 	media *codec.Set
 	specs []tensor.Spec
+	// json marks the outputs whose elements are JSON documents.
+	json []bool
+	// pictures is the input that takes encoded pictures as strings
+	// (core.InputSpec.Pictures; -1: none).
+	pictures int
 }
 
 // NewHandler returns the handler; the model may still be loading (Prepare
@@ -102,7 +107,7 @@ func (h *Handler) Prepare(r core.Runner) (any, error) {
 	if h.opts.Sequences != nil {
 		infoBody.Sequence = h.opts.Sequences.Describe(r)
 	}
-	v := &view{runner: r, info: mustJSON(infoBody), keys: outputKeys(info.Outputs), media: media, specs: mediaSpecs(r.Specs(), media)}
+	v := &view{runner: r, info: mustJSON(infoBody), keys: outputKeys(info.Outputs), media: media, specs: mediaSpecs(r.Specs(), media), json: jsonOutputs(info.Outputs), pictures: picturesInput(info.Inputs)}
 	return v, nil
 }
 
@@ -193,7 +198,7 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request, q *transp
 	}
 	// The generation's sessions stay open until the answer is written.
 	defer g.Release()
-	if kind != bodyJSON && len(v.media.Images()) == 0 {
+	if kind != bodyJSON && len(v.media.Images()) == 0 && v.pictures < 0 {
 		WriteError(w, http.StatusUnsupportedMediaType, unsupportedType(ct, false))
 		return core.OutcomeBadRequest
 	}
@@ -217,6 +222,8 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request, q *transp
 		return core.OutcomeBadRequest
 	}
 	q.Schedule(timeout, priority)
+	// A pipeline's per-request overrides (core.ParamsOf).
+	q.Ctx = core.WithParams(q.Ctx, queryParams(r))
 	// Set.Tensors records in dec where the pictures went.
 	q.Ctx = codec.WithDecoding(q.Ctx, dec)
 	ctx := q.Ctx
@@ -283,7 +290,7 @@ func (h *Handler) writeOutputs(w http.ResponseWriter, v *view, res core.Result, 
 	if texts != nil && !raw {
 		out, err = v.media.Text().AppendJSON(body[:0], res, texts.batch)
 	} else {
-		out, err = appendOutputs(body[:0], v.keys, res, v.media, dec, raw)
+		out, err = appendOutputs(body[:0], v.keys, res, v.media, dec, raw, v.json)
 	}
 	if err != nil {
 		h.log.Error("encode outputs", zap.Error(err), zap.String("request_id", w.Header().Get(transport.RequestIDHeader)))
@@ -312,10 +319,18 @@ func (h *Handler) decodeBody(q *transport.Inference, kind int, params map[string
 		}
 	case bodyMultipart:
 		if err = q.ReserveBody(int64(len(body)), 0); err == nil {
+			if v.pictures >= 0 {
+				inputs, err = pictureStrings(body, params["boundary"], v)
+				break
+			}
 			inputs, err = multipartBody(ctx, body, params["boundary"], v.runner.Specs(), v.media, h.opts.Limits.MaxStringBytes)
 		}
 	default:
 		if err = q.ReserveBody(int64(len(body)), 0); err == nil {
+			if v.pictures >= 0 {
+				inputs = stringInput(v, []string{string(body)})
+				break
+			}
 			inputs, err = pictureBody(ctx, body, v.runner.Specs(), v.media)
 		}
 	}

@@ -297,7 +297,7 @@ func closeObject(object []byte) []byte {
 // (keys), each decoded output of set as its meaning, with dec's settings
 // and pictures, unless raw; an output a decoded output reads (a segment
 // output's prototype masks) is answered only raw.
-func appendOutputs(dst []byte, keys [][]byte, res core.Result, set *codec.Set, dec *codec.Decoding, raw bool) ([]byte, error) {
+func appendOutputs(dst []byte, keys [][]byte, res core.Result, set *codec.Set, dec *codec.Decoding, raw bool, json []bool) ([]byte, error) {
 	if raw {
 		set = nil
 	}
@@ -326,7 +326,44 @@ func appendOutputs(dst []byte, keys [][]byte, res core.Result, set *codec.Set, d
 		if err != nil {
 			return dst, fmt.Errorf("encode output %s %w", key, err)
 		}
+		if !raw && i < len(json) && json[i] {
+			if dst, err = appendDocuments(dst, v); err != nil {
+				return dst, fmt.Errorf("encode output %s: %w", key, err)
+			}
+			continue
+		}
 		dst = appendValue(dst, v)
 	}
 	return append(dst, '}'), nil
+}
+
+// appendDocuments writes a string output whose elements are JSON
+// documents (core.OutputSpec.JSON) as a list of them.
+func appendDocuments(dst []byte, v core.Value) ([]byte, error) {
+	docs, ok := v.Tensor.Data.([]string)
+	if v.Kind != core.KindTensor || !ok {
+		return dst, errors.New("is not a string tensor")
+	}
+	dst = append(dst, '[')
+	for i, d := range docs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, d...)
+	}
+	return append(dst, ']'), nil
+}
+
+// jsonOutputs marks the outputs whose elements are JSON documents.
+func jsonOutputs(outs []core.OutputSpec) []bool {
+	var m []bool
+	for i, o := range outs {
+		if o.JSON {
+			if m == nil {
+				m = make([]bool, len(outs))
+			}
+			m[i] = true
+		}
+	}
+	return m
 }
