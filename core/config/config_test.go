@@ -220,7 +220,7 @@ func TestLoadErrors(t *testing.T) {
 		{"logger without url", "models:\n  m:\n    path: m.onnx\n    logger: {mode: all}\n", []string{"line 4: models.m.logger.url is required"}},
 		{"logger url malformed", "models:\n  m:\n    path: m.onnx\n    logger:\n      url: \"http://a b/%zz\"\n", []string{"line 5: models.m.logger.url is malformed"}},
 		{"logger url scheme", "models:\n  m:\n    path: m.onnx\n    logger:\n      url: kafka://c/t\n", []string{"line 5: models.m.logger.url must be http://, https:// or file:///"}},
-		{"logger url relative file", "models:\n  m:\n    path: m.onnx\n    logger:\n      url: file://payloads.jsonl\n", []string{"line 5: models.m.logger.url must name an absolute path"}},
+		{"logger url file with a host", "models:\n  m:\n    path: m.onnx\n    logger:\n      url: file://payloads.jsonl\n", []string{"line 5: models.m.logger.url must name a path"}},
 		{"logger sample over 1", "models:\n  m:\n    path: m.onnx\n    logger:\n      url: http://c/\n      sample: 1.5\n", []string{"line 6: models.m.logger.sample must be within [0, 1], got 1.5"}},
 		{"logger sample negative", "models:\n  m:\n    path: m.onnx\n    logger:\n      url: http://c/\n      sample: -0.1\n", []string{"line 6: models.m.logger.sample must be within [0, 1]"}},
 		{"logger queue 0", "models:\n  m:\n    path: m.onnx\n    logger:\n      url: http://c/\n      queue: 0\n", []string{"line 6: models.m.logger.queue must be positive, got 0"}},

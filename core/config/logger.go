@@ -26,7 +26,8 @@ type ModelLogger struct {
 	// Mode is what is logged: all (the default), request or response.
 	Mode string `yaml:"mode"`
 	// URL is where events go: http:// or https:// (a CloudEvents receiver,
-	// binary mode), or file:///ABSOLUTE/PATH (JSON lines). Required.
+	// binary mode), or file:///ABSOLUTE/PATH or file:RELATIVE/PATH (from
+	// the working directory; JSON lines). Required.
 	URL string `yaml:"url"`
 	// Sample is the share of requests logged, in [0, 1] (absent: 1).
 	Sample *float64 `yaml:"sample"`
@@ -176,8 +177,16 @@ func loggerURL(raw string) (*url.URL, string) {
 			return nil, fmt.Sprintf("has no host: %q", raw)
 		}
 	case "file":
+		if u.Opaque != "" {
+			// file:payloads.jsonl: relative to svc's working directory.
+			abs, err := filepath.Abs(u.Opaque)
+			if err != nil {
+				return nil, fmt.Sprintf("names a path that cannot be resolved: %v", err)
+			}
+			return &url.URL{Scheme: "file", Path: abs}, ""
+		}
 		if u.Host != "" && u.Host != "localhost" || !filepath.IsAbs(u.Path) {
-			return nil, fmt.Sprintf("must name an absolute path, as file:///var/log/svc/payloads.jsonl, got %q", raw)
+			return nil, fmt.Sprintf("must name a path, as file:///var/log/svc/payloads.jsonl or file:payloads.jsonl, got %q", raw)
 		}
 	default:
 		return nil, fmt.Sprintf("must be http://, https:// or file:///, got %q", raw)

@@ -229,7 +229,9 @@ func (l *Logger) drop(reason string, n int) {
 }
 
 // Dropped is how many events were dropped for reason.
-func (l *Logger) Dropped(reason string) float64 { return counterValue(l.dropped.WithLabelValues(reason)) }
+func (l *Logger) Dropped(reason string) float64 {
+	return counterValue(l.dropped.WithLabelValues(reason))
+}
 
 // Close stops taking events and delivers those queued until ctx ends or
 // the drain deadline (logger.drain) passes, whichever is first; what is

@@ -247,15 +247,15 @@ func TestFileSinkRotates(t *testing.T) {
 		sc := bufio.NewScanner(fh)
 		for sc.Scan() {
 			var e struct {
-				SpecVersion, ID, Type, Source, DataContentType string
-				Headers                                        map[string][]string
-				Data                                           struct{ I int }
+				SpecVersion, ID, Type, Source, DataContentType, Headers string
+				Data                                                    struct{ I int }
 			}
-			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			var headers map[string][]string
+			if err := json.Unmarshal(sc.Bytes(), &e); err != nil || json.Unmarshal([]byte(e.Headers), &headers) != nil {
 				t.Fatalf("%s: %q: %v", f, sc.Text(), err)
 			}
 			if e.SpecVersion != "1.0" || e.Type != TypeRequest || e.Source != "m" || "id"+strconv.Itoa(e.Data.I) != e.ID ||
-				e.Headers["X-Trace"][0] != "t"+strconv.Itoa(e.Data.I) {
+				headers["X-Trace"][0] != "t"+strconv.Itoa(e.Data.I) {
 				t.Fatalf("%s: line %s", f, sc.Text())
 			}
 			seen[e.ID] = true

@@ -68,7 +68,8 @@ func (s *httpSink) close() error {
 }
 
 // fileSink writes each event as a line of JSON, the CloudEvents structured
-// format: a JSON payload as data, any other as data_base64. The file is
+// format: a JSON payload as data, any other as data_base64, the request's
+// headers as the extension headers (a string of JSON). The file is
 // rotated past maxSize: PATH becomes PATH.1, PATH.1 becomes PATH.2, up to
 // PATH.MAXFILES.
 type fileSink struct {
@@ -104,21 +105,30 @@ func (s *fileSink) open() error {
 
 // line is one event in the CloudEvents JSON format.
 type line struct {
-	SpecVersion     string              `json:"specversion"`
-	ID              string              `json:"id"`
-	Type            string              `json:"type"`
-	Source          string              `json:"source"`
-	Time            string              `json:"time"`
-	DataContentType string              `json:"datacontenttype,omitempty"`
-	Headers         map[string][]string `json:"headers,omitempty"`
-	Data            json.RawMessage     `json:"data,omitempty"`
-	DataBase64      string              `json:"data_base64,omitempty"`
+	SpecVersion     string          `json:"specversion"`
+	ID              string          `json:"id"`
+	Type            string          `json:"type"`
+	Source          string          `json:"source"`
+	Time            string          `json:"time"`
+	DataContentType string          `json:"datacontenttype,omitempty"`
+	Headers         string          `json:"headers,omitempty"`
+	Data            json.RawMessage `json:"data,omitempty"`
+	DataBase64      string          `json:"data_base64,omitempty"`
 }
 
 // Line is e as the file sink writes it, without its newline.
 func Line(e *Event) ([]byte, error) {
 	l := line{SpecVersion: "1.0", ID: e.ID, Type: e.Type, Source: e.Source,
-		Time: e.Time.UTC().Format(time.RFC3339Nano), DataContentType: e.ContentType, Headers: e.Header}
+		Time: e.Time.UTC().Format(time.RFC3339Nano), DataContentType: e.ContentType}
+	if len(e.Header) > 0 {
+		// An extension attribute's value is a string: the headers as
+		// a JSON object in one.
+		h, err := json.Marshal(e.Header)
+		if err != nil {
+			return nil, fmt.Errorf("payload log headers: %w", err)
+		}
+		l.Headers = string(h)
+	}
 	if isJSON(e.ContentType) && json.Valid(e.Data) {
 		var b bytes.Buffer
 		if err := json.Compact(&b, e.Data); err == nil {
