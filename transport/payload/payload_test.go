@@ -19,6 +19,8 @@ import (
 	"github.com/cloudevents/sdk-go/v2/protocol"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/svc-dev/svc/core/config"
 )
@@ -275,5 +277,30 @@ func TestHeadersRedacted(t *testing.T) {
 		"Cookie": {"c"}, "Ce-Id": {"forged"}, "X-Kept": {"v"}, "Content-Length": {"3"}})
 	if len(got) != 1 || got.Get("X-Kept") != "v" {
 		t.Fatalf("logged headers %v, want X-Kept alone", got)
+	}
+}
+
+// TestDropsWarnedOncePerMinute: many drops in a burst make one warning,
+// which counts them.
+func TestDropsWarnedOncePerMinute(t *testing.T) {
+	core, logs := observer.New(zap.WarnLevel)
+	path := filepath.Join(t.TempDir(), "p.jsonl")
+	s := settings(t, (&url.URL{Scheme: "file", Path: path}).String(), func(s *config.LoggerSettings) { s.QueueBytes = 1 })
+	l, err := New(Options{LoggerSettings: s, Source: "m", Log: zap.New(core)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		l.Submit(event(i, TypeRequest)) // each over queue_bytes: dropped
+	}
+	if err := l.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	warnings := logs.FilterMessage("payload logger dropped events").All()
+	if len(warnings) != 1 || l.Dropped(ReasonQueueFull) != 50 {
+		t.Fatalf("%d warnings, %v dropped; want one warning for 50", len(warnings), l.Dropped(ReasonQueueFull))
+	}
+	if n := warnings[0].ContextMap()["dropped"]; n != int64(1) {
+		t.Fatalf("the first warning counts %v drops, want 1 (the first)", n)
 	}
 }
