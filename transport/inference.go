@@ -53,7 +53,9 @@ func (l Limits) Resolved() Limits {
 // limits, its memory reserved before it is read. A protocol begins a
 // request with Begin (a sequence's step on a stream with Step), takes the
 // generation it runs on and decodes it, runs it through core, encodes the
-// answer, and ends it with End.
+// answer, and ends it with End. Begin also marks the request for the
+// payload logger, when there is one (PayloadTap): what it carried and what
+// it was answered are logged for inferences alone.
 type Inferences struct {
 	Model  *core.Model
 	Memory *budget.Memory
@@ -80,6 +82,7 @@ type Inference struct {
 
 // Begin starts a request that arrived now, on ctx: the model counts it.
 func (in *Inferences) Begin(ctx context.Context) *Inference {
+	payloadTap(ctx)
 	q := in.begin(ctx)
 	q.Start = in.Model.BeginRequest()
 	q.count = true

@@ -67,6 +67,7 @@ type httpServerParams struct {
 	Headers   ResponseHeaders `optional:"true"`
 	Access    AccessControl   `optional:"true"`
 	Tracing   Tracing         `optional:"true"`
+	Payloads  *Payloads       `optional:"true"`
 	Serve     config.Serve
 	Limits    config.Limits
 	Log       *zap.Logger
@@ -90,6 +91,9 @@ func newHTTPServerFx(p httpServerParams) (*HTTPServer, error) {
 	var h http.Handler = NewRouter(p.Routes, p.Errors)
 	// The access log wraps the router so that 404s and 405s are logged too.
 	mw := []Middleware{AccessLog(p.Log, p.Errors, policy), Headers(p.Headers)}
+	if p.Payloads != nil && p.Payloads.HTTP != nil {
+		mw = append(mw, p.Payloads.HTTP)
+	}
 	if p.Access != nil {
 		mw = append(mw, Middleware(p.Access))
 	}

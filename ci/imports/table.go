@@ -69,6 +69,7 @@ core, core/budget, core/config, core/tensor/tensorjson, transport/log < transpor
 transport < transport/access;
 transport, core/budget, core/cache, core/codec, core/seq < transport/metrics;
 transport, core/workers < transport/tracing;
+transport < transport/payload;
 core/budget, core/codec, core/seq, transport < PLUMBING;
 
 ## protocols: one package each, none importing another's but for the exceptions below
@@ -87,7 +88,7 @@ core/session, transport/grpcapi, transport/oip, transport/rest < cmd/internal/be
 cmd/internal/bench, core/cache, core/pipeline, core/providercheck, core/registry, core/sched, core/watch,
   core/workers/seqroute, openapi, providers/all, transport/grpcapi,
   transport/metrics, transport/openai, transport/repository, transport/stream,
-  transport/tei, transport/tracing
+  transport/tei, transport/tracing, transport/payload
   < cmd/svc;
 cmd/svc < cmd/svc/fuzzhttp;
 NONE < core/codec/tokenizer/internal/textbench;

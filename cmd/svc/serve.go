@@ -431,6 +431,11 @@ func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logge
 		return nil, err
 	}
 	options = append(options, rc)
+	pl, err := payloadLogger(src.Name, declared(src, cfg), worker)
+	if err != nil {
+		return nil, err
+	}
+	options = append(options, pl)
 	if worker != nil {
 		lns, err := worker.Listeners()
 		if err != nil {

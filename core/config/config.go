@@ -78,6 +78,9 @@ type Model struct {
 	// Cache keeps the model's answers to repeated requests (nil: no
 	// cache; cache.go).
 	Cache *ModelCache `yaml:"cache"`
+	// Logger sends each inference's request and response to a collector
+	// (nil: off; logger.go).
+	Logger *ModelLogger `yaml:"logger"`
 }
 
 // Reload configures hot reloading: SIGHUP and POST
@@ -408,6 +411,11 @@ func (c *Config) check() (string, string) {
 		if m.Cache != nil {
 			if _, key, msg := m.Cache.check(); key != "" {
 				return "models." + name + ".cache." + key, msg
+			}
+		}
+		if m.Logger != nil {
+			if key, msg := m.Logger.check(); key != "" {
+				return "models." + name + ".logger." + key, msg
 			}
 		}
 	}

@@ -74,6 +74,8 @@ type serverParams struct {
 	Log       *zap.Logger
 	// Stats is tracing's handler of every call (nil: tracing off).
 	Stats stats.Handler `optional:"true"`
+	// Payloads is the payload logger (nil: off).
+	Payloads *transport.Payloads `optional:"true"`
 }
 
 func newServerFx(p serverParams) (*Server, error) {
@@ -98,6 +100,7 @@ func newServerFx(p serverParams) (*Server, error) {
 		Keys:            keys,
 		AccessLog:       policy,
 		Stats:           p.Stats,
+		Payloads:        p.Payloads,
 		Logger:          p.Log.Named("grpc"),
 	})
 	p.LC.Append(fx.Hook{

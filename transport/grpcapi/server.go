@@ -39,8 +39,11 @@ type ServerOptions struct {
 	// the zero value logs every call).
 	AccessLog config.AccessLog
 	// Stats, when set, sees every call (tracing's server spans).
-	Stats  stats.Handler
-	Logger *zap.Logger
+	Stats stats.Handler
+	// Payloads, when set, logs what ModelInfer calls carry (the payload
+	// logger; its GRPC interceptor runs after the key's check).
+	Payloads *transport.Payloads
+	Logger   *zap.Logger
 }
 
 // Server runs the gRPC server on a listener: the inference service, the
@@ -123,6 +126,9 @@ func NewServer(ln net.Listener, svc *Service, o ServerOptions) *Server {
 		grpc.ChainUnaryInterceptor(calls.unary, func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 			if err := checkKey(ctx, o.Keys, info.FullMethod); err != nil {
 				return nil, err
+			}
+			if o.Payloads != nil && o.Payloads.GRPC != nil {
+				return o.Payloads.GRPC(ctx, req, info.FullMethod, h)
 			}
 			return h(ctx, req)
 		}),

@@ -384,3 +384,12 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(reloadsDesc, prometheus.CounterValue, float64(rs.Succeeded), name, "success")
 	ch <- prometheus.MustNewConstMetric(reloadsDesc, prometheus.CounterValue, float64(rs.Failed), name, "failure")
 }
+
+// Registerer is where other modules register their series: the registry,
+// with the worker label under --workers.
+func (m *Metrics) Registerer() prometheus.Registerer {
+	if m.worker > 0 {
+		return prometheus.WrapRegistererWith(prometheus.Labels{"worker": strconv.Itoa(m.worker)}, m.reg)
+	}
+	return m.reg
+}
