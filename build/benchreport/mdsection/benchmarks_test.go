@@ -11,8 +11,10 @@ import (
 // that write them: make bench (bench), make soak (soak), make
 // tokenizer-bench (text), build/bench-tracing.sh (bench-tracing),
 // build/bench-reload.sh (reload), build/bench-sequences.sh (sequences),
-// cmd/internal/detbench (detect), make textapi-bench (textapi).
-var sections = []string{"bench", "soak", "text", "bench-tracing", "reload", "sequences", "detect", "textapi"}
+// cmd/internal/detbench (detect), make textapi-bench (textapi),
+// build/bench-cache.sh (bench-cache), build/bench-affinity.sh
+// (bench-affinity).
+var sections = []string{"bench", "soak", "text", "bench-tracing", "reload", "sequences", "detect", "textapi", "bench-cache", "bench-affinity"}
 
 // TestBenchmarksFile: BENCHMARKS.md holds each generated section once,
 // its markers on lines of their own, begin before end, and no marker
