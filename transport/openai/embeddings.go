@@ -187,19 +187,7 @@ func checkTexts(texts []string, single bool) error {
 	return nil
 }
 
-// embeddings serves POST /v1/embeddings.
-func (h *Handler) embeddings(w http.ResponseWriter, r *http.Request) {
-	q := h.life.Begin(r.Context())
-	defer q.End()
-	v, g, body, ok := h.begin(w, r, q)
-	if !ok {
-		return
-	}
-	defer g.Release()
-	defer transport.PutBody(body)
-	q.Outcome = h.serveEmbeddings(w, r, q, v, body)
-}
-
+// serveEmbeddings answers POST /v1/embeddings.
 func (h *Handler) serveEmbeddings(w http.ResponseWriter, r *http.Request, q *transport.Inference, v *view, body []byte) core.Outcome {
 	req, err := parseEmbeddings(body)
 	if err != nil {

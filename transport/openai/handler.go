@@ -84,10 +84,10 @@ func (h *Handler) Prepare(r core.Runner) (any, error) {
 // answered as any other unknown path ({"detail": "Not Found"}).
 func (h *Handler) Routes() []transport.Route {
 	return []transport.Route{
-		{Methods: []string{http.MethodPost}, Path: PathEmbeddings, Handler: http.HandlerFunc(h.embeddings)},
+		{Methods: []string{http.MethodPost}, Path: PathEmbeddings, Handler: h.serve(h.serveEmbeddings)},
 		{Methods: []string{http.MethodGet}, Path: PathModels, Handler: http.HandlerFunc(h.models)},
 		{Methods: []string{http.MethodGet}, Path: PathModels + "/{model}", Handler: http.HandlerFunc(h.model)},
-		{Methods: []string{http.MethodPost}, Path: PathRerank, Handler: http.HandlerFunc(h.rerank)},
+		{Methods: []string{http.MethodPost}, Path: PathRerank, Handler: h.serve(h.serveRerank)},
 	}
 }
 
@@ -116,34 +116,37 @@ func (h *Handler) model(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, h.modelObject())
 }
 
-// begin starts a request: its body read within the limits, the loaded
-// generation's view; it answers the request itself and returns ok false
-// when it cannot go on. The caller releases g and gives body back.
-func (h *Handler) begin(w http.ResponseWriter, r *http.Request, q *transport.Inference) (v *view, g *core.Generation, body []byte, ok bool) {
-	g, err := h.opts.Model.Acquire()
-	if err != nil {
-		q.Outcome = core.OutcomeNotReady
-		writeErr(w, fromCore(err))
-		return nil, nil, nil, false
-	}
-	v, found := core.ViewOf[*view](g)
-	if !found || v.x == nil {
-		g.Release()
-		q.Outcome = core.OutcomeBadRequest
-		writeErr(w, &apiError{Status: http.StatusBadRequest, Message: "The served model takes no text: it is not served through this API (see /info)"})
-		return nil, nil, nil, false
-	}
-	body, err = q.ReadBody(w, r)
-	if err != nil {
-		g.Release()
-		transport.PutBody(body)
-		status, msg := transport.BodyError(err, h.opts.Limits.MaxBodyBytes)
-		transport.SetRetryAfter(w.Header(), err)
-		q.Outcome = outcomeOf(err)
-		writeErr(w, &apiError{Status: status, Message: msg, Code: codeOf(status)})
-		return nil, nil, nil, false
-	}
-	return v, g, transport.TrimBOM(body), true
+// serve runs a POST route through the request's lifecycle: the loaded
+// generation's view and the body read within the limits, answered here
+// when either fails, then route, which answers and says how it ended.
+func (h *Handler) serve(route func(http.ResponseWriter, *http.Request, *transport.Inference, *view, []byte) core.Outcome) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := h.life.Begin(r.Context())
+		defer q.End()
+		g, err := h.opts.Model.Acquire()
+		if err != nil {
+			q.Outcome = core.OutcomeNotReady
+			writeErr(w, fromCore(err))
+			return
+		}
+		defer g.Release()
+		v, found := core.ViewOf[*view](g)
+		if !found || v.x == nil {
+			q.Outcome = core.OutcomeBadRequest
+			writeErr(w, &apiError{Status: http.StatusBadRequest, Message: "The served model takes no text: it is not served through this API (see /info)"})
+			return
+		}
+		body, err := q.ReadBody(w, r)
+		defer transport.PutBody(body)
+		if err != nil {
+			status, msg := transport.BodyError(err, h.opts.Limits.MaxBodyBytes)
+			transport.SetRetryAfter(w.Header(), err)
+			q.Outcome = outcomeOf(err)
+			writeErr(w, &apiError{Status: status, Message: msg, Code: codeOf(status)})
+			return
+		}
+		q.Outcome = route(w, r, q, v, transport.TrimBOM(body))
+	})
 }
 
 // checkModel refuses a request for another model than the one served

@@ -97,19 +97,7 @@ func parseDocuments(raw json.RawMessage) ([]string, error) {
 	return docs, nil
 }
 
-// rerank serves POST /v1/rerank.
-func (h *Handler) rerank(w http.ResponseWriter, r *http.Request) {
-	q := h.life.Begin(r.Context())
-	defer q.End()
-	v, g, body, ok := h.begin(w, r, q)
-	if !ok {
-		return
-	}
-	defer g.Release()
-	defer transport.PutBody(body)
-	q.Outcome = h.serveRerank(w, r, q, v, body)
-}
-
+// serveRerank answers POST /v1/rerank in Cohere's and Jina's shape.
 func (h *Handler) serveRerank(w http.ResponseWriter, r *http.Request, q *transport.Inference, v *view, body []byte) core.Outcome {
 	req, err := parseRerank(body)
 	if err != nil {
