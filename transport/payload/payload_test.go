@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -302,5 +303,19 @@ func TestDropsWarnedOncePerMinute(t *testing.T) {
 	}
 	if n := warnings[0].ContextMap()["dropped"]; n != int64(1) {
 		t.Fatalf("the first warning counts %v drops, want 1 (the first)", n)
+	}
+}
+
+// TestFileSinkCannotOpen: a file sink whose file cannot be opened (its
+// folder missing, or the path a folder) fails New with the path, so that
+// start-up fails rather than logging nothing; no goroutine is left.
+func TestFileSinkCannotOpen(t *testing.T) {
+	dir := t.TempDir()
+	for _, path := range []string{filepath.Join(dir, "missing", "payloads.jsonl"), dir} {
+		u := (&url.URL{Scheme: "file", Path: path}).String()
+		_, err := New(Options{LoggerSettings: settings(t, u, nil), Source: "m", Registerer: prometheus.NewRegistry()})
+		if err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("New with %s: %v, want an error naming the path", path, err)
+		}
 	}
 }
