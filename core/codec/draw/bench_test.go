@@ -44,8 +44,8 @@ func toYCbCr(img *image.RGBA) *image.YCbCr {
 	return out
 }
 
-// BenchmarkEncode compares the encodings of a 1280×720 drawing: JPEG fed
-// RGBA (what Encode does) or converted to YCbCr first, PNG as Encode
+// BenchmarkEncode compares the encodings of a 1280×720 drawing: JPEG as
+// Encode writes it, by image/jpeg fed RGBA, or converted to YCbCr first, PNG as Encode
 // writes it or by image/png at its best speed.
 func BenchmarkEncode(b *testing.B) {
 	img := photo(1280, 720)
@@ -58,6 +58,9 @@ func BenchmarkEncode(b *testing.B) {
 		enc  func(w *bytes.Buffer) error
 	}{
 		{"jpeg-rgba", func(w *bytes.Buffer) error { return c.Encode(w, draw.JPEG) }},
+		{"jpeg-image-jpeg", func(w *bytes.Buffer) error {
+			return jpeg.Encode(w, img, &jpeg.Options{Quality: draw.JPEGQuality})
+		}},
 		{"jpeg-ycbcr-converted", func(w *bytes.Buffer) error {
 			return jpeg.Encode(w, toYCbCr(img), &jpeg.Options{Quality: draw.JPEGQuality})
 		}},

@@ -19,7 +19,6 @@ import (
 	"image"
 	"image/color"
 	stddraw "image/draw"
-	"image/jpeg"
 	"io"
 	"math"
 	"sync"
@@ -242,11 +241,11 @@ const (
 const JPEGQuality = 90
 
 // Encode writes the picture as PNG (RGB, each row filtered with Sub,
-// zlib's best speed: encodePNG) or JPEG (JPEGQuality, image/jpeg), by
-// its media type.
+// zlib's best speed: encodePNG) or baseline JPEG (4:2:0, JPEGQuality:
+// encodeJPEG), by its media type.
 func (c *Canvas) Encode(w io.Writer, mediaType string) error {
 	if mediaType == JPEG {
-		return jpeg.Encode(w, c.img, &jpeg.Options{Quality: JPEGQuality})
+		return encodeJPEG(w, c.img, JPEGQuality)
 	}
 	return encodePNG(w, c.img)
 }
