@@ -111,6 +111,23 @@ func (p *Picture) Height() int { return p.hd.h }
 // RGBA is the picture as it is shown (its EXIF orientation applied,
 // alpha dropped), in a new *image.RGBA: the pixels Shown gives.
 func (p *Picture) RGBA() (*image.RGBA, error) {
+	if m, ok := p.img.(*image.RGBA); ok && p.hd.orientation == 1 && m.Opaque() {
+		// An opaque RGB picture (as image/png decodes one) is already what
+		// the drawing needs: copy it rather than pack it as RGB and widen
+		// it again.
+		b := m.Bounds()
+		out := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
+		for y := range b.Dy() {
+			copy(out.Pix[y*out.Stride:y*out.Stride+4*b.Dx()], m.Pix[m.PixOffset(b.Min.X, b.Min.Y+y):])
+		}
+		return out, nil
+	}
+	return p.packed()
+}
+
+// packed is RGBA's general path: the picture packed as RGB by the
+// preprocessing's own conversion, then widened.
+func (p *Picture) packed() (*image.RGBA, error) {
 	px := pack(p.img, p.hd, 3, nil)
 	defer px.free()
 	if px.w != p.hd.w || px.h != p.hd.h {

@@ -3,6 +3,8 @@ package image
 import (
 	"bytes"
 	"context"
+	"image"
+	stddraw "image/draw"
 	"image/png"
 	"slices"
 	"testing"
@@ -85,6 +87,52 @@ func TestKeep(t *testing.T) {
 				if rgba.Bounds() != shown.Bounds() || k.Width() != shown.Bounds().Dx() || k.Height() != shown.Bounds().Dy() || !bytes.Equal(rgba.Pix, shown.Pix) {
 					t.Fatalf("picture %d kept: %v (%d×%d), decoded again: %v; pixels differ", i, rgba.Bounds(), k.Width(), k.Height(), shown.Bounds())
 				}
+			}
+		})
+	}
+}
+
+// TestPictureRGBA: a kept picture converts to the same pixels whichever
+// path it takes (an opaque RGBA picture is copied, others are packed by
+// the preprocessing's conversion), and a translucent or turned one takes
+// the packed path.
+func TestPictureRGBA(t *testing.T) {
+	t.Parallel()
+	rgba := func(m image.Image) *image.RGBA {
+		out := image.NewRGBA(m.Bounds())
+		stddraw.Draw(out, out.Bounds(), m, m.Bounds().Min, stddraw.Src)
+		return out
+	}
+	opaque := rgba(photo(29, 17, 5))
+	half := photo(13, 11, 6)
+	for i := 3; i < len(half.Pix); i += 8 {
+		half.Pix[i] = 128
+	}
+	translucent := rgba(half)
+	sub := rgba(photo(40, 30, 7)).SubImage(image.Rect(5, 7, 31, 22)).(*image.RGBA)
+	tests := []struct {
+		name string
+		img  *image.RGBA
+		hd   header
+	}{
+		{"opaque", opaque, header{w: 29, h: 17, orientation: 1, format: "png"}},
+		{"a sub-image", sub, header{w: 26, h: 15, orientation: 1, format: "png"}},
+		{"translucent", translucent, header{w: 13, h: 11, orientation: 1, format: "png"}},
+		{"turned by EXIF", opaque, header{w: 17, h: 29, orientation: 6, format: "png"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &Picture{img: tt.img, hd: tt.hd}
+			got, err := p.RGBA()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := p.packed()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Bounds() != want.Bounds() || !bytes.Equal(got.Pix, want.Pix) {
+				t.Fatalf("RGBA %v, packed %v: pixels differ", got.Bounds(), want.Bounds())
 			}
 		})
 	}
