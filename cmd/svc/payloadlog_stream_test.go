@@ -146,4 +146,12 @@ func TestPayloadLoggerStreams(t *testing.T) {
 		t.Fatalf("svc exited %d", code)
 	}
 	checkLogged(t, rc, "vad", sent)
+	// The WebSocket's handshake is the connection's, not the messages'.
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	for key, h := range rc.headers {
+		if h.Get("Sec-WebSocket-Key") != "" || h.Get("Sec-WebSocket-Version") != "" {
+			t.Errorf("event %s: logged the WebSocket handshake's headers: %v", key, h)
+		}
+	}
 }

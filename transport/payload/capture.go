@@ -40,7 +40,9 @@ const RequestIDMetadata = "x-request-id"
 var (
 	alwaysRedacted = []string{"Authorization", "Proxy-Authorization", "Cookie"}
 	hopByHop       = []string{"Connection", "Keep-Alive", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
-		"Expect", "Host", "Content-Length", "Content-Type", "Accept-Encoding"}
+		"Expect", "Host", "Content-Length", "Content-Type", "Accept-Encoding",
+		// A WebSocket's handshake: its connection's, not its messages'.
+		"Sec-WebSocket-Key", "Sec-WebSocket-Version", "Sec-WebSocket-Extensions"}
 )
 
 func redactions(listed []string, keyHeader string) map[string]bool {
