@@ -137,7 +137,7 @@ tooling: $(STATICCHECK)
 genmodels:
 	$(GO) run ./cmd/genmodels
 
-## bench: Go benchmarks, svc bench and wrk against the raw baseline, batching, session tuning, profiles, memory, the response cache's hits against misses, workers pinned and unpinned, and the text routes beside a Transformers.js peer → BENCHMARKS.md (installs wrk when missing)
+## bench: Go benchmarks, svc bench and wrk against the raw baseline, batching, session tuning, profiles, memory, the response cache's hits against misses, workers pinned and unpinned, the payload logger with its receiver well, down, refusing or slow, and the text routes beside a Transformers.js peer → BENCHMARKS.md (installs wrk when missing)
 bench: build models
 	bash build/bench-deps.sh
 	bash build/bench.sh
@@ -146,6 +146,7 @@ bench: build models
 	$(GO) run ./cmd/internal/detbench -md BENCHMARKS.md
 	bash build/bench-cache.sh
 	bash build/bench-affinity.sh
+	bash build/bench-logger.sh
 	$(MAKE) tokenizer-bench
 	$(MAKE) textapi-bench
 

@@ -69,6 +69,14 @@ func TestWorkersPinned(t *testing.T) {
 	if r := s.predict(`{"input": [[5.1, 3.5, 1.4, 0.2]]}`); r.Status != 200 {
 		t.Errorf("pinned workers answer %d %s", r.Status, r.Body)
 	}
+	// The statistics' tuning says each worker's cores.
+	tuning, _ := statsOf(t, s.get("/v2/models/iris/stats"))["tuning"].([]any)
+	for i, id := range []float64{1, 2} {
+		if i >= len(tuning) || tuning[i].(map[string]any)["worker"] != id ||
+			tuning[i].(map[string]any)["cpus"] != workers.FormatCPUs(plan[i]) {
+			t.Errorf("stats tuning %v: want worker %v on cores %s", tuning, id, workers.FormatCPUs(plan[i]))
+		}
+	}
 	s.stopNoPanic()
 	for _, tt := range []struct{ value, want string }{
 		{"[[0]]", "runtime.cpu_affinity: 1 sets of cores for 2 workers"},

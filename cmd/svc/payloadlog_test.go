@@ -111,6 +111,8 @@ type logged struct {
 	req, resp         []byte
 	grpcReq           *inference.ModelInferRequest
 	grpcResp          *inference.ModelInferResponse
+	// grpcStreamResp answers a request of ModelStreamInfer.
+	grpcStreamResp *inference.ModelStreamInferResponse
 }
 
 // loggedAsk sends one request with id through one protocol, with the API
@@ -203,10 +205,10 @@ func TestPayloadLogger(t *testing.T) {
 	if code := s.stop(syscall.SIGTERM); code != 0 {
 		t.Fatalf("svc exited %d", code)
 	}
-	checkLogged(t, rc, sent)
+	checkLogged(t, rc, "iris", sent)
 }
 
-func checkLogged(t *testing.T, rc *ceReceiver, sent map[string]logged) {
+func checkLogged(t *testing.T, rc *ceReceiver, source string, sent map[string]logged) {
 	t.Helper()
 	events := rc.received()
 	if len(events) != 2*len(sent) {
@@ -221,7 +223,7 @@ func checkLogged(t *testing.T, rc *ceReceiver, sent map[string]logged) {
 			t.Errorf("event %s: no request had that id", key)
 			continue
 		}
-		if e.Source() != "iris" || e.SpecVersion() != "1.0" || e.Time().IsZero() {
+		if e.Source() != source || e.SpecVersion() != "1.0" || e.Time().IsZero() {
 			t.Errorf("event %s: source %q specversion %q time %v", key, e.Source(), e.SpecVersion(), e.Time())
 		}
 		h := rc.headers[key]
@@ -249,7 +251,11 @@ func checkData(t *testing.T, key string, e cloudevents.Event, l logged, isReq bo
 	if l.grpcReq != nil {
 		var got, want proto.Message = &inference.ModelInferRequest{}, proto.Message(l.grpcReq)
 		ct := `application/x-protobuf; messageType="inference.ModelInferRequest"`
-		if !isReq {
+		switch {
+		case !isReq && l.grpcStreamResp != nil:
+			got, want = &inference.ModelStreamInferResponse{}, l.grpcStreamResp
+			ct = `application/x-protobuf; messageType="inference.ModelStreamInferResponse"`
+		case !isReq:
 			got, want = &inference.ModelInferResponse{}, l.grpcResp
 			ct = `application/x-protobuf; messageType="inference.ModelInferResponse"`
 		}

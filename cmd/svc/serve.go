@@ -446,6 +446,9 @@ func appOptions(src core.Source, cfg config.Config, verbose bool, log *zap.Logge
 			fx.Supply(transport.ResponseHeaders{workers.WorkerIDHeader: strconv.Itoa(worker.ID)}),
 			fx.Supply(metrics.Worker(worker.ID)),
 		)
+		if len(worker.CPUs) > 0 {
+			options = append(options, fx.Supply(metrics.CPUs(workers.FormatCPUs(worker.CPUs))))
+		}
 		if worker.Sockets != "" {
 			options = append(options, fx.Supply(&metrics.Peers{Dir: worker.Sockets, Self: worker.ID, Count: worker.Count}),
 				// POST .../load reloads every worker, through the workers.

@@ -40,10 +40,33 @@ type ServerOptions struct {
 	AccessLog config.AccessLog
 	// Stats, when set, sees every call (tracing's server spans).
 	Stats stats.Handler
-	// Payloads, when set, logs what ModelInfer calls carry (the payload
-	// logger; its GRPC interceptor runs after the key's check).
+	// Payloads, when set, logs what ModelInfer calls and ModelStreamInfer's
+	// messages carry (the payload logger; it runs after the key's check).
 	Payloads *transport.Payloads
 	Logger   *zap.Logger
+}
+
+// loggedStream tells the payload logger each message of a stream, as it is
+// taken and once it is sent.
+type loggedStream struct {
+	grpc.ServerStream
+	m transport.GRPCMessages
+}
+
+func (s *loggedStream) RecvMsg(msg any) error {
+	err := s.ServerStream.RecvMsg(msg)
+	if err == nil {
+		s.m.Received(msg)
+	}
+	return err
+}
+
+func (s *loggedStream) SendMsg(msg any) error {
+	err := s.ServerStream.SendMsg(msg)
+	if err == nil {
+		s.m.Sent(msg)
+	}
+	return err
 }
 
 // Server runs the gRPC server on a listener: the inference service, the
@@ -135,6 +158,11 @@ func NewServer(ln net.Listener, svc *Service, o ServerOptions) *Server {
 		grpc.ChainStreamInterceptor(calls.stream, func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 			if err := checkKey(ss.Context(), o.Keys, info.FullMethod); err != nil {
 				return err
+			}
+			if o.Payloads != nil && o.Payloads.GRPCStream != nil {
+				if m := o.Payloads.GRPCStream(ss.Context(), info.FullMethod); m != nil {
+					ss = &loggedStream{ServerStream: ss, m: m}
+				}
 			}
 			return h(srv, ss)
 		}),

@@ -158,6 +158,9 @@ type Tuning struct {
 	// MemoryReleased: the idle reclaimer has given memory back and no
 	// request has ended since.
 	MemoryReleased bool `json:"memory_released"`
+	// CPUs are the cores the worker is pinned to, as a list of cores and
+	// ranges ("0-1,4"; runtime.cpu_affinity; absent when unpinned).
+	CPUs string `json:"cpus,omitempty"`
 }
 
 // InferenceStats are counts and cumulative durations.
@@ -199,7 +202,7 @@ func (m *Metrics) Snapshot() ModelStats {
 	ms.Sequences = m.sequenceSnapshot()
 	ms.Cache = m.cacheSnapshot()
 	if st, ok := readyStats(m.model); ok {
-		ms.Tuning = []Tuning{{Worker: m.worker, BatchSizeLimit: st.BatchLimit, Sessions: st.Sessions, GoProcs: st.GoProcs, MemoryReleased: st.MemoryReleased}}
+		ms.Tuning = []Tuning{{Worker: m.worker, BatchSizeLimit: st.BatchLimit, Sessions: st.Sessions, GoProcs: st.GoProcs, MemoryReleased: st.MemoryReleased, CPUs: m.cpus}}
 	}
 	return ms
 }

@@ -81,6 +81,9 @@ type Options struct {
 	// Peers, under --workers, are the other workers whose metrics and
 	// statistics this worker's answers include (nil: this process's only).
 	Peers *Peers
+	// CPUs are the cores the worker is pinned to, as the statistics'
+	// tuning shows them ("": unpinned; runtime.cpu_affinity).
+	CPUs string
 }
 
 // Metrics holds the registry and observes the model's work. Its methods
@@ -91,6 +94,7 @@ type Metrics struct {
 	reg    *prometheus.Registry
 	peers  *peerSet // nil: not a worker
 	worker int      // the worker's id (0: not a worker)
+	cpus   string   // the cores the worker is pinned to ("": unpinned)
 
 	requests   *prometheus.CounterVec
 	failures   *prometheus.CounterVec
@@ -145,7 +149,7 @@ var labels = []string{"model", "version"}
 // New builds the registry with the Go and process collectors and the
 // inference metrics of o.Model.
 func New(o Options) (*Metrics, error) {
-	m := &Metrics{model: o.Model, reg: prometheus.NewRegistry(), worker: o.Worker}
+	m := &Metrics{model: o.Model, reg: prometheus.NewRegistry(), worker: o.Worker, cpus: o.CPUs}
 	if o.Model != nil {
 		o.Model.OnSwap(m.follow)
 	}

@@ -97,15 +97,21 @@ func observeSequences(p sequencesParams) error {
 // to stop) and answers scrapes and statistics for all of them.
 type Worker int
 
+// CPUs are the cores this worker process is pinned to
+// (runtime.cpu_affinity), as the statistics show them; supplied only in a
+// pinned worker.
+type CPUs string
+
 type metricsParams struct {
 	fx.In
 	Model  *core.Model
 	Worker Worker `optional:"true"`
 	Peers  *Peers `optional:"true"`
+	CPUs   CPUs   `optional:"true"`
 }
 
 func newMetricsFx(p metricsParams) (*Metrics, error) {
-	return New(Options{Model: p.Model, Worker: int(p.Worker), Peers: p.Peers})
+	return New(Options{Model: p.Model, Worker: int(p.Worker), Peers: p.Peers, CPUs: string(p.CPUs)})
 }
 
 // servePeers serves this worker's metrics to the other workers while the

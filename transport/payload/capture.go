@@ -40,7 +40,9 @@ const RequestIDMetadata = "x-request-id"
 var (
 	alwaysRedacted = []string{"Authorization", "Proxy-Authorization", "Cookie"}
 	hopByHop       = []string{"Connection", "Keep-Alive", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
-		"Expect", "Host", "Content-Length", "Content-Type", "Accept-Encoding"}
+		"Expect", "Host", "Content-Length", "Content-Type", "Accept-Encoding",
+		// A WebSocket's handshake: its connection's, not its messages'.
+		"Sec-WebSocket-Key", "Sec-WebSocket-Version", "Sec-WebSocket-Extensions"}
 )
 
 func redactions(listed []string, keyHeader string) map[string]bool {
@@ -72,6 +74,8 @@ func (l *Logger) headers(h map[string][]string) http.Header {
 // written.
 type capture struct {
 	l     *Logger
+	w     http.ResponseWriter // the writer the access log gave, with the request id
+	r     *http.Request
 	mu    sync.Mutex
 	armed bool
 	over  bool
@@ -81,7 +85,7 @@ type capture struct {
 
 // Inference arms the capture when the request is sampled.
 func (c *capture) Inference() {
-	if c.l.o.Sample >= 1 || rand.Float64() < c.l.o.Sample {
+	if c.l.sampled() {
 		c.mu.Lock()
 		c.armed = true
 		c.mu.Unlock()
@@ -136,7 +140,7 @@ func (t *teeWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 func (l *Logger) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		arrived := time.Now()
-		c := &capture{l: l}
+		c := &capture{l: l, w: w, r: r}
 		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = &teeBody{ReadCloser: r.Body, c: c}
 		}
@@ -179,13 +183,7 @@ func (l *Logger) Interceptor(ctx context.Context, req any, method string, next f
 		return next(ctx, req)
 	}
 	arrived := time.Now()
-	md, _ := metadata.FromIncomingContext(ctx)
-	var id string
-	if v := md.Get(RequestIDMetadata); len(v) > 0 {
-		id = v[0]
-	}
-	id = transport.RequestIDOf(id)
-	_ = grpc.SetHeader(ctx, metadata.Pairs(RequestIDMetadata, id))
+	md, id := grpcRequestID(ctx)
 	c := &capture{l: l}
 	resp, err := next(transport.WithPayloadTap(ctx, c), req)
 	c.mu.Lock()
@@ -215,7 +213,26 @@ func (l *Logger) Interceptor(ctx context.Context, req any, method string, next f
 	return resp, err
 }
 
+// sampled draws whether an inference request is logged (logger.sample).
+func (l *Logger) sampled() bool {
+	return l.o.Sample >= 1 || rand.Float64() < l.o.Sample
+}
+
+// grpcRequestID is the call's metadata and request id: the client's
+// x-request-id when it is sane, else one made; the answer's header
+// metadata says which.
+func grpcRequestID(ctx context.Context) (metadata.MD, string) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	var id string
+	if v := md.Get(RequestIDMetadata); len(v) > 0 {
+		id = v[0]
+	}
+	id = transport.RequestIDOf(id)
+	_ = grpc.SetHeader(ctx, metadata.Pairs(RequestIDMetadata, id))
+	return md, id
+}
+
 // Payloads is the logger's hooks for the HTTP server and the gRPC server.
 func (l *Logger) Payloads() *transport.Payloads {
-	return &transport.Payloads{HTTP: l.Middleware, GRPC: l.Interceptor}
+	return &transport.Payloads{HTTP: l.Middleware, GRPC: l.Interceptor, GRPCStream: l.GRPCStream}
 }

@@ -173,25 +173,29 @@ func TestUndeliveredEventsAreCounted(t *testing.T) {
 	}
 	downURL := "http://" + down.Addr().String() + "/"
 	_ = down.Close()
+	// A receiver that answers has every event tried to the end: the drain
+	// deadline is far off (a busy machine must not turn refusals into
+	// shutdown drops); the one that never answers is cut at 50ms.
 	tests := []struct {
 		name   string
 		url    string
 		queue  int
 		n      int
+		drain  time.Duration
 		reason string
 		want   func(float64) bool
 	}{
-		{"refusing", refusing.url, 100, 20, ReasonRefused, func(v float64) bool { return v == 20 }},
-		{"failing", failing.url, 100, 5, ReasonFailed, func(v float64) bool { return v == 5 }},
-		{"down", downURL, 100, 5, ReasonFailed, func(v float64) bool { return v == 5 }},
+		{"refusing", refusing.url, 100, 20, time.Minute, ReasonRefused, func(v float64) bool { return v == 20 }},
+		{"failing", failing.url, 100, 5, time.Minute, ReasonFailed, func(v float64) bool { return v == 5 }},
+		{"down", downURL, 100, 5, time.Minute, ReasonFailed, func(v float64) bool { return v == 5 }},
 		// Four senders hold one event each, the queue two: the rest of
 		// the 50 are dropped at once, what is held at the deadline then.
-		{"slow", slow.url, 2, 50, ReasonQueueFull, func(v float64) bool { return v >= 50-senders-2 }},
+		{"slow", slow.url, 2, 50, 50 * time.Millisecond, ReasonQueueFull, func(v float64) bool { return v >= 50-senders-2 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l := newLogger(t, settings(t, tt.url, func(s *config.LoggerSettings) {
-				s.Queue, s.Retries, s.Drain = tt.queue, 2, 50*time.Millisecond
+				s.Queue, s.Retries, s.Drain = tt.queue, 2, tt.drain
 			}))
 			for i := range tt.n {
 				l.Submit(event(i, TypeRequest))

@@ -209,13 +209,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusTooManyRequests, fmt.Sprintf("%d WebSocket streams are open, the most that sequence.max_connections allows; close one, or try again later", h.o.MaxConnections))
 		return
 	}
+	// The payload logger's hold, read before the upgrade: the request id
+	// is in the answer's headers.
+	payloads := transport.PayloadStreamOf(r.Context())
 	// The origin is checked above, as the rest of the API checks it.
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
 		return // Accept has answered
 	}
 	c.SetReadLimit(h.o.Limits.MaxBodyBytes)
-	h.serve(c, p, runner.Info())
+	h.serve(c, p, runner.Info(), payloads)
 }
 
 // checkOrigin lets a browser's page open a stream when it comes from the
@@ -252,11 +255,21 @@ type conn struct {
 	started bool
 	step    int
 	w       *watch
+	// payloads logs each step's message and its answer (nil: no payload
+	// logger).
+	payloads transport.PayloadStream
 }
 
-func (h *Handler) serve(c *websocket.Conn, p *plan, info core.ModelInfo) {
+// Content types of the steps' messages for the payload logger: a text
+// message is JSON, a binary one a tensor's bytes.
+const (
+	contentTypeText   = "application/json"
+	contentTypeBinary = "application/octet-stream"
+)
+
+func (h *Handler) serve(c *websocket.Conn, p *plan, info core.ModelInfo, payloads transport.PayloadStream) {
 	ctx, cancel := context.WithCancel(context.Background())
-	k := &conn{h: h, c: c, p: p, info: info, id: h.ids.Next(), w: newWatch(h.o.MaxIdle, h.o.ReadTimeout, nil)}
+	k := &conn{h: h, c: c, p: p, info: info, id: h.ids.Next(), w: newWatch(h.o.MaxIdle, h.o.ReadTimeout, nil), payloads: payloads}
 	msgs := make(chan message)
 	reading := make(chan struct{})
 	go func() {
@@ -349,6 +362,7 @@ func (k *conn) answer(ctx context.Context, m message) bool {
 	defer q.End()
 	ctx = q.Ctx
 	res := Result{Step: k.step}
+	answered := k.logStep(m)
 	k.step++
 	var inputs []*tensor.Tensor
 	var err error
@@ -382,7 +396,9 @@ func (k *conn) answer(ctx context.Context, m message) bool {
 	// connection as one that sends nothing would: it closes.
 	wctx, cancel := context.WithTimeout(ctx, k.h.o.MaxIdle)
 	defer cancel()
-	if err := k.c.Write(wctx, websocket.MessageText, body); err != nil {
+	err = k.c.Write(wctx, websocket.MessageText, body)
+	answered(contentTypeText, body)
+	if err != nil {
 		return false
 	}
 	if ended {
@@ -390,6 +406,19 @@ func (k *conn) answer(ctx context.Context, m message) bool {
 		return false
 	}
 	return true
+}
+
+// logStep logs the step's message for the payload logger, and returns
+// what logs its answer.
+func (k *conn) logStep(m message) func(contentType string, data []byte) {
+	if k.payloads == nil {
+		return func(string, []byte) {}
+	}
+	ct := contentTypeText
+	if m.kind == websocket.MessageBinary {
+		ct = contentTypeBinary
+	}
+	return k.payloads.Request(k.step, ct, m.data)
 }
 
 // outputs are a step's outputs but the states, each's data a flat JSON
