@@ -4,6 +4,9 @@
 // a model, and commit the result.
 //
 //	go run ./cmd/genmodels [-out testdata/models] [-demo examples/demo/model.onnx]
+//
+// With -yolov8n PATH it writes only YOLOv8n's graph with random weights
+// (yolov8n), too large to commit, for the detection benchmark.
 package main
 
 import (
@@ -11,13 +14,25 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/svc-dev/svc/core/onnxpb"
 )
 
 func main() {
 	outDir := flag.String("out", "testdata/models", "directory to write the test models into")
 	demo := flag.String("demo", "examples/demo/model.onnx", "path of the demo model")
+	yolo := flag.String("yolov8n", "", "write only YOLOv8n with random weights, to this path")
 	flag.Parse()
-	if err := generate(*outDir, *demo); err != nil {
+	var err error
+	if *yolo != "" {
+		var data []byte
+		if data, err = onnxpb.Marshal(yolov8n()); err == nil {
+			err = writeFile(*yolo, data)
+		}
+	} else {
+		err = generate(*outDir, *demo)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "genmodels:", err)
 		os.Exit(1)
 	}

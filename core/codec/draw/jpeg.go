@@ -17,9 +17,11 @@ import (
 // which on a drawn 1280×720 answer costs more than the rest of the
 // drawing together (BENCHMARKS.md, detection). Here the quantizers are
 // folded into the scale factors of a floating-point AAN DCT (one
-// multiplication per coefficient), colours are converted in float32 with
-// chroma averaged over 2×2 pixels before conversion, and bits go through
-// a 64-bit accumulator into a byte slice flushed every 64 KiB.
+// multiplication per coefficient, rounded without a conversion), colours
+// are converted in fixed point straight from the picture's rows (chroma
+// from the sum of 2×2 pixels), the AC coefficients are coded by walking
+// a mask of the non-zero ones, and bits go through a 64-bit accumulator
+// four bytes at a time into a slice flushed every 64 KiB.
 // Alpha is ignored, as image/jpeg ignores it.
 func encodeJPEG(w io.Writer, img *image.RGBA, q int) error {
 	e := &jpegWriter{w: w, out: make([]byte, 0, jpegFlush+1024)}
@@ -111,11 +113,33 @@ func (e *jpegWriter) header(w, h int) {
 	e.out = append(e.out, 0xff, 0xda, 0, 12, 3, 1, 0x00, 2, 0x11, 3, 0x11, 0, 63, 0)
 }
 
-// put appends the n low bits of v to the scan, stuffing a zero after
-// every 0xFF byte. n is at most 32.
+// put appends the n low bits of v to the scan (n at most 27), four bytes
+// at a time, stuffing a zero after every 0xFF byte.
 func (e *jpegWriter) put(v uint32, n uint) {
 	e.acc = e.acc<<n | uint64(v)
 	e.n += n
+	if e.n < 32 {
+		return
+	}
+	e.n -= 32
+	w := uint32(e.acc >> e.n)
+	if x := ^w; (x-0x01010101)&^x&0x80808080 == 0 {
+		e.out = binary.BigEndian.AppendUint32(e.out, w) // no 0xFF byte
+		return
+	}
+	for sh := 24; sh >= 0; sh -= 8 {
+		c := byte(w >> sh)
+		e.out = append(e.out, c)
+		if c == 0xff {
+			e.out = append(e.out, 0)
+		}
+	}
+}
+
+// pad writes the bits left, the last byte filled with one bits.
+func (e *jpegWriter) pad() {
+	e.acc = e.acc<<7 | 0x7f
+	e.n += 7
 	for e.n >= 8 {
 		e.n -= 8
 		c := byte(e.acc >> e.n)
@@ -124,13 +148,7 @@ func (e *jpegWriter) put(v uint32, n uint) {
 			e.out = append(e.out, 0)
 		}
 	}
-}
-
-// pad fills the last byte of the scan with one bits.
-func (e *jpegWriter) pad() {
-	if e.n > 0 {
-		e.put(1<<(8-e.n)-1, 8-e.n)
-	}
+	e.n = 0
 }
 
 // block transforms, quantizes and codes one 8×8 block whose DC
@@ -143,7 +161,7 @@ func (e *jpegWriter) block(b, scale *[64]float32, prev int32, dcT, acT *huffman)
 	var nonzero uint64
 	for k, nat := range jpegZigzag {
 		nat &= 63
-		v := int32(math.RoundToEven(float64(b[nat] * scale[nat])))
+		v := round(b[nat] * scale[nat])
 		z[k] = v
 		nonzero |= uint64(uint32(v|-v)>>31) << k
 	}
@@ -165,6 +183,13 @@ func (e *jpegWriter) block(b, scale *[64]float32, prev int32, dcT, acT *huffman)
 	return z[0]
 }
 
+// round is f rounded to the nearest integer, ties to even, for |f| under
+// 2²²: adding 1.5 × 2²³ leaves the integer in the float's low mantissa
+// bits, without a conversion.
+func round(f float32) int32 {
+	return int32(math.Float32bits(f+0x1.8p23)) - 0x4b400000
+}
+
 // value codes v after run zeros: the Huffman code of (run, v's size in
 // bits) followed by v's bits (one's complement when negative), without
 // a branch on v's sign.
@@ -183,10 +208,15 @@ type mcu struct {
 }
 
 // load reads the 16×16 area at (x0, y0) of img, repeating the last row
-// and column where it runs past the picture's edge: the area is copied
-// into a tile first, so that the conversion has one path.
+// and column where it runs past the picture's edge: such an area is
+// copied into a tile first, so that the conversion has one path.
 func (m *mcu) load(img *image.RGBA, x0, y0 int) {
 	b := img.Bounds()
+	if x0+16 <= b.Max.X && y0+16 <= b.Max.Y {
+		at := img.PixOffset(x0, y0)
+		m.convert(img.Pix[at:at+15*img.Stride+64], img.Stride)
+		return
+	}
 	var tile [16 * 64]byte
 	n := min(16, b.Max.X-x0) * 4
 	for r := range 16 {
@@ -198,34 +228,44 @@ func (m *mcu) load(img *image.RGBA, x0, y0 int) {
 			copy(row[c:c+4], row[n-4:n])
 		}
 	}
-	m.convert(&tile)
+	m.convert(tile[:], 64)
 }
 
-// convert turns a 16×16 RGBA tile into YCbCr (JFIF's coefficients), luma
-// per pixel and chroma per 2×2 pixels.
-func (m *mcu) convert(t *[16 * 64]byte) {
+// Fixed-point (16 fractional bits) JFIF coefficients: luma, and chroma
+// of a sum of four pixels (hence 2¹⁴).
+const (
+	yr, yg, yb    = 19595, 38470, 7471 // 0.299, 0.587, 0.114
+	cbr, cbg, cbb = -2765, -5427, 8192 // -0.168736, -0.331264, 0.5, ÷ 4
+	crr, crg, crb = 8192, -6860, -1332 // 0.5, -0.418688, -0.081312, ÷ 4
+	fix16         = 1.0 / (1 << 16)
+)
+
+// convert turns 16 rows of 16 RGBA pixels, stride bytes apart, into
+// YCbCr (JFIF's coefficients), luma per pixel and chroma per 2×2 pixels,
+// in integers with one conversion to float per value.
+func (m *mcu) convert(px []byte, stride int) {
 	for r := range 16 {
-		row := t[r*64 : r*64+64 : r*64+64]
+		row := px[r*stride : r*stride+64 : r*stride+64]
 		for half := range 2 {
 			blk := &m.y[r/8*2+half]
-			px := row[half*32 : half*32+32 : half*32+32]
+			h := row[half*32 : half*32+32 : half*32+32]
 			o := r % 8 * 8
 			for c := range 8 {
-				p := px[4*c : 4*c+3 : 4*c+3]
-				blk[o+c] = 0.299*float32(p[0]) + 0.587*float32(p[1]) + 0.114*float32(p[2]) - 128
+				p := h[4*c : 4*c+3 : 4*c+3]
+				blk[o+c] = float32(yr*int32(p[0])+yg*int32(p[1])+yb*int32(p[2]))*fix16 - 128
 			}
 		}
 	}
 	for r := range 8 {
-		top := t[2*r*64 : 2*r*64+64 : 2*r*64+64]
-		bottom := t[2*r*64+64 : 2*r*64+128 : 2*r*64+128]
+		top := px[2*r*stride : 2*r*stride+64 : 2*r*stride+64]
+		bottom := px[(2*r+1)*stride : (2*r+1)*stride+64 : (2*r+1)*stride+64]
 		for c := range 8 {
 			p, q := top[8*c:8*c+8:8*c+8], bottom[8*c:8*c+8:8*c+8]
-			sr := float32(int(p[0]) + int(p[4]) + int(q[0]) + int(q[4]))
-			sg := float32(int(p[1]) + int(p[5]) + int(q[1]) + int(q[5]))
-			sb := float32(int(p[2]) + int(p[6]) + int(q[2]) + int(q[6]))
-			m.cb[r*8+c] = -0.042184*sr - 0.082816*sg + 0.125*sb
-			m.cr[r*8+c] = 0.125*sr - 0.104672*sg - 0.020328*sb
+			sr := int32(p[0]) + int32(p[4]) + int32(q[0]) + int32(q[4])
+			sg := int32(p[1]) + int32(p[5]) + int32(q[1]) + int32(q[5])
+			sb := int32(p[2]) + int32(p[6]) + int32(q[2]) + int32(q[6])
+			m.cb[r*8+c] = float32(cbr*sr+cbg*sg+cbb*sb) * fix16
+			m.cr[r*8+c] = float32(crr*sr+crg*sg+crb*sb) * fix16
 		}
 	}
 }

@@ -114,13 +114,16 @@ func (p *Picture) RGBA() (*image.RGBA, error) {
 	if m, ok := p.img.(*image.RGBA); ok && p.hd.orientation == 1 && m.Opaque() {
 		// An opaque RGB picture (as image/png decodes one) is already what
 		// the drawing needs: copy it rather than pack it as RGB and widen
-		// it again.
+		// it again. A JPEG's YCbCr is converted straight into RGBA.
 		b := m.Bounds()
 		out := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
 		for y := range b.Dy() {
 			copy(out.Pix[y*out.Stride:y*out.Stride+4*b.Dx()], m.Pix[m.PixOffset(b.Min.X, b.Min.Y+y):])
 		}
 		return out, nil
+	}
+	if m, ok := p.img.(*image.YCbCr); ok && p.hd.orientation == 1 && p.hd.format != "webp" && m.Rect.Min == (image.Point{}) {
+		return ycbcrToRGBA(m), nil
 	}
 	return p.packed()
 }

@@ -93,9 +93,10 @@ func TestKeep(t *testing.T) {
 }
 
 // TestPictureRGBA: a kept picture converts to the same pixels whichever
-// path it takes (an opaque RGBA picture is copied, others are packed by
-// the preprocessing's conversion), and a translucent or turned one takes
-// the packed path.
+// path it takes (an opaque RGBA picture is copied, a JPEG's YCbCr
+// converted straight into RGBA, others packed by the preprocessing's
+// conversion), and a translucent, turned or WebP one takes the packed
+// path.
 func TestPictureRGBA(t *testing.T) {
 	t.Parallel()
 	rgba := func(m image.Image) *image.RGBA {
@@ -112,13 +113,43 @@ func TestPictureRGBA(t *testing.T) {
 	sub := rgba(photo(40, 30, 7)).SubImage(image.Rect(5, 7, 31, 22)).(*image.RGBA)
 	tests := []struct {
 		name string
-		img  *image.RGBA
+		img  image.Image
 		hd   header
 	}{
 		{"opaque", opaque, header{w: 29, h: 17, orientation: 1, format: "png"}},
 		{"a sub-image", sub, header{w: 26, h: 15, orientation: 1, format: "png"}},
 		{"translucent", translucent, header{w: 13, h: 11, orientation: 1, format: "png"}},
 		{"turned by EXIF", opaque, header{w: 17, h: 29, orientation: 6, format: "png"}},
+	}
+	for _, c := range []struct {
+		name   string
+		w, h   int
+		ratio  image.YCbCrSubsampleRatio
+		format string
+		orient int
+	}{
+		{"JPEG 4:2:0", 37, 23, image.YCbCrSubsampleRatio420, "jpeg", 1},
+		{"JPEG 4:2:2", 30, 17, image.YCbCrSubsampleRatio422, "jpeg", 1},
+		{"JPEG 4:4:4", 9, 5, image.YCbCrSubsampleRatio444, "jpeg", 1},
+		{"JPEG turned by EXIF", 37, 23, image.YCbCrSubsampleRatio420, "jpeg", 8},
+		{"WebP", 21, 13, image.YCbCrSubsampleRatio420, "webp", 1},
+	} {
+		m := image.NewYCbCr(image.Rect(0, 0, c.w, c.h), c.ratio)
+		for i := range m.Y {
+			m.Y[i] = uint8(i * 7)
+		}
+		for i := range m.Cb {
+			m.Cb[i], m.Cr[i] = uint8(i*13), uint8(255-i*5)
+		}
+		hd := header{w: c.w, h: c.h, orientation: c.orient, format: c.format}
+		if c.orient >= 5 {
+			hd.w, hd.h = c.h, c.w
+		}
+		tests = append(tests, struct {
+			name string
+			img  image.Image
+			hd   header
+		}{c.name, m, hd})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
