@@ -172,7 +172,7 @@ func (b builder) description() string {
 		fmt.Fprintf(&sb, " `%s`", b.info.Name)
 	}
 	sb.WriteString(".\n\n")
-	if len(b.media.Images()) > 0 {
+	if b.takesPictures() {
 		sb.WriteString("Bodies are JSON, except that /predict also takes pictures for the model's image inputs (multipart/form-data, or an image body). Every error answers")
 	} else {
 		sb.WriteString("All bodies are JSON. Every error answers")
@@ -241,6 +241,8 @@ func (b builder) predictRequestSchema() *openapi3.Schema {
 	for _, in := range b.info.Inputs {
 		if im := b.imageOf(in.Name); im != nil {
 			s.Properties[in.Name] = openapi3.NewSchemaRef("", imageInputSchema(in, im))
+		} else if b.picturesOf(in.Name) {
+			s.Properties[in.Name] = openapi3.NewSchemaRef("", picturesInputSchema(in))
 		} else {
 			s.Properties[in.Name] = openapi3.NewSchemaRef("", inputSchema(in))
 		}
@@ -298,8 +300,10 @@ func (b builder) predictOperation() *openapi3.Operation {
 		WithDescription(description).
 		WithRequired(true).
 		WithContent(content)}
-	if len(b.media.Outputs()) > 0 {
-		op.Parameters = append(openapi3.Parameters{rawParameter()}, b.detectionParameters()...)
+	if ps := b.detectionParameters(); len(b.media.Outputs()) > 0 {
+		op.Parameters = append(openapi3.Parameters{rawParameter()}, ps...)
+	} else if len(ps) > 0 {
+		op.Parameters = ps // a pipeline's draw
 	}
 	ok := openapi3.NewResponse().WithDescription("The model's outputs.").WithJSONSchemaRef(schemaRef(SchemaPredictResponse))
 	b.addDrawingContent(ok)
@@ -328,7 +332,7 @@ func (b builder) predictDescription() string {
 			shape = tensor.FormatShape(in.Shape)
 		}
 		typ := in.Type
-		if b.imageOf(in.Name) != nil {
+		if b.imageOf(in.Name) != nil || b.picturesOf(in.Name) {
 			typ, shape = "image", "one picture, or a list (batch)"
 		}
 		fmt.Fprintf(&sb, "| `%s` | %s | %s | %s |\n", in.Name, typ, shape, yesNo(in.Required))

@@ -42,8 +42,12 @@ func (b builder) detectionParameters() openapi3.Parameters {
 		}
 	}
 	if b.drawable() {
+		what := "what the decoded outputs say drawn on it: boxes, labels, scores, masks and keypoints, classes and text as a caption"
+		if b.media.PicturesInput() >= 0 {
+			what = "what the model answers of it drawn on it (a page's lines: each box outlined, its text above it)"
+		}
 		q := openapi3.NewQueryParameter(rest.ParamDraw).
-			WithDescription("Answer the picture with what the decoded outputs say drawn on it: boxes, labels, scores, masks and keypoints, classes and text as a caption; in the format of the picture sent (JPEG for a JPEG, PNG for any other) unless the Accept header names image/png or image/jpeg. `Accept: image/png` or `image/jpeg` asks for it too. One picture per request.").
+			WithDescription("Answer the picture with " + what + "; in the format of the picture sent (JPEG for a JPEG, PNG for any other) unless the Accept header names image/png or image/jpeg. `Accept: image/png` or `image/jpeg` asks for it too. One picture per request.").
 			WithSchema(openapi3.NewBoolSchema())
 		q.Schema.Value.Default = false
 		ps = append(ps, &openapi3.ParameterRef{Value: q})
@@ -52,19 +56,22 @@ func (b builder) detectionParameters() openapi3.Parameters {
 }
 
 // drawable reports whether /predict can answer a drawing: a model with
-// one image input and decoded outputs.
-func (b builder) drawable() bool {
-	return len(b.media.Images()) == 1 && len(b.media.Outputs()) > 0
-}
+// one image input and decoded outputs, or a pipeline that draws its
+// answers (codec.Set.Drawable).
+func (b builder) drawable() bool { return b.media.Drawable() }
 
 // addDrawingContent adds to /predict's 200 the pictures a drawing answers.
 func (b builder) addDrawingContent(r *openapi3.Response) {
 	if !b.drawable() {
 		return
 	}
+	what := "what the decoded outputs say"
+	if b.media.PicturesInput() >= 0 {
+		what = "what the model answers of it"
+	}
 	for _, mt := range []string{codec.DrawPNG, codec.DrawJPEG} {
 		s := openapi3.NewStringSchema().WithFormat("binary")
-		s.Description = "With ?draw=true or this Accept header: the picture sent, as shown (EXIF orientation applied), with what the decoded outputs say drawn on it."
+		s.Description = "With ?draw=true or this Accept header: the picture sent, as shown (EXIF orientation applied), with " + what + " drawn on it."
 		r.Content[mt] = openapi3.NewMediaType().WithSchema(s)
 	}
 }

@@ -26,7 +26,7 @@ func exampleBody(inputs []core.InputSpec, media *codec.Set) map[string]any {
 		if !in.Required {
 			continue
 		}
-		if media.Image(in.Name) != nil {
+		if media.Image(in.Name) != nil || in.Pictures {
 			body[in.Name] = examplePicture
 			continue
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/codec"
+	picture "github.com/svc-dev/svc/core/codec/image"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/transport/oip"
 	"github.com/svc-dev/svc/transport/rest"
@@ -61,6 +62,36 @@ var examplePicture = func() string {
 // imageOf returns the image input named name, or nil.
 func (b builder) imageOf(name string) *codec.Image { return b.media.Image(name) }
 
+// picturesOf reports whether input name takes pictures that its runner
+// decodes itself (core.InputSpec.Pictures: a pipeline's page): described
+// as an image input's, with no preprocessing of the server's.
+func (b builder) picturesOf(name string) bool {
+	k := b.media.PicturesInput()
+	return k >= 0 && k < len(b.info.Inputs) && b.info.Inputs[k].Name == name
+}
+
+// takesPictures reports whether /predict takes pictures: image inputs,
+// or an input whose runner decodes them.
+func (b builder) takesPictures() bool {
+	return len(b.media.Images()) > 0 || b.media.PicturesInput() >= 0
+}
+
+// picturesInputSchema describes an input whose runner decodes its
+// pictures (a pipeline's) in the JSON body, as imageInputSchema does an
+// image input's.
+func picturesInputSchema(in core.InputSpec) *openapi3.Schema {
+	one := pictureSchema()
+	batch := openapi3.NewArraySchema().WithItems(pictureSchema())
+	batch.Title = "batch"
+	batch.Description = "A list of pictures: a batch, one item each."
+	s := openapi3.NewOneOfSchema(one, batch)
+	s.Description = joinSentences(fmt.Sprintf(
+		"Pictures: %s as base64 or a data: URL, or a list of them for a batch; the model decodes and reads each picture whole.",
+		pictureWording), in.Description)
+	s.Extensions = map[string]any{extImage: map[string]any{"formats": toJSONValue(picture.Formats()), "decoded_by": "the model"}}
+	return s
+}
+
 // pictureSchema is one picture in a JSON body.
 func pictureSchema() *openapi3.Schema {
 	s := openapi3.NewStringSchema()
@@ -105,6 +136,10 @@ func (b builder) multipartMediaType(example map[string]any) *openapi3.MediaType 
 			p.Format = "binary"
 			p.Description = fmt.Sprintf("%s file; repeat the field for a batch. Preprocessing: %s.", upperFirst(pictureWording), im.Describe())
 			encoding[in.Name] = &openapi3.Encoding{ContentType: strings.Join(imageMediaTypes, ", ")}
+		} else if b.picturesOf(in.Name) {
+			p.Format = "binary"
+			p.Description = fmt.Sprintf("%s file; repeat the field for a batch.", upperFirst(pictureWording))
+			encoding[in.Name] = &openapi3.Encoding{ContentType: strings.Join(imageMediaTypes, ", ")}
 		} else {
 			p.Description = "The input's value as JSON text, as in an application/json body."
 			if v, ok := example[in.Name]; ok {
@@ -141,10 +176,18 @@ func (b builder) pictureBodyInput() *codec.Image {
 // addMediaContent adds to /predict's request content the bodies a model
 // with image inputs takes besides JSON.
 func (b builder) addMediaContent(content openapi3.Content, example map[string]any) {
-	if len(b.media.Images()) == 0 {
+	if !b.takesPictures() {
 		return
 	}
 	content["multipart/form-data"] = b.multipartMediaType(example)
+	if k := b.media.PicturesInput(); k >= 0 && len(b.media.Images()) == 0 {
+		for _, t := range imageMediaTypes {
+			s := openapi3.NewStringSchema().WithFormat("binary")
+			s.Description = fmt.Sprintf("The picture of input '%s' as the whole body, which the model decodes and reads whole.", b.info.Inputs[k].Name)
+			content[t] = openapi3.NewMediaType().WithSchema(s)
+		}
+		return
+	}
 	im := b.pictureBodyInput()
 	if im == nil {
 		return
@@ -211,6 +254,11 @@ func (b builder) mediaDescription(sb *strings.Builder) {
 		}
 		sb.WriteString(". The server resizes and normalises each picture into the model's tensor.")
 	}
+	if k := b.media.PicturesInput(); k >= 0 {
+		fmt.Fprintf(sb, "\n\nInput `%s` takes %s, which the model decodes and reads whole: in a JSON body as base64 or a data: URL, "+
+			"or a list of them for a batch; in a `multipart/form-data` body as a file field (repeated for a batch); or as the whole body, "+
+			"with its `image/...` Content-Type.", b.info.Inputs[k].Name, pictureWording)
+	}
 	if len(b.media.Outputs()) > 0 {
 		names := make([]string, 0, len(b.media.Outputs()))
 		for _, o := range b.media.Outputs() {
@@ -234,6 +282,10 @@ func (b builder) v2MediaNote() string {
 	for _, im := range b.media.Images() {
 		fmt.Fprintf(&sb, " Input `%s` is an image input: BYTES of shape [-1], one encoded picture (%s) per element; base64 or a data: URL in JSON, the file's bytes in binary data.",
 			im.Name, pictureWording)
+	}
+	if k := b.media.PicturesInput(); k >= 0 {
+		fmt.Fprintf(&sb, " Input `%s` takes pictures, which the model decodes and reads whole: BYTES of shape [-1], one encoded picture (%s) per element; base64 or a data: URL in JSON, the file's bytes in binary data.",
+			b.info.Inputs[k].Name, pictureWording)
 	}
 	for _, o := range b.media.Outputs() {
 		switch {
@@ -306,7 +358,7 @@ func upperFirst(s string) string {
 // unsupportedMediaResponse is /predict's 415, which a model with image
 // inputs answers for fewer Content-Types.
 func (b builder) unsupportedMediaResponse() *openapi3.ResponseRef {
-	if len(b.media.Images()) == 0 {
+	if !b.takesPictures() {
 		return errorResponse("The request has no `Content-Type: application/json` header.",
 			"Unsupported Content-Type 'text/plain': send the body as application/json")
 	}

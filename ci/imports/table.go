@@ -58,7 +58,7 @@ core/budget, core/config, core/onnxpb, core/sched, core/tensor/tensorjson,
   < core/codec;
 
 ## pipelines: models made of models, each stage run through the Runner that serves its model alone
-core, core/config, core/codec/decode, core/codec/image, core/codec/page < core/pipeline;
+core, core/config, core/codec, core/codec/decode, core/codec/draw, core/codec/image, core/codec/page < core/pipeline;
 
 ## checks: what runs the model outside a request: the providers' checks
 core/session < core/providercheck;

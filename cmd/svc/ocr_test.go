@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/http"
+	"net/textproto"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,8 @@ import (
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
 	"google.golang.org/grpc/codes"
 
 	"github.com/svc-dev/svc/core/tensor"
@@ -238,7 +241,8 @@ func v1OK(t *testing.T, s *server, form, file string) ([]pageRead, error) {
 // TestOCRPipelineRefuses: a bad override gets a 400 (InvalidArgument on
 // gRPC) naming the parameter, in the query string and in v2 parameters;
 // what is not a picture gets the image inputs' 400; a good override
-// changes the answer.
+// changes the answer; /openapi.json describes the page as a picture
+// upload, and kin-openapi validates real requests against it.
 func TestOCRPipelineRefuses(t *testing.T) {
 	t.Parallel()
 	pages := renderPages(t)
@@ -289,15 +293,73 @@ func TestOCRPipelineRefuses(t *testing.T) {
 	_, err := readGRPC(t, c, notPicture, nil)
 	wantGRPCCode(t, err, codes.InvalidArgument, want)
 
-	// /openapi.json describes the pipeline's input as a string, and
-	// validates.
-	r = s.get("/openapi.json")
+	checkPipelineOpenAPI(t, s, file)
+}
+
+// checkPipelineOpenAPI loads the served /openapi.json with kin-openapi
+// and validates real /predict requests for a page against it: the page
+// as base64 in JSON, as a multipart file, as the whole body (with
+// ?draw=true); the document says the picture is a binary upload in the
+// last two, and refuses a number where the picture goes.
+func checkPipelineOpenAPI(t *testing.T, s *server, file string) {
+	t.Helper()
+	r := s.get("/openapi.json")
 	doc, err := openapi3.NewLoader().LoadFromData(r.Body)
 	if r.Status != http.StatusOK || err != nil {
 		t.Fatalf("GET /openapi.json: %d %v", r.Status, err)
 	}
 	if err := doc.Validate(context.Background()); err != nil {
-		t.Errorf("kin-openapi: %v", err)
+		t.Fatalf("kin-openapi: %v", err)
+	}
+	item := doc.Paths.Find("/predict")
+	if item == nil || item.Post == nil || item.Post.RequestBody == nil {
+		t.Fatal("/openapi.json has no POST /predict with a body")
+	}
+	content := item.Post.RequestBody.Value.Content
+	form, raw := content.Get("multipart/form-data"), content.Get("image/png")
+	if form == nil || form.Schema.Value.Properties["image"] == nil || form.Schema.Value.Properties["image"].Value.Format != "binary" {
+		t.Errorf("multipart/form-data: %+v, want the field image a binary file", form)
+	}
+	if raw == nil || raw.Schema.Value.Format != "binary" {
+		t.Errorf("image/png: %+v, want a binary body", raw)
+	}
+	if item.Post.Parameters.GetByInAndName("query", "draw") == nil {
+		t.Error("/predict has no draw parameter")
+	}
+	openapi3filter.RegisterBodyDecoder("image/png", openapi3filter.FileBodyDecoder)
+	t.Cleanup(func() { openapi3filter.UnregisterBodyDecoder("image/png") })
+	route := &routers.Route{Spec: doc, Path: "/predict", PathItem: item, Method: http.MethodPost, Operation: item.Post}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var form1 bytes.Buffer
+	mw := multipart.NewWriter(&form1)
+	part := textproto.MIMEHeader{}
+	part.Set("Content-Disposition", `form-data; name="image"; filename="page.png"`)
+	part.Set("Content-Type", "image/png")
+	w, _ := mw.CreatePart(part)
+	_, _ = w.Write(data)
+	_ = mw.Close()
+	for _, tt := range []struct {
+		name, query, ct string
+		body            []byte
+		valid           bool
+	}{
+		{"json base64", "", "application/json", []byte(`{"image": "` + base64.StdEncoding.EncodeToString(data) + `"}`), true},
+		{"json batch", "", "application/json", []byte(`{"image": ["` + base64.StdEncoding.EncodeToString(data) + `"]}`), true},
+		{"multipart file", "", mw.FormDataContentType(), form1.Bytes(), true},
+		{"the page as the body, drawn", "?draw=true", "image/png", data, true},
+		{"a number for the picture", "", "application/json", []byte(`{"image": 5}`), false},
+		{"no picture", "", "application/json", []byte(`{"page": "x"}`), false},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, s.URL+"/predict"+tt.query, bytes.NewReader(tt.body))
+		req.Header.Set("Content-Type", tt.ct)
+		err := openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{
+			Request: req, Route: route, QueryParams: req.URL.Query(), Options: &openapi3filter.Options{MultiError: true}})
+		if (err == nil) != tt.valid {
+			t.Errorf("%s: kin-openapi says %v, want valid %v", tt.name, err, tt.valid)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/codec/image"
 	"github.com/svc-dev/svc/core/config"
 	"github.com/svc-dev/svc/core/onnxrt"
@@ -13,6 +14,7 @@ import (
 	"github.com/svc-dev/svc/core/sched"
 	"github.com/svc-dev/svc/core/session"
 	"github.com/svc-dev/svc/providers"
+	"github.com/svc-dev/svc/transport/metrics"
 )
 
 // originPipeline is the origin of a served model that is a pipeline entry
@@ -40,15 +42,26 @@ type stageParams struct {
 	Log       *zap.Logger
 	Reclaimer *sched.Reclaimer
 	Env       *onnxrt.Env
+	Metrics   *metrics.Metrics `optional:"true"`
 }
 
 // pipelineOptions serve the pipeline entry src names: each stage's model
 // opened as a model served alone would be (core/session) and scheduled
 // by the scheduler of single models (core/sched), the page reader over
-// them (core/pipeline) in place of the served model's schedule.
+// them (core/pipeline) in place of the served model's schedule, its
+// stages observed by the metrics, and its answers drawn by its Painter.
 func pipelineOptions(src core.Source, cfg config.Config) fx.Option {
 	lim := image.Limits{MaxPixels: cfg.Limits.ImagePixels(), MaxScanPixels: cfg.Limits.MaxJPEGScanPixels}
-	return fx.Decorate(func(_ core.Scheduler, p stageParams) core.Scheduler {
+	paint := fx.Decorate(func(c *codec.Codec) *codec.Codec { return c.PaintWith(pipeline.Paint) })
+	return fx.Options(paint, fx.Decorate(func(_ core.Scheduler, p stageParams) (core.Scheduler, error) {
+		var obs pipeline.Observer
+		if p.Metrics != nil {
+			stages, err := p.Metrics.ObserveStages(src.Name)
+			if err != nil {
+				return nil, err
+			}
+			obs = stages
+		}
 		open := func(model string) (core.Schedule, error) {
 			stage, err := registry.Resolve(model, cfg, nil)
 			if err != nil {
@@ -57,6 +70,6 @@ func pipelineOptions(src core.Source, cfg config.Config) fx.Option {
 			o := session.NewOpener(stage, p.Runtime, p.Providers, p.Choice, p.Set, p.Model.Observer(), p.Log.With(zap.String("stage", model)))
 			return sched.New(p.Sched, p.Model.Observer(), p.Log.With(zap.String("stage", model)), p.Reclaimer).Schedule(o)
 		}
-		return pipeline.Scheduler{Name: src.Name, Config: cfg, Open: open, Limits: lim}
-	})
+		return pipeline.Scheduler{Name: src.Name, Config: cfg, Open: open, Limits: lim, MaxRequestPixels: cfg.Limits.MaxRequestPixels, Observe: obs}, nil
+	}))
 }

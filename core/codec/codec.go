@@ -34,6 +34,9 @@ type Codec struct {
 	legacy    map[string][]string
 	lim       config.Limits
 	modelFile string
+	// paint draws the answers of a model whose runner decodes its
+	// pictures itself (PaintWith; nil: none).
+	paint Painter
 
 	// batches is told of each run of texts (ObserveBatches).
 	batches atomic.Pointer[func(TextBatch)]
@@ -97,6 +100,9 @@ func (c *Codec) For(r core.Runner) (*Set, error) {
 			file = p
 		}
 		c.set, c.err = build(c.decl, c.lim, file, r.Info(), r.Specs())
+		if c.err == nil {
+			c.set = withOwnPictures(c.set, r.Info(), c.lim, c.paint)
+		}
 		c.runner = r
 		if x := c.set.Text(); x != nil {
 			x.start(r, c.observeBatch)
@@ -106,13 +112,17 @@ func (c *Codec) For(r core.Runner) (*Set, error) {
 }
 
 // Set is what the loaded model's declarations mean: its image inputs and
-// its decoded outputs. A nil *Set declares nothing; its methods answer
+// its decoded outputs; and the input whose runner decodes its pictures
+// itself (a pipeline's), with what draws its answers (own.go). A nil *Set declares nothing; its methods answer
 // accordingly.
 type Set struct {
 	images  []*Image
 	outputs []*Output
 	text    *Text
 	lim     config.Limits
+	// own is the input whose runner decodes its pictures itself (nil:
+	// none; own.go).
+	own *ownInput
 }
 
 // Image is an image input.

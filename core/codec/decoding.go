@@ -43,6 +43,12 @@ type Decoding struct {
 	// takes them.
 	keep bool
 	kept map[int][]*image.Picture
+	// The pictures sent to an input whose runner decodes them itself
+	// (SentPictures): how many, the one's encoded bytes, and the one
+	// the runner kept for the drawing (KeepDecoded; own.go).
+	ownCount int
+	ownData  []byte
+	ownKept  *image.Pixels
 	// The overrides: nil, or what the request says.
 	confidence, iou *float64
 	maxDet          int

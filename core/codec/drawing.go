@@ -36,6 +36,9 @@ var (
 // drawable is the one picture a drawing is made on: its image input and
 // its bytes.
 func (d *Decoding) drawable() (int, []byte, error) {
+	if d != nil && d.set.PicturesInput() >= 0 {
+		return d.ownDrawable()
+	}
 	if d == nil || len(d.set.Images()) != 1 {
 		return 0, nil, errors.New("draw answers the picture drawn on, and the model has no single image input to take it")
 	}
@@ -77,8 +80,13 @@ func (d *Decoding) CheckDraw() error {
 // with the decoding's reservation, and decoded again otherwise; the
 // memory the drawing holds besides (the picture in RGBA, and its
 // encoding) is reserved from the request's budget first. Both are given
-// back when the request ends, once its answer is written.
+// back when the request ends, once its answer is written. A model whose
+// runner decodes its pictures itself (a pipeline) has its answer drawn by
+// its Painter, on the picture the runner kept (KeepDecoded; own.go).
 func (d *Decoding) Draw(ctx context.Context, res core.Result, w io.Writer, mediaType string) error {
+	if d != nil && d.set.PicturesInput() >= 0 {
+		return d.drawOwn(ctx, res, w, mediaType)
+	}
 	img, err := d.canvasPicture(ctx)
 	if err != nil {
 		return err

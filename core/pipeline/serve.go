@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/svc-dev/svc/core"
+	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/codec/decode"
 	"github.com/svc-dev/svc/core/codec/image"
 	"github.com/svc-dev/svc/core/config"
@@ -35,6 +36,12 @@ type Scheduler struct {
 	Config config.Config
 	Open   OpenStage
 	Limits image.Limits
+	// MaxRequestPixels caps the pixels of one request's pictures
+	// together, from their headers (limits.max_request_pixels; 0: none).
+	MaxRequestPixels int64
+	// Observe is told of each stage's runs and each page read (nil:
+	// nothing is).
+	Observe Observer
 }
 
 // Schedule opens the stages and returns the page reader over them; a
@@ -45,30 +52,30 @@ func (s Scheduler) Schedule(core.Opener) (core.Schedule, error) {
 		return nil, fmt.Errorf("models.%s is no pipeline", s.Name)
 	}
 	key := "models." + s.Name + ".pipeline."
-	sv := &Served{name: s.Name, lim: s.Limits}
+	sv := &Served{name: s.Name, lim: s.Limits, maxPixels: s.MaxRequestPixels, obs: s.Observe}
 	fail := func(err error) (core.Schedule, error) {
 		_ = sv.Close()
 		return nil, err
 	}
-	open := func(stage, model string) (core.Schedule, error) {
+	open := func(stage, name, model string) (core.Runner, error) {
 		r, err := s.Open(model)
 		if err != nil {
 			return nil, fmt.Errorf("%s%s.model (%q): %w", key, stage, model, err)
 		}
 		sv.stages = append(sv.stages, r)
-		return r, nil
+		return observe(r, name, s.Observe), nil
 	}
 	var st Stages
 	var err error
-	if st.Detect, err = open("detect", p.Detect.Model); err != nil {
+	if st.Detect, err = open("detect", StageDetector, p.Detect.Model); err != nil {
 		return fail(err)
 	}
 	if p.Classify != nil {
-		if st.Classify, err = open("classify", p.Classify.Model); err != nil {
+		if st.Classify, err = open("classify", StageClassifier, p.Classify.Model); err != nil {
 			return fail(err)
 		}
 	}
-	if st.Recognize, err = open("recognize", p.Recognize.Model); err != nil {
+	if st.Recognize, err = open("recognize", StageRecognizer, p.Recognize.Model); err != nil {
 		return fail(err)
 	}
 	if st.Labels, err = ctcLabels(s.Config.Models[p.Recognize.Model]); err != nil {
@@ -107,6 +114,9 @@ type Served struct {
 	lim    image.Limits
 	ocr    *OCR
 	stages []core.Schedule
+	obs    Observer
+	// maxPixels is limits.max_request_pixels (0: none).
+	maxPixels int64
 }
 
 var _ core.Schedule = (*Served)(nil)
@@ -146,11 +156,18 @@ func (s *Served) Predict(ctx context.Context, inputs []*tensor.Tensor) (core.Res
 		}
 		return nil, err
 	}
+	data, err := s.pictures(pics)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]string, len(pics))
-	for i, p := range pics {
-		pg, err := s.ocr.Read(ctx, PictureBytes([]byte(p)), s.lim, set)
+	for i, p := range data {
+		pg, err := s.read(ctx, p, set)
 		if err != nil {
 			return nil, s.refusal(err, i, len(pics))
+		}
+		if s.obs != nil {
+			s.obs.PageRead(len(pg.Lines))
 		}
 		b, err := json.Marshal(pg)
 		if err != nil {
@@ -159,6 +176,47 @@ func (s *Served) Predict(ctx context.Context, inputs []*tensor.Tensor) (core.Res
 		out[i] = string(b)
 	}
 	return core.NewResult([]*tensor.Tensor{{DType: tensor.String, Shape: []int64{int64(len(out))}, Data: out}}), nil
+}
+
+// pictures are the encoded pictures the elements carry, refused as an
+// image input's are before any is decoded when their headers' pixels
+// together pass limits.max_request_pixels.
+func (s *Served) pictures(pics []string) ([][]byte, error) {
+	data := make([][]byte, len(pics))
+	var pixels int64
+	for i, p := range pics {
+		data[i] = PictureBytes([]byte(p))
+		if s.maxPixels <= 0 {
+			continue
+		}
+		w, h, err := image.Size(data[i], s.lim)
+		if err != nil {
+			return nil, s.refusal(err, i, len(pics))
+		}
+		pixels += int64(w) * int64(h)
+	}
+	if s.maxPixels > 0 && pixels > s.maxPixels {
+		return nil, &core.LimitError{Key: "limits.max_request_pixels", Message: fmt.Sprintf("Input '%s': pictures of %d pixels together, more than the %d one request may send (limits.max_request_pixels)", InputName, pixels, s.maxPixels)}
+	}
+	return data, nil
+}
+
+// read decodes one picture once (after its header has passed the
+// limits) and reads it; a request that asks for the picture drawn on
+// keeps the decoded picture for the drawing (codec.KeepDecoded).
+func (s *Served) read(ctx context.Context, data []byte, set OCRSettings) (Page, error) {
+	px, err := image.Decode(ctx, data, 3, s.lim)
+	if err != nil {
+		return Page{}, err
+	}
+	kept, err := codec.KeepDecoded(ctx, px)
+	if !kept {
+		defer px.Free()
+	}
+	if err != nil {
+		return Page{}, err
+	}
+	return s.ocr.ReadPixels(ctx, px, set)
 }
 
 // PictureBytes is the encoded picture a BYTES element carries: the

@@ -24,6 +24,9 @@
 //	svc_model_load_seconds                      gauge: time loading, preparing and warming up the model took
 //	svc_model_reloads_total{result}             counter: reloads of the model by result (success, failure); labelled model only
 //
+// A pipeline (the page reader) adds its stages' series (pipeline.go:
+// Metrics.ObserveStages), labelled model and stage.
+//
 // The svc_batch_size_limit and svc_tuning_* gauges show the scheduler's
 // self-tuning controllers' decisions as in force, also where svc.yml fixes
 // them; they are absent until the model is ready.

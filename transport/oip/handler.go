@@ -106,7 +106,7 @@ func (h *Handler) Prepare(r core.Runner) (any, error) {
 	}
 	v := &restView{View: NewView(r, media), maxString: h.opts.Limits.MaxStringBytes}
 	v.SetSequences(h.opts.Sequences)
-	if v.HasImages() {
+	if v.TakesPictures() {
 		// Pictures are long BYTES elements: the other inputs' are checked
 		// once decoded (View.Run).
 		v.maxString = 0

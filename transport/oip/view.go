@@ -127,10 +127,10 @@ func (v *View) OutputDatatype(i int, req *Request) tensor.DType {
 }
 
 // StringLimit is the longest BYTES element input k takes, given limit:
-// none for an image input, whose elements are pictures (the body limit
-// bounds them).
+// none for an image input or a pipeline's pictures, whose elements are
+// pictures (the body limit bounds them).
 func (v *View) StringLimit(k, limit int) int {
-	if v.media.ImageAt(k) != nil {
+	if v.media.ImageAt(k) != nil || k == v.media.PicturesInput() {
 		return 0
 	}
 	return limit
@@ -138,6 +138,11 @@ func (v *View) StringLimit(k, limit int) int {
 
 // HasImages reports whether the model has image inputs.
 func (v *View) HasImages() bool { return len(v.media.Images()) > 0 }
+
+// TakesPictures reports whether the model has image inputs, or an input
+// of pictures its runner decodes itself (a pipeline's): inputs whose
+// BYTES elements are as long as pictures.
+func (v *View) TakesPictures() bool { return v.HasImages() || v.media.PicturesInput() >= 0 }
 
 // decodedShape is a decoded output's shape in the metadata: [-1, k] for
 // classify, [-1] for the others (a text, a JSON list of detections).
@@ -231,12 +236,20 @@ func (v *View) OutputTensor(res core.Result, i int, req *Request) (*tensor.Tenso
 // elements against maxString (the decoders let every element through
 // when the model has image inputs).
 func (v *View) pictures(ctx context.Context, req *Request, maxString int) error {
-	if !v.HasImages() {
+	if !v.TakesPictures() {
 		return nil
 	}
 	var ps []codec.Pictures
 	for k, t := range req.inputs {
 		if t == nil {
+			continue
+		}
+		if k == v.media.PicturesInput() {
+			// Its runner decodes them (a pipeline): counted as an image
+			// input's pictures.
+			if err := v.media.CountPictures(v.specs[k].Name, t.Len()); err != nil {
+				return err
+			}
 			continue
 		}
 		strs, _ := t.Data.([]string)
@@ -254,6 +267,9 @@ func (v *View) pictures(ctx context.Context, req *Request, maxString int) error 
 			pics[i] = codec.PictureBytes([]byte(s))
 		}
 		ps = append(ps, codec.Pictures{Input: im, Data: pics})
+	}
+	if len(ps) == 0 {
+		return nil
 	}
 	ts, err := v.media.Tensors(ctx, ps)
 	if err != nil {

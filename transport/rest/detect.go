@@ -22,8 +22,9 @@ const ParamDraw = "draw"
 // decodingOf reads what a /predict request says of its decoded outputs:
 // the detection outputs' settings in its query (confidence, iou, max_det,
 // classes, rle), and whether it asks for the picture drawn (draw=true, or
-// for a model with one image input and decoded outputs an Accept header
-// naming image/png or image/jpeg before application/json): the drawing's
+// for a model that can draw (codec.Set.Drawable: one image input and
+// decoded outputs, or a pipeline's pictures) an Accept header naming
+// image/png or image/jpeg before application/json): the drawing's
 // media type (drawAsSent for draw=true alone), "" for JSON.
 func decodingOf(r *http.Request, set *codec.Set, raw bool) (*codec.Decoding, string, error) {
 	q := r.URL.Query()
@@ -39,7 +40,7 @@ func decodingOf(r *http.Request, set *codec.Set, raw bool) (*codec.Decoding, str
 	// Accept asks for a drawing only of a model that can draw one: a
 	// client that prefers pictures still gets JSON from any other.
 	drawType := ""
-	if len(set.Images()) == 1 && len(set.Outputs()) > 0 {
+	if set.Drawable() {
 		drawType = acceptedDrawing(r.Header.Values("Accept"))
 	}
 	if q.Has(ParamDraw) {

@@ -250,12 +250,10 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request, q *transp
 		h.writeErr(w, err)
 		return decodeOutcome(err)
 	}
-	if drawType != "" {
-		if err := dec.CheckDraw(); err != nil {
-			tensor.RecycleAll(inputs)
-			h.writeErr(w, err)
-			return core.OutcomeBadRequest
-		}
+	if err := checkPictures(v, dec, drawType, inputs); err != nil {
+		tensor.RecycleAll(inputs)
+		h.writeErr(w, err)
+		return core.OutcomeBadRequest
 	}
 	core.TraceStep(ctx, core.StepDecode, began, 0)
 	if texts != nil && texts.in != nil {
@@ -279,6 +277,27 @@ func (h *Handler) servePredict(w http.ResponseWriter, r *http.Request, q *transp
 		return h.writeDrawing(ctx, w, dec, res, drawType)
 	}
 	return h.writeOutputs(w, v, res, body, texts, dec, raw)
+}
+
+// checkPictures refuses, before the run, what a request's pictures may
+// not ask: pictures its runner decodes (a pipeline's) past
+// limits.max_images, as an image input's are, and a drawing (drawType)
+// of other than one picture.
+func checkPictures(v *view, dec *codec.Decoding, drawType string, inputs []*tensor.Tensor) error {
+	if v.pictures >= 0 && inputs[v.pictures] != nil {
+		strs, _ := inputs[v.pictures].Data.([]string)
+		if err := v.media.CountPictures(v.specs[v.pictures].Name, len(strs)); err != nil {
+			return err
+		}
+		if drawType != "" {
+			// The drawing is of the one sent.
+			dec.SentPictures(strs)
+		}
+	}
+	if drawType != "" {
+		return dec.CheckDraw()
+	}
+	return nil
 }
 
 // writeOutputs answers res as JSON, written over body: a text model's
@@ -404,11 +423,12 @@ func (h *Handler) jsonInputs(q *transport.Inference, v *view, g *core.Generation
 func (h *Handler) decodeInputs(ctx context.Context, v *view, body []byte, values int64, sc *tensorjson.Scan) ([]*tensor.Tensor, error) {
 	// The commas bound the values, but a body may hide commas in strings:
 	// past MaxElements values it was refused above, so no tensor is larger.
-	images := len(v.media.Images()) > 0
+	images := len(v.media.Images()) > 0 || v.pictures >= 0
 	maxString := h.opts.Limits.MaxStringBytes
 	if images {
-		// A picture is one long string; the other inputs' strings are
-		// checked once decoded.
+		// A picture is one long string, whether the codec decodes it or
+		// the runner (a pipeline); the other inputs' strings are checked
+		// once decoded.
 		maxString = 0
 	}
 	inputs, err := decodeRequest(body, v.specs, maxString, values, sc)

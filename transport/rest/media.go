@@ -97,6 +97,9 @@ func mediaSpecs(specs []tensor.Spec, set *codec.Set) []tensor.Spec {
 func imageInputs(ctx context.Context, inputs []*tensor.Tensor, specs []tensor.Spec, set *codec.Set, maxString int) error {
 	var ps []codec.Pictures
 	for k, t := range inputs {
+		if k == set.PicturesInput() {
+			continue // pictures its runner decodes, bounded by the body
+		}
 		im := set.ImageAt(k)
 		if im == nil {
 			if err := checkStrings(t, specs[k].Name, maxString); err != nil {
@@ -123,6 +126,9 @@ func imageInputs(ctx context.Context, inputs []*tensor.Tensor, specs []tensor.Sp
 			pictures[i] = p
 		}
 		ps = append(ps, codec.Pictures{Input: im, Data: pictures, Single: len(t.Shape) == 0})
+	}
+	if len(ps) == 0 {
+		return nil
 	}
 	ts, err := set.Tensors(ctx, ps)
 	if err != nil {

@@ -98,6 +98,22 @@ func New(img *image.RGBA) (*Canvas, error) {
 	return c, nil
 }
 
+// SetTextSize makes the text of the labels and captions drawn from now on
+// size pixels high (at least 6): a label sized to what it names, such as
+// a line of text on a page, rather than to the picture.
+func (c *Canvas) SetTextSize(size float64) error {
+	size = math.Max(math.Round(size), 6)
+	if size == c.Text {
+		return nil
+	}
+	f, err := face(size)
+	if err != nil {
+		return err
+	}
+	c.Text, c.face = size, f
+	return nil
+}
+
 // Image is the picture drawn on.
 func (c *Canvas) Image() *image.RGBA { return c.img }
 
@@ -180,6 +196,18 @@ func (c *Canvas) Polygon(pts [][2]float64, col color.RGBA, outline bool) {
 			a, b := pts[i], pts[(i+1)%len(pts)]
 			c.Line(a[0], a[1], b[0], b[1], math.Max(c.Width/2, 1), edge)
 		}
+	}
+}
+
+// Outline draws a closed polygon's outline (x, y pairs in pixels), opaque
+// in col, its lines c.Width wide and centred on the polygon's edges, its
+// corners filled: a box that need not be upright.
+func (c *Canvas) Outline(pts [][2]float64, col color.RGBA) {
+	col.A = 255
+	for i, a := range pts {
+		b := pts[(i+1)%len(pts)]
+		c.Line(a[0], a[1], b[0], b[1], c.Width, col)
+		c.Dot(a[0], a[1], c.Width/2, col)
 	}
 }
 

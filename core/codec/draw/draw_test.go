@@ -54,6 +54,9 @@ func TestShapes(t *testing.T) {
 		}, map[image.Point]color.RGBA{{50, 20}: {255, 63, 63, 255}, {50, 40}: {255, 127, 127, 255}}, 10},
 		{"dot", func(c *draw.Canvas) { c.Dot(50, 40, 5, red) }, map[image.Point]color.RGBA{{50, 40}: red, {58, 40}: white}, 0},
 		{"line", func(c *draw.Canvas) { c.Line(10, 40.5, 90, 40.5, 3, red) }, map[image.Point]color.RGBA{{50, 40}: red, {50, 45}: white}, 0},
+		{"outline: edges 2 pixels wide centred on a tilted quadrilateral, nothing inside", func(c *draw.Canvas) {
+			c.Outline([][2]float64{{20, 20}, {80, 24}, {80, 60}, {20, 56}}, color.RGBA{255, 0, 0, 40})
+		}, map[image.Point]color.RGBA{{20, 38}: red, {19, 38}: red, {80, 42}: red, {50, 40}: white, {50, 30}: white, {22, 38}: white, {20, 20}: red}, 0},
 		{"label: a band of its colour above the point", func(c *draw.Canvas) { c.Label(10, 40, "dog 0.91", red) }, map[image.Point]color.RGBA{
 			{11, 38}: red, {11, 41}: white,
 		}, 0},
@@ -120,6 +123,32 @@ func TestSizes(t *testing.T) {
 		if c.Width != tt.width || c.Text != tt.text {
 			t.Errorf("%dx%d: width %v, text %v; want %v, %v", tt.w, tt.h, c.Width, c.Text, tt.width, tt.text)
 		}
+	}
+}
+
+// TestSetTextSize: a label's band follows the text size set, whatever the
+// picture's size.
+func TestSetTextSize(t *testing.T) {
+	t.Parallel()
+	band := func(size float64) int {
+		c := blank(t, 400, 300)
+		if size > 0 {
+			if err := c.SetTextSize(size); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.Label(10, 200, "Total", red)
+		n := 0
+		for y := 0; y < 200; y++ {
+			if c.Image().RGBAAt(10, y) == red {
+				n++
+			}
+		}
+		return n
+	}
+	picture, small, large := band(0), band(10), band(40)
+	if !(small < picture && picture < large) || small < 10 || large < 40 {
+		t.Errorf("bands %d (size 10), %d (the picture's, 12), %d (size 40) pixels high", small, picture, large)
 	}
 }
 

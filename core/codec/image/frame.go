@@ -79,6 +79,18 @@ func (b *Batch) Frames() []Frame {
 	return out
 }
 
+// Size is one picture's width and height as shown (after its EXIF
+// orientation), read from its header alone, refusing what lim does not
+// allow as Decode does: what its pixels will hold, known before they are
+// decoded.
+func Size(data []byte, lim Limits) (w, h int, err error) {
+	hd, err := readHeader(0, data, lim)
+	if err != nil {
+		return 0, 0, err
+	}
+	return hd.w, hd.h, nil
+}
+
 // Shown decodes one picture into RGBA as it is shown (its EXIF
 // orientation applied, alpha dropped), refusing what lim does not allow
 // as Plan.Inspect does: the picture a drawing is made on when the
