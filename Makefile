@@ -143,6 +143,7 @@ bench: build models
 	bash build/bench.sh
 	TRC_WRITE=1 bash build/bench-tracing.sh
 	bash build/bench-reload.sh
+	$(GO) run ./cmd/genmodels -yolov8n build/models/yolov8n-random/model.onnx
 	$(GO) run ./cmd/internal/detbench -md BENCHMARKS.md
 	bash build/bench-cache.sh
 	bash build/bench-affinity.sh

@@ -2,7 +2,8 @@
 // writes the detect section of BENCHMARKS.md (between <!-- detect:begin -->
 // and <!-- detect:end -->; make bench runs it):
 //
-//	go run ./cmd/internal/detbench [-model build/models/paddleocr-det] [-md BENCHMARKS.md]
+//	go run ./cmd/genmodels -yolov8n build/models/yolov8n-random/model.onnx
+//	go run ./cmd/internal/detbench [-model build/models/yolov8n-random] [-md BENCHMARKS.md]
 //
 // Everything runs on one thread, in process, on the same machine in the
 // same run, timed by the process's CPU time:
@@ -11,16 +12,16 @@
 //     decoded as a request is (threshold, class-aware suppression, the
 //     letterbox of a 1280×720 picture undone);
 //   - the model's run at 640×640: ONNX Runtime on one intra-op thread. No
-//     YOLO export is fetched by make models, so the model is the one
-//     detection model there is, PaddleOCR's text detector (build/models/
-//     paddleocr-det, PP-OCR's mobile DB detector), at [1, 3, 640, 640]: a
-//     stand-in of the same order of work as YOLOv8n, said so in the table;
-//   - drawing: the 1280×720 JPEG as its preprocessing decoded and kept it
-//     (image.Batch.Keep, as a request asking for a drawing does) converted
-//     to RGBA, 20 boxes with labels drawn (core/codec/draw) and the
-//     picture encoded as JPEG and as PNG; the request it is a share of is
-//     the picture's preprocessing (the yolo preset, keeping the picture),
-//     the model's run, decoding and the drawing.
+//     trained YOLO export can be fetched here, so the model is YOLOv8n's
+//     graph with random weights (cmd/genmodels -yolov8n: the same layers,
+//     shapes and weight count, hence the same work; make bench writes it);
+//   - drawing: a 1280×720 JPEG and the same picture as PNG, each as its
+//     preprocessing decoded and kept it (image.Batch.Keep, as a request
+//     asking for a drawing does) converted to RGBA, 20 boxes with labels
+//     drawn (core/codec/draw) and the picture encoded in its own format,
+//     as svc answers it; the request it is a share of is that picture's
+//     preprocessing (the yolo preset, keeping the picture), the model's
+//     run, decoding and the drawing.
 package main
 
 import (
@@ -52,7 +53,7 @@ import (
 )
 
 func main() {
-	model := flag.String("model", "build/models/paddleocr-det", "the model timed at 640×640 (a folder holding model.onnx, or the file)")
+	model := flag.String("model", "build/models/yolov8n-random", "the model timed at 640×640 (a folder holding model.onnx, or the file; go run ./cmd/genmodels -yolov8n writes this one)")
 	md := flag.String("md", "BENCHMARKS.md", "the file whose detect section is rewritten")
 	per := flag.Duration("time", 3*time.Second, "how long each figure is measured (5 rounds, the median)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
@@ -396,7 +397,7 @@ func report(f figures, model string) string {
 	decodeShare := float64(f.decode) / float64(f.model)
 	req := f.model + f.decode
 	fmt.Fprintf(&b, "| step | ms | share | goal |\n|---|--:|--:|---|\n")
-	fmt.Fprintf(&b, "| the model's run at 640×640 (%s, one intra-op thread; no YOLO export is fetched: the stand-in detection model) | %s | | |\n", filepath.Base(filepath.Dir(model)), ms(f.model))
+	fmt.Fprintf(&b, "| the model's run at 640×640 (%s, one intra-op thread) | %s | | |\n", modelName(model), ms(f.model))
 	fmt.Fprintf(&b, "| decoding a YOLOv8 output [1, 84, 8400], %d candidates above 0.25, %d boxes kept, letterbox undone | %s | %.2f%% of the run | ≤ 5%%: %s |\n",
 		f.candidates, f.kept, ms(f.decode), 100*decodeShare, verdict(decodeShare <= 0.05))
 	for _, d := range []struct {
@@ -413,6 +414,16 @@ func report(f figures, model string) string {
 	b.WriteString("\nA request is its picture's preprocessing, the model's run, decoding and the drawing; HTTP and the body's transfer, left out, would make the shares smaller. A picture is answered in its own format unless `Accept` names another (docs/images.md), so the JPEG drawing is a share of a JPEG's request and the PNG drawing of a PNG's; the parts below are the JPEG's picture. ")
 	b.WriteString("A drawing is made on the picture its preprocessing decoded and kept (not decoded a second time), converted to RGBA, and encodes it whole: the encoding is most of it; the boxes and labels themselves are a small part (only what a shape covers is rasterised). JPEG is svc's baseline encoder (core/codec/draw, 4:2:0, the quantizers folded into a float AAN DCT), about half image/jpeg's cost for the same quality (`go test -bench Encode ./core/codec/draw/`). PNG is each row filtered with Sub and compressed by klauspost/compress's zlib at its fastest level, about half compress/zlib's cost for a smaller answer; image/png's best speed, which tries five filters on every row, costs more again. The photograph is smooth gradients with noise, harder to compress than most photographs.\n")
 	return b.String()
+}
+
+// modelName says which model was timed: YOLOv8n's graph with random
+// weights (no trained export can be fetched here) or another one's folder.
+func modelName(file string) string {
+	name := filepath.Base(filepath.Dir(file))
+	if name == "yolov8n-random" {
+		return "YOLOv8n's layers with random weights, `go run ./cmd/genmodels -yolov8n`: the work of the trained model"
+	}
+	return name
 }
 
 func verdict(ok bool) string {
