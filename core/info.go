@@ -65,6 +65,22 @@ type ModelInfo struct {
 	Inputs   []InputSpec
 	Outputs  []OutputSpec
 	Metadata map[string]string
+	// Parameters are the settings a request may give the model's runner
+	// itself (a pipeline's), in /predict's query string and the Open
+	// Inference Protocol's parameters; the runner checks them (ParamsOf).
+	Parameters []Parameter
+}
+
+// Parameter is one setting a request may give the model's runner.
+type Parameter struct {
+	Name string
+	// Doc says what it does and its default.
+	Doc string
+	// Type is "number" or "boolean"; a number lies within Min and Max,
+	// over Min when MinExclusive.
+	Type         string
+	Min, Max     float64
+	MinExclusive bool
 }
 
 // Platform is which execution providers this binary has compiled in,

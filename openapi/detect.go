@@ -32,7 +32,8 @@ var detectionParams = []struct {
 }
 
 // detectionParameters are /predict's query parameters of a model with
-// detection outputs, and draw for a model with one image input.
+// detection outputs, those its runner takes (ModelInfo.Parameters: a
+// pipeline's), and draw for a model that can be drawn.
 func (b builder) detectionParameters() openapi3.Parameters {
 	var ps openapi3.Parameters
 	if b.media.HasDetection() {
@@ -40,6 +41,16 @@ func (b builder) detectionParameters() openapi3.Parameters {
 			q := openapi3.NewQueryParameter(p.name).WithDescription(p.doc).WithSchema(p.schema())
 			ps = append(ps, &openapi3.ParameterRef{Value: q})
 		}
+	}
+	for _, p := range b.info.Parameters {
+		sch := openapi3.NewBoolSchema()
+		if p.Type == "number" {
+			sch = openapi3.NewFloat64Schema().WithMin(p.Min).WithMax(p.Max)
+			if p.MinExclusive {
+				sch = sch.WithExclusiveMin(true)
+			}
+		}
+		ps = append(ps, &openapi3.ParameterRef{Value: openapi3.NewQueryParameter(p.Name).WithDescription(p.Doc).WithSchema(sch)})
 	}
 	if b.drawable() {
 		what := "what the decoded outputs say drawn on it: boxes, labels, scores, masks and keypoints, classes and text as a caption"

@@ -21,6 +21,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"google.golang.org/grpc/codes"
 
+	"github.com/svc-dev/svc/core/pipeline"
 	"github.com/svc-dev/svc/core/tensor"
 	"github.com/svc-dev/svc/transport/grpcapi"
 	"github.com/svc-dev/svc/transport/grpcapi/inference"
@@ -323,8 +324,10 @@ func checkPipelineOpenAPI(t *testing.T, s *server, file string) {
 	if raw == nil || raw.Schema.Value.Format != "binary" {
 		t.Errorf("image/png: %+v, want a binary body", raw)
 	}
-	if item.Post.Parameters.GetByInAndName("query", "draw") == nil {
-		t.Error("/predict has no draw parameter")
+	for _, name := range append([]string{"draw"}, pipeline.Overrides...) {
+		if item.Post.Parameters.GetByInAndName("query", name) == nil {
+			t.Errorf("/predict has no %s parameter", name)
+		}
 	}
 	openapi3filter.RegisterBodyDecoder("image/png", openapi3filter.FileBodyDecoder)
 	t.Cleanup(func() { openapi3filter.UnregisterBodyDecoder("image/png") })
@@ -350,6 +353,10 @@ func checkPipelineOpenAPI(t *testing.T, s *server, file string) {
 		{"json batch", "", "application/json", []byte(`{"image": ["` + base64.StdEncoding.EncodeToString(data) + `"]}`), true},
 		{"multipart file", "", mw.FormDataContentType(), form1.Bytes(), true},
 		{"the page as the body, drawn", "?draw=true", "image/png", data, true},
+		{"the page with settings", "?box_thresh=0.5&unclip_ratio=2&text_score=0.3&classify=false", "image/png", data, true},
+		{"box_thresh over 1", "?box_thresh=2", "image/png", data, false},
+		{"unclip_ratio 0", "?unclip_ratio=0", "image/png", data, false},
+		{"classify not a boolean", "?classify=maybe", "image/png", data, false},
 		{"a number for the picture", "", "application/json", []byte(`{"image": 5}`), false},
 		{"no picture", "", "application/json", []byte(`{"page": "x"}`), false},
 	} {

@@ -129,7 +129,8 @@ func (s *Served) Info() core.ModelInfo {
 			Description: "the pictures, encoded (JPEG, PNG, WebP, GIF, BMP)"}},
 		Outputs: []core.OutputSpec{{Name: OutputName, Type: tensor.String.String(), Shape: []int64{-1}, JSON: true,
 			Description: `each page read, as JSON: {"lines": [{"box", "text", "score"}], "text"}`}},
-		Metadata: map[string]string{"pipeline": "ocr"},
+		Metadata:   map[string]string{"pipeline": "ocr"},
+		Parameters: s.ocr.Settings().Parameters(),
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/codec/page"
 	"github.com/svc-dev/svc/core/config"
 )
@@ -57,6 +58,21 @@ func (e *ParamError) Error() string { return "parameter " + e.Name + ": " + e.Ms
 // Overrides are the settings a request may change: the others shape the
 // models' inputs and stay as configured.
 var Overrides = []string{"box_thresh", "unclip_ratio", "text_score", "classify"}
+
+// Parameters describe the Overrides a request may give, with s's values
+// as their defaults (ModelInfo.Parameters: /openapi.json lists them).
+func (s OCRSettings) Parameters() []core.Parameter {
+	return []core.Parameter{
+		{Name: "box_thresh", Type: "number", Min: 0, Max: 1,
+			Doc: fmt.Sprintf("The least score (the detector's mean probability under the box) a text box is kept with, from 0 to 1; default %g.", s.DB.BoxThresh)},
+		{Name: "unclip_ratio", Type: "number", Min: 0, Max: 10, MinExclusive: true,
+			Doc: fmt.Sprintf("How far each box is grown around its text (area × ratio / perimeter), over 0 and at most 10; default %g.", s.DB.UnclipRatio)},
+		{Name: "text_score", Type: "number", Min: 0, Max: 1,
+			Doc: fmt.Sprintf("The least recognition score a line is answered with, from 0 to 1; default %g.", s.TextScore)},
+		{Name: "classify", Type: "boolean",
+			Doc: fmt.Sprintf("Whether to run the orientation classifier and turn upside-down lines over (when the pipeline has one); default %t.", s.Classify)},
+	}
+}
 
 // With returns s with a request's overrides (query string or v2
 // parameters, as text), each checked; unknown names are not its concern.
