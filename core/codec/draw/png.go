@@ -44,17 +44,11 @@ func encodePNG(w io.Writer, img *image.RGBA) error {
 	if err != nil {
 		return err
 	}
-	row := make([]byte, 1+3*width)
-	row[0] = 1 // Sub
+	row := make([]byte, 1+3*width+1) // a byte to spare for subRow
+	row[0] = 1                       // Sub
 	for y := range height {
-		src := img.Pix[(y)*img.Stride : (y)*img.Stride+4*width]
-		var pr, pg, pb byte
-		for x, i := 0, 1; x < width; x, i = x+1, i+3 {
-			r, g, bl := src[4*x], src[4*x+1], src[4*x+2]
-			row[i], row[i+1], row[i+2] = r-pr, g-pg, bl-pb
-			pr, pg, pb = r, g, bl
-		}
-		if _, err := z.Write(row); err != nil {
+		subRow(row[1:], img.Pix[y*img.Stride:y*img.Stride+4*width])
+		if _, err := z.Write(row[:1+3*width]); err != nil {
 			return err
 		}
 	}
@@ -68,6 +62,21 @@ func encodePNG(w io.Writer, img *image.RGBA) error {
 		return err
 	}
 	return bw.Flush()
+}
+
+// subRow writes the RGBA pixels of src as RGB, each byte less the same
+// byte of the pixel on its left (PNG's Sub filter), a pixel at a time as
+// one 32-bit word: the four bytes are subtracted at once, without a
+// borrow crossing from one to the next, and the word's alpha byte is
+// overwritten by the next pixel. dst holds a byte more than the row.
+func subRow(dst, src []byte) {
+	const high = 0x80808080
+	var prev uint32
+	for x := 0; x+4 <= len(src); x += 4 {
+		p := binary.LittleEndian.Uint32(src[x:])
+		binary.LittleEndian.PutUint32(dst[x/4*3:], ((p|high)-(prev&^high))^((p^^prev)&high))
+		prev = p
+	}
 }
 
 // writeChunk writes one PNG chunk: its length, type, data and CRC.
