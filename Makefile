@@ -23,7 +23,7 @@ PORT ?= 8080
 
 export ONNXRUNTIME_TEST_LIB := $(CURDIR)/$(LIBDIR)
 
-.PHONY: all build lib lib-cuda vulkan models assets tools deps run test test-short tidy vet lint unit fuzz soak genmodels bench clean proto browser tooling gpu-kit gpu-check tokref tokenizer-bench textapi-bench
+.PHONY: all build lib lib-cuda vulkan models assets tools deps run test test-short tidy vet lint unit fuzz soak genmodels bench clean proto browser tooling gpu-kit gpu-check tokref tokenizer-bench textapi-bench ocr-bench
 
 all: build
 
@@ -137,7 +137,7 @@ tooling: $(STATICCHECK)
 genmodels:
 	$(GO) run ./cmd/genmodels
 
-## bench: Go benchmarks, svc bench and wrk against the raw baseline, batching, session tuning, profiles, memory, the response cache's hits against misses, workers pinned and unpinned, the payload logger with its receiver well, down, refusing or slow, and the text routes beside a Transformers.js peer → BENCHMARKS.md (installs wrk when missing)
+## bench: Go benchmarks, svc bench and wrk against the raw baseline, batching, session tuning, profiles, memory, the response cache's hits against misses, workers pinned and unpinned, the payload logger with its receiver well, down, refusing or slow, the text routes beside a Transformers.js peer, and the page reader beside Guten OCR → BENCHMARKS.md (installs wrk when missing)
 bench: build models
 	bash build/bench-deps.sh
 	bash build/bench.sh
@@ -150,10 +150,15 @@ bench: build models
 	bash build/bench-logger.sh
 	$(MAKE) tokenizer-bench
 	$(MAKE) textapi-bench
+	$(MAKE) ocr-bench
 
 ## textapi-bench: texts per second of svc's TEI /embed beside Transformers.js (npm @huggingface/transformers, installed by build/node-tools.sh --peer) serving the same model from a plain Node server, at concurrency 1 and 8 on the same mixed-length corpus; the vectors' cosine (at least 0.9999, or it fails); svc's padding share grouped by length beside batching in the list's order → the textapi section of BENCHMARKS.md
 textapi-bench: build
 	bash build/bench-textapi.sh
+
+## ocr-bench: pages per second, latency and CPU a page of svc's page reader (examples/ocr/svc.yml) beside Guten OCR (npm @gutenye/ocr-node, installed by build/node-tools.sh --peer) running the same PP-OCRv4 model files in Node, at concurrency 1 and 4 on the same rendered pages (medians of rounds that alternate the sides), and the characters each reads right → the ocr section of BENCHMARKS.md
+ocr-bench: build models
+	bash build/bench-ocr.sh
 
 ## tokenizer-bench: tokenisation throughput of core/codec/tokenizer (Go, one core) beside the reference library's (Node) on the same corpus, and tokenisation's share of a text request's CPU → the text section of BENCHMARKS.md
 tokenizer-bench: tokref build

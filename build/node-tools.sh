@@ -9,7 +9,10 @@
 # also into build/node/textpeer/ make bench's peer, Transformers.js (npm
 # @huggingface/transformers, from build/textpeer/, the same way; its
 # onnxruntime-node's install script, which would fetch CUDA libraries from
-# outside the registry, is skipped: its CPU library comes in the package).
+# outside the registry, is skipped: its CPU library comes in the package);
+# and into build/node/ocrpeer/ make ocr-bench's peer, Guten OCR (npm
+# @gutenye/ocr-node, from build/ocrpeer/, the same way, its
+# onnxruntime-node held by an override at the ONNX Runtime svc runs).
 # Nothing it writes is committed: build/node/ carries its own .gitignore.
 #
 # Usage: build/node-tools.sh [--peer] [DEST]   (DEST defaults to build/node)
@@ -50,4 +53,5 @@ install "$src" "$dest" @apidevtools/swagger-parser
 install "$root/cmd/svc/testdata/clients" "$dest/clients" cohere-ai
 if $peer; then
   install "$root/build/textpeer" "$dest/textpeer" @huggingface/transformers
+  install "$root/build/ocrpeer" "$dest/ocrpeer" @gutenye/ocr-node
 fi

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/svc-dev/svc/core"
 	"github.com/svc-dev/svc/core/codec/decode"
 	"github.com/svc-dev/svc/core/codec/image"
@@ -355,12 +357,12 @@ func lineTensor(crops []page.Image, idx []int, width int) (*tensor.Tensor, error
 }
 
 // classify runs the orientation classifier on the crops in batches sorted
-// by ratio, and turns over those labelled 180 with a score over
-// ClsThresh (TextClassifier).
+// by ratio, as many at once as the classifier's scheduler runs, and turns
+// over those labelled 180 with a score over ClsThresh (TextClassifier).
 func (o *OCR) classify(ctx context.Context, crops []page.Image, set OCRSettings) error {
-	idx := byRatio(crops)
-	for beg := 0; beg < len(idx); beg += set.ClsBatch {
-		batch := idx[beg:min(beg+set.ClsBatch, len(idx))]
+	batches := chunks(byRatio(crops), set.ClsBatch)
+	return each(ctx, len(batches), parallel(o.st.Classify), func(ctx context.Context, b int) error {
+		batch := batches[b]
 		t, err := lineTensor(crops, batch, set.ClsWidth)
 		if err != nil {
 			return fmt.Errorf("classify: %w", err)
@@ -378,8 +380,51 @@ func (o *OCR) classify(ctx context.Context, crops []page.Image, set OCRSettings)
 				rotate180(crops[i])
 			}
 		}
+		return nil
+	})
+}
+
+// chunks cuts idx into runs of at most n.
+func chunks(idx []int, n int) [][]int {
+	var out [][]int
+	for beg := 0; beg < len(idx); beg += n {
+		out = append(out, idx[beg:min(beg+n, len(idx))])
 	}
-	return nil
+	return out
+}
+
+// parallel is how many runs r takes at once: its scheduler's run slots
+// (core.SchedStats.Sessions), or one for a Runner that does not say.
+func parallel(r core.Runner) int {
+	if s, ok := r.(interface{ Stats() core.SchedStats }); ok {
+		return max(1, s.Stats().Sessions)
+	}
+	return 1
+}
+
+// each calls do for 0 … n-1, at most par at once (a page's batches, so
+// that they use every run slot of their stage rather than queue behind
+// one another, where the scheduler would merge them into one longer run),
+// and returns the first error; once one fails, those not yet begun are
+// not begun.
+func each(ctx context.Context, n, par int, do func(context.Context, int) error) error {
+	if par <= 1 || n <= 1 {
+		for k := range n {
+			if err := do(ctx, k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(par)
+	for k := range n {
+		if ctx.Err() != nil {
+			break
+		}
+		g.Go(func() error { return do(ctx, k) })
+	}
+	return g.Wait()
 }
 
 // run predicts one batch through r and returns a copy of its first
@@ -413,24 +458,26 @@ func rotate180(c page.Image) {
 }
 
 // recognize reads the crops in batches sorted by ratio, each padded to
-// 48 × max(RecWidth, 48 × its widest ratio) (TextRecognizer), and returns
-// the texts in the crops' order.
+// 48 × max(RecWidth, 48 × its widest ratio) (TextRecognizer), as many at
+// once as the recogniser's scheduler runs, and returns the texts in the
+// crops' order.
 func (o *OCR) recognize(ctx context.Context, crops []page.Image, set OCRSettings) ([]decode.Text, error) {
-	idx := byRatio(crops)
 	texts := make([]decode.Text, len(crops))
-	for beg := 0; beg < len(idx); beg += set.RecBatch {
-		batch := idx[beg:min(beg+set.RecBatch, len(idx))]
+	batches := chunks(byRatio(crops), set.RecBatch)
+	err := each(ctx, len(batches), parallel(o.st.Recognize), func(ctx context.Context, b int) error {
+		batch := batches[b]
 		ratio := float64(set.RecWidth) / lineHeight
 		for _, i := range batch {
 			ratio = max(ratio, float64(crops[i].W)/float64(crops[i].H))
 		}
 		t, err := lineTensor(crops, batch, int(lineHeight*ratio))
 		if err != nil {
-			return nil, fmt.Errorf("recognize: %w", err)
+			return fmt.Errorf("recognize: %w", err)
 		}
-		if err := o.readBatch(ctx, t, batch, texts); err != nil {
-			return nil, err
-		}
+		return o.readBatch(ctx, t, batch, texts)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return texts, nil
 }

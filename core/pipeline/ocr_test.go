@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -344,6 +346,113 @@ func TestNewOCRNamesTheStage(t *testing.T) {
 				t.Fatalf("NewOCR: %v", err)
 			case c.want != "" && (err == nil || err.Error() != c.want):
 				t.Fatalf("NewOCR: %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+// gate wraps a stage's scheduler and counts the runs under way at once:
+// the first run waits (at most a minute) for a second to begin, so that
+// runs that may overlap do.
+type gate struct {
+	core.Runner
+	stats   func() core.SchedStats
+	mu      sync.Mutex
+	now     int // runs under way
+	most    int // the most at once
+	overlap chan struct{}
+	closed  bool
+}
+
+func newGate(r core.Runner) *gate {
+	return &gate{Runner: r, stats: r.(interface{ Stats() core.SchedStats }).Stats, overlap: make(chan struct{})}
+}
+
+func (g *gate) Stats() core.SchedStats { return g.stats() }
+
+func (g *gate) Predict(ctx context.Context, in []*tensor.Tensor) (core.Result, error) {
+	g.mu.Lock()
+	g.now++
+	g.most = max(g.most, g.now)
+	if g.now >= 2 && !g.closed {
+		g.closed = true
+		close(g.overlap)
+	}
+	g.mu.Unlock()
+	select {
+	case <-g.overlap:
+	case <-time.After(time.Minute):
+		g.mu.Lock()
+		if !g.closed {
+			g.closed = true
+			close(g.overlap)
+		}
+		g.mu.Unlock()
+	}
+	defer func() {
+		g.mu.Lock()
+		g.now--
+		g.mu.Unlock()
+	}()
+	return g.Runner.Predict(ctx, in)
+}
+
+// plain hides a stage's scheduler's Stats: the page reader runs its
+// batches one after another.
+type plain struct{ core.Runner }
+
+// TestOCRRunsBatchesAtOnce reads the letter (24 lines: four batches for
+// the classifier, four for the recogniser) through stages whose
+// scheduler runs two at once: a page's batches of that stage run two at
+// once, never more, and the page read is the one read with its batches
+// one after another.
+func TestOCRRunsBatchesAtOnce(t *testing.T) {
+	st := realStages(t)
+	dir, _ := renderPages(t)
+	data, err := os.ReadFile(filepath.Join(dir, "letter.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := NewOCR(Stages{Detect: st.Detect, Classify: plain{st.Classify}, Recognize: plain{st.Recognize}, Labels: st.Labels}, DefaultOCR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := one.Read(context.Background(), data, image.Limits{}, DefaultOCR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Lines) < 2*DefaultOCR.RecBatch {
+		t.Fatalf("the letter read as %d lines, want at least two batches", len(want.Lines))
+	}
+	cases := []struct {
+		stage string
+		wrap  func(s *Stages, g *gate)
+	}{
+		{"classify", func(s *Stages, g *gate) { s.Classify = g }},
+		{"recognize", func(s *Stages, g *gate) { s.Recognize = g }},
+	}
+	for _, c := range cases {
+		t.Run(c.stage, func(t *testing.T) {
+			s := Stages{Detect: st.Detect, Classify: plain{st.Classify}, Recognize: plain{st.Recognize}, Labels: st.Labels}
+			inner := st.Recognize
+			if c.stage == "classify" {
+				inner = st.Classify
+			}
+			g := newGate(inner)
+			c.wrap(&s, g)
+			ocr, err := NewOCR(s, DefaultOCR)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := ocr.Read(context.Background(), data, image.Limits{}, DefaultOCR)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if slots := g.Stats().Sessions; slots != 2 || g.most != slots {
+				t.Errorf("%d batches at once, the stage's scheduler runs %d", g.most, slots)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("read with batches at once:\n%+v\nwant, as one after another:\n%+v", got, want)
 			}
 		})
 	}

@@ -13,8 +13,9 @@ import (
 // build/bench-reload.sh (reload), build/bench-sequences.sh (sequences),
 // cmd/internal/detbench (detect), make textapi-bench (textapi),
 // build/bench-cache.sh (bench-cache), build/bench-affinity.sh
-// (bench-affinity), build/bench-logger.sh (bench-logger).
-var sections = []string{"bench", "soak", "text", "bench-tracing", "reload", "sequences", "detect", "textapi", "bench-cache", "bench-affinity", "bench-logger"}
+// (bench-affinity), build/bench-logger.sh (bench-logger), make ocr-bench
+// (ocr).
+var sections = []string{"bench", "soak", "text", "bench-tracing", "reload", "sequences", "detect", "textapi", "bench-cache", "bench-affinity", "bench-logger", "ocr"}
 
 // TestBenchmarksFile: BENCHMARKS.md holds each generated section once,
 // its markers on lines of their own, begin before end, and no marker
