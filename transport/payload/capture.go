@@ -83,13 +83,22 @@ type capture struct {
 	out   bytes.Buffer
 }
 
-// Inference arms the capture when the request is sampled.
+// Inference arms the capture when the request is sampled. When the queue
+// is full as the request begins (a receiver down or slow), its events are
+// dropped as the queue's without its bodies being kept: a receiver's
+// trouble costs the requests no copies of what is then thrown away.
 func (c *capture) Inference() {
 	if c.l.sampled() {
+		full := c.l.full()
 		c.mu.Lock()
-		c.armed = true
+		c.armed, c.over = true, full
 		c.mu.Unlock()
 	}
+}
+
+// full reports whether the queue has no room for another event.
+func (l *Logger) full() bool {
+	return len(l.queue) == cap(l.queue) || l.bytes.Load() >= l.o.QueueBytes
 }
 
 func (c *capture) keep(b *bytes.Buffer, p []byte) {
@@ -187,9 +196,13 @@ func (l *Logger) Interceptor(ctx context.Context, req any, method string, next f
 	c := &capture{l: l}
 	resp, err := next(transport.WithPayloadTap(ctx, c), req)
 	c.mu.Lock()
-	armed := c.armed
+	armed, over := c.armed, c.over
 	c.mu.Unlock()
 	if !armed {
+		return resp, err
+	}
+	if over {
+		l.drop(ReasonQueueFull, l.events())
 		return resp, err
 	}
 	if l.o.Mode != "response" {

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -321,5 +323,47 @@ func TestFileSinkCannotOpen(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), path) {
 			t.Errorf("New with %s: %v, want an error naming the path", path, err)
 		}
+	}
+}
+
+// TestFullQueueKeepsNoBodies: while the queue is full (a receiver that
+// never answers holds every sender), a request that begins keeps neither
+// body (it will be dropped as the queue's), and one that begins with room
+// in the queue keeps both.
+func TestFullQueueKeepsNoBodies(t *testing.T) {
+	stuck := make(chan struct{})
+	defer close(stuck)
+	slow := startReceiver(t, func(cloudevents.Event) protocol.Result {
+		<-stuck
+		return cloudevents.ResultACK
+	})
+	request := func(l *Logger) *capture {
+		c := &capture{l: l}
+		c.Inference()
+		if _, err := io.ReadAll(&teeBody{ReadCloser: io.NopCloser(strings.NewReader(`{"x": [1, 2, 3]}`)), c: c}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := (&teeWriter{ResponseWriter: httptest.NewRecorder(), c: c}).Write([]byte(`{"y": [4]}`)); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	l := newLogger(t, settings(t, slow.url, func(s *config.LoggerSettings) {
+		s.Queue, s.Drain = 1, 50*time.Millisecond
+	}))
+	if c := request(l); !c.armed || c.over || c.in.String() != `{"x": [1, 2, 3]}` || c.out.String() != `{"y": [4]}` {
+		t.Fatalf("with room in the queue: armed %v, over %v, kept %q and %q", c.armed, c.over, c.in.String(), c.out.String())
+	}
+	// Every sender holds one event and the queue one more: then it stays
+	// full until the receiver answers.
+	deadline := time.Now().Add(time.Minute)
+	for submitted := 0; submitted-int(l.Dropped(ReasonQueueFull)) < senders+1; submitted++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("the queue did not fill: %d submitted, %v dropped", submitted, l.Dropped(ReasonQueueFull))
+		}
+		l.Submit(event(submitted, TypeRequest))
+	}
+	if c := request(l); !c.armed || !c.over || c.in.Len() != 0 || c.out.Len() != 0 {
+		t.Fatalf("with the queue full: armed %v, over %v, kept %d and %d bytes", c.armed, c.over, c.in.Len(), c.out.Len())
 	}
 }
