@@ -44,7 +44,7 @@ type ClassifyStage struct {
 // those of its model's ctc output.
 type RecognizeStage struct {
 	Model     string   `yaml:"model"`
-	Batch     int      `yaml:"batch"`      // 6
+	Batch     int      `yaml:"batch"`      // 1
 	TextScore *float64 `yaml:"text_score"` // 0.5
 }
 
@@ -119,7 +119,7 @@ func (p *Pipeline) checkSettings(key string) (string, string) {
 	case p.Classify != nil && !unit(p.Classify.Thresh):
 		return key + ".classify.thresh", "must be within 0-1"
 	case r.Batch < 0:
-		return key + ".recognize.batch", "cannot be negative (0: 6)"
+		return key + ".recognize.batch", "cannot be negative (0: 1)"
 	case !unit(r.TextScore):
 		return key + ".recognize.text_score", "must be within 0-1"
 	}

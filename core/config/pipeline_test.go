@@ -37,7 +37,7 @@ func TestPipelineEntry(t *testing.T) {
 		{"unclip", `{kind: ocr, detect: {model: det, unclip_ratio: 0}, recognize: {model: rec}}`, "models.ocr.pipeline.detect.unclip_ratio must be positive"},
 		{"unclip nan", `{kind: ocr, detect: {model: det, unclip_ratio: .nan}, recognize: {model: rec}}`, "models.ocr.pipeline.detect.unclip_ratio must be positive"},
 		{"cls thresh", `{kind: ocr, detect: {model: det}, classify: {model: cls, thresh: -1}, recognize: {model: rec}}`, "models.ocr.pipeline.classify.thresh must be within 0-1"},
-		{"batch", `{kind: ocr, detect: {model: det}, recognize: {model: rec, batch: -2}}`, "models.ocr.pipeline.recognize.batch cannot be negative (0: 6)"},
+		{"batch", `{kind: ocr, detect: {model: det}, recognize: {model: rec, batch: -2}}`, "models.ocr.pipeline.recognize.batch cannot be negative (0: 1)"},
 		{"text score", `{kind: ocr, detect: {model: det}, recognize: {model: rec, text_score: 2}}`, "models.ocr.pipeline.recognize.text_score must be within 0-1"},
 		{"unknown key", `{kind: ocr, detect: {model: det, thres: 0.3}, recognize: {model: rec}}`, "field thres not found"},
 	}

@@ -29,8 +29,10 @@ type OCRSettings struct {
 	// turned over (cls_thresh 0.9).
 	ClsThresh float64
 	// ClsBatch and RecBatch are the crops per run of the classifier and
-	// the recogniser, sorted by aspect ratio (cls_batch_num,
-	// rec_batch_num: 6).
+	// the recogniser, sorted by aspect ratio (cls_batch_num 6; svc reads
+	// one line a run where PaddleOCR's rec_batch_num is 6: on CPU a run
+	// of six lines costs PP-OCRv4's recogniser 1.6 times as much a line as
+	// one line alone, docs/ocr.md).
 	ClsBatch, RecBatch int
 	// ClsWidth is the classifier's input width (cls_image_shape 3,48,192).
 	ClsWidth int
@@ -43,10 +45,11 @@ type OCRSettings struct {
 	Classify bool
 }
 
-// DefaultOCR is PaddleOCR's configuration of PP-OCR's TextSystem.
+// DefaultOCR is PaddleOCR's configuration of PP-OCR's TextSystem, but
+// for RecBatch.
 var DefaultOCR = OCRSettings{
 	LimitSideLen: 960, LimitType: page.LimitMax, DB: page.DefaultDB,
-	ClsThresh: 0.9, ClsBatch: 6, RecBatch: 6, ClsWidth: 192, RecWidth: 320,
+	ClsThresh: 0.9, ClsBatch: 6, RecBatch: 1, ClsWidth: 192, RecWidth: 320,
 	TextScore: 0.5, Classify: true,
 }
 

@@ -421,7 +421,7 @@ func TestOCRRunsBatchesAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(want.Lines) < 2*DefaultOCR.RecBatch {
+	if len(want.Lines) < 2*max(DefaultOCR.ClsBatch, DefaultOCR.RecBatch) {
 		t.Fatalf("the letter read as %d lines, want at least two batches", len(want.Lines))
 	}
 	cases := []struct {
