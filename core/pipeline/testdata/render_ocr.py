@@ -10,7 +10,8 @@ font's ascent to its descent, in the page's pixels; on the upside-down
 page, where it lies once turned). Text is drawn
 with Pillow in Debian's DejaVu fonts: several fonts and sizes, lines of
 different lengths, a page of two columns, an upside-down page of short
-lines, and a blank and a tiny page with no text.
+lines, and a blank and a tiny page with no text. build/ocrpeer/pages.py
+renders the OCR benchmark's pages with its page().
 """
 import json
 import random
@@ -53,7 +54,8 @@ def draw_lines(d, r, x0, colw, y, bottom, column, sizes, max_words):
         y += int(size * (1.5 + 0.5 * r.random()))
 
 
-def page(name, w, h, seed, columns=1, sizes=(16, 20, 24, 30, 36), max_words=8, upside=False):
+def page(out, name, w, h, seed, columns=1, sizes=(16, 20, 24, 30, 36), max_words=8, upside=False):
+    """Draws page NAME into the folder out and returns its line list."""
     r = random.Random(seed)
     im = Image.new("RGB", (w, h), BG)
     d = ImageDraw.Draw(im)
@@ -66,18 +68,22 @@ def page(name, w, h, seed, columns=1, sizes=(16, 20, 24, 30, 36), max_words=8, u
         for ln in lines:
             x0, y0, x1, y1 = ln["box"]
             ln["box"] = [w - x1, h - y1, w - x0, h - y0]
-    im.save(DIR + "/" + name + ".png")
+    im.save(out + "/" + name + ".png")
     return {"name": name, "w": w, "h": h, "lines": lines}
 
 
-DIR = sys.argv[1]
-pages = [
-    page("letter", 800, 1000, 1),
-    page("columns", 1100, 800, 2, columns=2, sizes=(16, 20, 24), max_words=5),
-    page("wide", 1400, 520, 3, sizes=(20, 28, 36), max_words=12),
-    page("upside", 700, 800, 4, sizes=(24, 30, 36), max_words=2, upside=True),
-]
-Image.new("RGB", (640, 480), BG).save(DIR + "/blank.png")
-Image.new("RGB", (5, 3), INK).save(DIR + "/tiny.png")
-pages += [{"name": "blank", "w": 640, "h": 480, "lines": []}, {"name": "tiny", "w": 5, "h": 3, "lines": []}]
-print(json.dumps(pages))
+def main(out):
+    pages = [
+        page(out, "letter", 800, 1000, 1),
+        page(out, "columns", 1100, 800, 2, columns=2, sizes=(16, 20, 24), max_words=5),
+        page(out, "wide", 1400, 520, 3, sizes=(20, 28, 36), max_words=12),
+        page(out, "upside", 700, 800, 4, sizes=(24, 30, 36), max_words=2, upside=True),
+    ]
+    Image.new("RGB", (640, 480), BG).save(out + "/blank.png")
+    Image.new("RGB", (5, 3), INK).save(out + "/tiny.png")
+    pages += [{"name": "blank", "w": 640, "h": 480, "lines": []}, {"name": "tiny", "w": 5, "h": 3, "lines": []}]
+    print(json.dumps(pages))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
