@@ -265,6 +265,26 @@ func TestBenchShapesAndServeFlags(t *testing.T) {
 	}
 }
 
+// TestBenchTextModel: svc bench gives a BERT-style model what it takes,
+// a mask of ones and token types of zero beside random token ids: every
+// request answered 200, with its raw modes too (random token types up to
+// 9 were past the model's two and failed every request).
+func TestBenchTextModel(t *testing.T) {
+	t.Parallel()
+	code, stdout, stderr := runSvc(t, nil, "bench", model("tiny_bert_classifier"), "--shape", "input_ids=1,12",
+		"--shape", "attention_mask=1,12", "--shape", "token_type_ids=1,12",
+		"--concurrency", "2", "--requests", "20", "--warmup", "0s", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", code, stderr)
+	}
+	r := decodeBench(t, stdout)
+	checkLevels(t, "served", r.Served, 20, 2)
+	checkLevels(t, "raw", r.Raw, 20, 2)
+	if r.Served[0].StatusCodes["200"] != 20 {
+		t.Fatalf("served status codes = %v", r.Served[0].StatusCodes)
+	}
+}
+
 func TestBenchRefusals(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -153,7 +153,9 @@ func PlanInputs(inputs []Input, batch int64, shapes map[string][]int64) ([]Plann
 // Generate builds n request bodies of random values for the planned
 // inputs, deterministically from seed: floats uniform in [0, 1), integers
 // uniform in [0, 10), random booleans, strings of 3 to 8 lowercase
-// letters. A rank-0 input is written as a bare value.
+// letters; but a text model's inputs by their Hugging Face names get what
+// such a model takes (sequenceValue). A rank-0 input is written as a bare
+// value.
 func Generate(plan []Planned, n int, seed uint64) [][]byte {
 	return EncodeBodies(plan, GenerateTensors(plan, n, seed))
 }
@@ -200,6 +202,10 @@ func randomTensor(r *rand.Rand, p Planned) *tensor.Tensor {
 		n *= int(d)
 	}
 	t := &tensor.Tensor{DType: p.dtype, Shape: p.Shape}
+	next := func() int { return r.IntN(10) }
+	if v, ok := sequenceValue[p.Name]; ok {
+		next = func() int { return v }
+	}
 	switch p.dtype {
 	case tensor.Float32:
 		t.Data = fill(n, func() float32 { return r.Float32() })
@@ -210,21 +216,21 @@ func randomTensor(r *rand.Rand, p Planned) *tensor.Tensor {
 	case tensor.BFloat16:
 		t.Data = fill(n, func() uint16 { return tensor.Float32ToBFloat16(r.Float32()) })
 	case tensor.Int8:
-		t.Data = fill(n, func() int8 { return int8(r.IntN(10)) })
+		t.Data = fill(n, func() int8 { return int8(next()) })
 	case tensor.Int16:
-		t.Data = fill(n, func() int16 { return int16(r.IntN(10)) })
+		t.Data = fill(n, func() int16 { return int16(next()) })
 	case tensor.Int32:
-		t.Data = fill(n, func() int32 { return int32(r.IntN(10)) })
+		t.Data = fill(n, func() int32 { return int32(next()) })
 	case tensor.Int64:
-		t.Data = fill(n, func() int64 { return int64(r.IntN(10)) })
+		t.Data = fill(n, func() int64 { return int64(next()) })
 	case tensor.Uint8:
-		t.Data = fill(n, func() uint8 { return uint8(r.IntN(10)) })
+		t.Data = fill(n, func() uint8 { return uint8(next()) })
 	case tensor.Uint16:
-		t.Data = fill(n, func() uint16 { return uint16(r.IntN(10)) })
+		t.Data = fill(n, func() uint16 { return uint16(next()) })
 	case tensor.Uint32:
-		t.Data = fill(n, func() uint32 { return uint32(r.IntN(10)) })
+		t.Data = fill(n, func() uint32 { return uint32(next()) })
 	case tensor.Uint64:
-		t.Data = fill(n, func() uint64 { return uint64(r.IntN(10)) })
+		t.Data = fill(n, func() uint64 { return uint64(next()) })
 	case tensor.Bool:
 		t.Data = fill(n, func() bool { return r.IntN(2) == 1 })
 	case tensor.String:
@@ -232,6 +238,12 @@ func randomTensor(r *rand.Rand, p Planned) *tensor.Tensor {
 	}
 	return t
 }
+
+// sequenceValue is the one value of a text model's integer inputs that
+// are not token ids: every token attended to, every token of the first
+// segment. Random token types would be refused by a model with two
+// (400: past its type_vocab_size).
+var sequenceValue = map[string]int{"attention_mask": 1, "token_type_ids": 0}
 
 func fill[T any](n int, f func() T) []T {
 	s := make([]T, n)
