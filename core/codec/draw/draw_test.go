@@ -209,6 +209,7 @@ func TestEncodePNG(t *testing.T) {
 		{"noise over several chunks", noise(301, 233, false), color.RGBAModel},
 		{"a drawing", blank(t, 97, 41).Image(), color.RGBAModel},
 		{"translucent pixels", noise(33, 17, true), color.NRGBAModel},
+		{"a sub-image", noise(50, 40, false).SubImage(image.Rect(3, 4, 45, 37)).(*image.RGBA), color.RGBAModel},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -226,12 +227,13 @@ func TestEncodePNG(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Bounds() != tt.img.Bounds() || got.ColorModel() != tt.model {
+			b0 := tt.img.Bounds().Min
+			if got.Bounds() != tt.img.Bounds().Sub(b0) || got.ColorModel() != tt.model {
 				t.Fatalf("decoded %v in %T, want %v", got.Bounds(), got, tt.img.Bounds())
 			}
 			for y := range tt.img.Bounds().Dy() {
 				for x := range tt.img.Bounds().Dx() {
-					if g, w := color.RGBAModel.Convert(got.At(x, y)), tt.img.RGBAAt(x, y); g != w {
+					if g, w := color.RGBAModel.Convert(got.At(x, y)), tt.img.RGBAAt(b0.X+x, b0.Y+y); g != w {
 						t.Fatalf("pixel (%d, %d) is %v, drawn %v", x, y, g, w)
 					}
 				}
