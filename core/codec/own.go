@@ -140,16 +140,7 @@ func (d *Decoding) ownCanvas(ctx context.Context, data []byte) (*stdimage.RGBA, 
 		if err := budget.Reserve(ctx, int64(px.W)*int64(px.H)*12, "to draw its picture"); err != nil {
 			return nil, err
 		}
-		img := stdimage.NewRGBA(stdimage.Rect(0, 0, px.W, px.H))
-		for y := range px.H {
-			src := px.Pix[y*px.W*3 : (y+1)*px.W*3]
-			dst := img.Pix[y*img.Stride : y*img.Stride+4*px.W]
-			for x := range px.W {
-				s, t := src[3*x:3*x+3:3*x+3], dst[4*x:4*x+4:4*x+4]
-				t[0], t[1], t[2], t[3] = s[0], s[1], s[2], 255
-			}
-		}
-		return img, nil
+		return px.RGBA(), nil
 	}
 	lim := image.Limits{MaxPixels: d.set.lim.ImagePixels(), MaxScanPixels: d.set.lim.MaxJPEGScanPixels}
 	w, h, err := image.Size(data, lim)

@@ -148,14 +148,22 @@ func (p *Picture) packed() (*image.RGBA, error) {
 	if px.w != p.hd.w || px.h != p.hd.h {
 		return nil, &Error{Msg: fmt.Sprintf("%s decoded to %d×%d pixels, its header says %d×%d", p.hd.format, px.w, px.h, p.hd.w, p.hd.h)}
 	}
-	out := image.NewRGBA(image.Rect(0, 0, px.w, px.h))
-	for y := range px.h {
-		src := px.pix[y*px.w*3 : (y+1)*px.w*3]
-		dst := out.Pix[y*out.Stride : y*out.Stride+4*px.w]
-		for x := range px.w {
-			s, d := src[3*x:3*x+3:3*x+3], dst[4*x:4*x+4:4*x+4]
-			d[0], d[1], d[2], d[3] = s[0], s[1], s[2], 255
-		}
+	return Pixels{Pix: px.pix, W: px.w, H: px.h, C: 3}.RGBA(), nil
+}
+
+// RGBA is p, of 3 channels, as a new opaque *image.RGBA.
+func (p Pixels) RGBA() *image.RGBA {
+	out := image.NewRGBA(image.Rect(0, 0, p.W, p.H))
+	for y := range p.H {
+		widenRow(out.Pix[y*out.Stride:y*out.Stride+4*p.W], p.Pix[y*p.W*3:(y+1)*p.W*3])
 	}
-	return out, nil
+	return out
+}
+
+// widenRow writes the RGB pixels of src into dst as opaque RGBA.
+func widenRow(dst, src []byte) {
+	for x := range len(src) / 3 {
+		s, d := src[3*x:3*x+3:3*x+3], dst[4*x:4*x+4:4*x+4]
+		d[0], d[1], d[2], d[3] = s[0], s[1], s[2], 255
+	}
 }

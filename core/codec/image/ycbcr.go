@@ -130,29 +130,19 @@ func ycbcrToPacked(m *image.YCbCr, p pixels, webp bool, cols, rows []int32) {
 }
 
 // ycbcrToRGBA converts a JPEG's m (origin at zero) as ycbcrToPacked
-// does, libjpeg's upsampling and conversion, straight into a new opaque
-// RGBA picture: a drawing's canvas without packing it as RGB first.
+// does, libjpeg's upsampling and jpegRow, a row at a time into a new
+// opaque RGBA picture: a drawing's canvas without a whole RGB copy first.
 func ycbcrToRGBA(m *image.YCbCr) *image.RGBA {
 	w, h := m.Rect.Dx(), m.Rect.Dy()
 	out := image.NewRGBA(image.Rect(0, 0, w, h))
-	buf := newPixels(w, 2, 1)
+	buf := newPixels(w, 5, 1)
 	defer buf.free()
-	cb, cr := buf.pix[:w], buf.pix[w:2*w]
-	t := jpegTables()
+	cb, cr, rgb := buf.pix[:w], buf.pix[w:2*w], buf.pix[2*w:5*w]
 	for y := range h {
 		upsampleRow(cb, m.Cb, m, y, w)
 		upsampleRow(cr, m.Cr, m, y, w)
-		yrow := m.Y[y*m.YStride : y*m.YStride+w]
-		dst := out.Pix[y*out.Stride : y*out.Stride+4*w]
-		for x, yv := range yrow {
-			yy := int32(yv)
-			u, v := cb[x], cr[x]
-			d := dst[4*x : 4*x+4 : 4*x+4]
-			d[0] = clamp8(yy + t[0][v])
-			d[1] = clamp8(yy + (t[3][u]+t[2][v])>>16)
-			d[2] = clamp8(yy + t[1][u])
-			d[3] = 0xff
-		}
+		jpegRow(rgb, m.Y[y*m.YStride:y*m.YStride+w], cb, cr)
+		widenRow(out.Pix[y*out.Stride:y*out.Stride+4*w], rgb)
 	}
 	return out
 }
