@@ -218,30 +218,18 @@ func pictureBody(ctx context.Context, body []byte, specs []tensor.Spec, set *cod
 // per input, repeated for a batch of pictures; an image input's field is
 // the picture file, any other input's field is its JSON value.
 func multipartBody(ctx context.Context, body []byte, boundary string, specs []tensor.Spec, set *codec.Set, maxString int) ([]*tensor.Tensor, error) {
-	if boundary == "" {
-		return nil, &tensorjson.Error{Message: "multipart/form-data body without a boundary in its Content-Type: send one, as in multipart/form-data; boundary=x (an empty or malformed boundary= is none)"}
-	}
 	pictures := map[string][][]byte{}
 	var object []byte
-	mr := multipart.NewReader(bytes.NewReader(body), boundary)
-	for {
-		part, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, &tensorjson.Error{Message: "Malformed multipart/form-data body: " + err.Error()}
-		}
+	err := eachPart(body, boundary, func(part *multipart.Part, data []byte) {
 		name := part.FormName()
-		data, err := io.ReadAll(part)
-		if err != nil {
-			return nil, &tensorjson.Error{Message: "Malformed multipart/form-data body: " + err.Error()}
-		}
 		if set.Image(name) != nil {
 			pictures[name] = append(pictures[name], data)
-			continue
+			return
 		}
 		object = appendField(object, name, data)
+	})
+	if err != nil {
+		return nil, err
 	}
 	inputs, err := decodeRequest(closeObject(object), mediaSpecs(optionalImages(specs, set), set), maxString, 0, nil)
 	if err != nil {
@@ -268,6 +256,29 @@ func multipartBody(ctx context.Context, body []byte, boundary string, specs []te
 		inputs[p.Input.Index] = ts[i]
 	}
 	return inputs, nil
+}
+
+// eachPart calls fn with each part of a multipart/form-data body and its
+// bytes, in order; a missing boundary or a malformed body is the error.
+func eachPart(body []byte, boundary string, fn func(part *multipart.Part, data []byte)) error {
+	if boundary == "" {
+		return &tensorjson.Error{Message: "multipart/form-data body without a boundary in its Content-Type: send one, as in multipart/form-data; boundary=x (an empty or malformed boundary= is none)"}
+	}
+	mr := multipart.NewReader(bytes.NewReader(body), boundary)
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return &tensorjson.Error{Message: "Malformed multipart/form-data body: " + err.Error()}
+		}
+		data, err := io.ReadAll(part)
+		if err != nil {
+			return &tensorjson.Error{Message: "Malformed multipart/form-data body: " + err.Error()}
+		}
+		fn(part, data)
+	}
 }
 
 // optionalImages is specs with the image inputs optional: in a multipart

@@ -1,9 +1,6 @@
 package rest
 
 import (
-	"bytes"
-	"errors"
-	"io"
 	"mime/multipart"
 	"net/http"
 
@@ -34,27 +31,15 @@ func stringInput(v *view, pics []string) []*tensor.Tensor {
 // pictureStrings makes the pictures input of a multipart/form-data body:
 // each field named as the input, or each file, is one picture.
 func pictureStrings(body []byte, boundary string, v *view) ([]*tensor.Tensor, error) {
-	if boundary == "" {
-		return nil, &tensorjson.Error{Message: "multipart/form-data body without a boundary in its Content-Type: send one, as in multipart/form-data; boundary=x (an empty or malformed boundary= is none)"}
-	}
 	name := v.specs[v.pictures].Name
 	var pics []string
-	mr := multipart.NewReader(bytes.NewReader(body), boundary)
-	for {
-		part, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, &tensorjson.Error{Message: "Malformed multipart/form-data body: " + err.Error()}
-		}
-		data, err := io.ReadAll(part)
-		if err != nil {
-			return nil, &tensorjson.Error{Message: "Malformed multipart/form-data body: " + err.Error()}
-		}
+	err := eachPart(body, boundary, func(part *multipart.Part, data []byte) {
 		if part.FormName() == name || part.FileName() != "" {
 			pics = append(pics, string(data))
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(pics) == 0 {
 		return nil, &tensorjson.Error{Input: name, Message: "Missing required input: '" + name + "': send the pictures as fields named '" + name + "'"}
