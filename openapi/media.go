@@ -80,16 +80,21 @@ func (b builder) takesPictures() bool {
 // pictures (a pipeline's) in the JSON body, as imageInputSchema does an
 // image input's.
 func picturesInputSchema(in core.InputSpec) *openapi3.Schema {
-	one := pictureSchema()
-	batch := openapi3.NewArraySchema().WithItems(pictureSchema())
-	batch.Title = "batch"
-	batch.Description = "A list of pictures: a batch, one item each."
-	s := openapi3.NewOneOfSchema(one, batch)
+	s := pictureOrBatch()
 	s.Description = joinSentences(fmt.Sprintf(
 		"Pictures: %s as base64 or a data: URL, or a list of them for a batch; the model decodes and reads each picture whole.",
 		pictureWording), in.Description)
 	s.Extensions = map[string]any{extImage: map[string]any{"formats": toJSONValue(picture.Formats()), "decoded_by": "the model"}}
 	return s
+}
+
+// pictureOrBatch is one picture or a list of them (a batch): told apart by
+// their JSON kind, so oneOf holds.
+func pictureOrBatch() *openapi3.Schema {
+	batch := openapi3.NewArraySchema().WithItems(pictureSchema())
+	batch.Title = "batch"
+	batch.Description = "A list of pictures: a batch, one item each."
+	return openapi3.NewOneOfSchema(pictureSchema(), batch)
 }
 
 // pictureSchema is one picture in a JSON body.
@@ -104,11 +109,7 @@ func pictureSchema() *openapi3.Schema {
 // picture, or a list of them (a batch). The two are told apart by their
 // JSON kind, so oneOf holds.
 func imageInputSchema(in core.InputSpec, im *codec.Image) *openapi3.Schema {
-	one := pictureSchema()
-	batch := openapi3.NewArraySchema().WithItems(pictureSchema())
-	batch.Title = "batch"
-	batch.Description = "A list of pictures: a batch, one item each."
-	s := openapi3.NewOneOfSchema(one, batch)
+	s := pictureOrBatch()
 	s.Description = joinSentences(fmt.Sprintf(
 		"Image input: %s as base64 or a data: URL, or a list of them for a batch. "+
 			"The server makes the model's %s tensor of shape %s from each picture (%s).",
