@@ -253,7 +253,7 @@ func measureModel(file string, per time.Duration) (time.Duration, error) {
 	defer env.Close()
 	p, err := session.New(session.Options{Name: "det", File: file, Runtime: config.Runtime{IntraOpThreads: 1, InterOpThreads: 1}}, nil)
 	if err != nil {
-		return 0, fmt.Errorf("load %s (make models fetches it): %w", file, err)
+		return 0, fmt.Errorf("load %s (go run ./cmd/genmodels -yolov8n %s writes YOLOv8n's graph, as make bench does): %w", file, file, err)
 	}
 	defer p.Close()
 	data := make([]float32, 3*640*640)

@@ -2,6 +2,7 @@ package draw_test
 
 import (
 	"bytes"
+	"errors"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -180,5 +181,38 @@ print(10 * np.log10(255 * 255 / np.mean((a - b) ** 2)))
 	}
 	if g := psnr(t, c.Image(), got); cv < g-1 {
 		t.Errorf("PSNR through OpenCV %.2f dB, through image/jpeg %.2f dB", cv, g)
+	}
+}
+
+// failingWriter takes n bytes, then fails every write.
+type failingWriter struct{ n int }
+
+var errWrite = errors.New("connection reset")
+
+func (f *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > f.n {
+		k := f.n
+		f.n = 0
+		return k, errWrite
+	}
+	f.n -= len(p)
+	return len(p), nil
+}
+
+// TestEncodeWriteFails: a writer that fails (a client gone) fails the
+// encoding with its error, in either format, whether it fails at once or
+// after part of the picture.
+func TestEncodeWriteFails(t *testing.T) {
+	t.Parallel()
+	c, err := draw.New(scene(900, 700, 13)) // over 64 KiB in either format
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{draw.JPEG, draw.PNG} {
+		for _, after := range []int{0, 100, 70 << 10} {
+			if err := c.Encode(&failingWriter{n: after}, format); !errors.Is(err, errWrite) {
+				t.Errorf("%s, failing after %d bytes: %v, want the writer's error", format, after, err)
+			}
+		}
 	}
 }
