@@ -129,14 +129,8 @@ func truthy(v string) bool {
 
 // KeypointShape reads Ultralytics' kpt_shape metadata, "[17, 3]".
 func KeypointShape(meta map[string]string) (n, dims int, ok bool) {
-	v := strings.Trim(strings.TrimSpace(meta["kpt_shape"]), "[]()")
-	a, b, found := strings.Cut(v, ",")
-	if !found {
-		return 0, 0, false
-	}
-	n, err1 := strconv.Atoi(strings.TrimSpace(a))
-	dims, err2 := strconv.Atoi(strings.TrimSpace(b))
-	if err1 != nil || err2 != nil || n < 1 || dims != 2 && dims != 3 {
+	n, dims, ok = intPair(meta["kpt_shape"])
+	if !ok || n < 1 || dims != 2 && dims != 3 {
 		return 0, 0, false
 	}
 	return n, dims, true
@@ -145,15 +139,20 @@ func KeypointShape(meta map[string]string) (n, dims int, ok bool) {
 // InputSize reads Ultralytics' imgsz metadata, "[640, 640]" (height,
 // width).
 func InputSize(meta map[string]string) (h, w int, ok bool) {
-	v := strings.Trim(strings.TrimSpace(meta["imgsz"]), "[]()")
-	a, b, found := strings.Cut(v, ",")
-	if !found {
-		return 0, 0, false
-	}
-	h, err1 := strconv.Atoi(strings.TrimSpace(a))
-	w, err2 := strconv.Atoi(strings.TrimSpace(b))
-	if err1 != nil || err2 != nil || h < 1 || w < 1 {
+	h, w, ok = intPair(meta["imgsz"])
+	if !ok || h < 1 || w < 1 {
 		return 0, 0, false
 	}
 	return h, w, true
+}
+
+// intPair reads metadata's "[a, b]" (or "(a, b)"): two integers.
+func intPair(v string) (a, b int, ok bool) {
+	x, y, found := strings.Cut(strings.Trim(strings.TrimSpace(v), "[]()"), ",")
+	if !found {
+		return 0, 0, false
+	}
+	a, err1 := strconv.Atoi(strings.TrimSpace(x))
+	b, err2 := strconv.Atoi(strings.TrimSpace(y))
+	return a, b, err1 == nil && err2 == nil
 }
