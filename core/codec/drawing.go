@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	stdimage "image"
 	"io"
 	"math"
 
@@ -87,11 +86,7 @@ func (d *Decoding) Draw(ctx context.Context, res core.Result, w io.Writer, media
 	if d != nil && d.set.PicturesInput() >= 0 {
 		return d.drawOwn(ctx, res, w, mediaType)
 	}
-	img, err := d.canvasPicture(ctx)
-	if err != nil {
-		return err
-	}
-	c, err := draw.New(img)
+	c, err := d.canvas(ctx)
 	if err != nil {
 		return err
 	}
@@ -121,9 +116,11 @@ func (d *Decoding) Draw(ctx context.Context, res core.Result, w io.Writer, media
 	return c.Encode(w, mediaType)
 }
 
-// canvasPicture is the request's picture, as shown, in RGBA: converted
-// from the one kept by its decoding, or decoded again when none was kept.
-func (d *Decoding) canvasPicture(ctx context.Context) (*stdimage.RGBA, error) {
+// canvas is a canvas over the request's picture, as shown: the one kept
+// by its decoding (a JPEG's planes, converted only where drawn on; an
+// opaque RGBA picture drawn on itself; any other converted to RGBA), or
+// the picture decoded again when none was kept.
+func (d *Decoding) canvas(ctx context.Context) (*draw.Canvas, error) {
 	k, data, err := d.drawable()
 	if err != nil {
 		return nil, &core.InputError{Message: err.Error()}
@@ -138,18 +135,29 @@ func (d *Decoding) canvasPicture(ctx context.Context) (*stdimage.RGBA, error) {
 		// The decoder's picture is not needed once converted: it is let
 		// go before the drawing is encoded.
 		delete(d.kept, k)
-		img, err := kept[0].RGBA()
-		if err != nil {
-			return nil, fmt.Errorf("convert the picture to draw on: %w", err)
-		}
-		return img, nil
+		return Canvas(kept[0])
 	}
 	lim := image.Limits{MaxPixels: d.set.lim.ImagePixels(), MaxScanPixels: d.set.lim.MaxJPEGScanPixels}
 	img, err := image.Shown(ctx, data, lim)
 	if err != nil {
 		return nil, fmt.Errorf("decode the picture to draw on: %w", err)
 	}
-	return img, nil
+	return draw.New(img)
+}
+
+// Canvas is a canvas over p, a picture its preprocessing kept, which the
+// canvas then owns: a JPEG's planes, converted to RGBA only where a shape
+// touches them (draw.Over); an opaque RGBA picture (a PNG's), drawn on
+// itself; any other picture converted to RGBA.
+func Canvas(p *image.Picture) (*draw.Canvas, error) {
+	if m, toRGBA, ok := p.Planes(); ok {
+		return draw.Over(m, toRGBA)
+	}
+	img, err := p.Take()
+	if err != nil {
+		return nil, fmt.Errorf("convert the picture to draw on: %w", err)
+	}
+	return draw.New(img)
 }
 
 // drawDetections draws one picture's detections, the worst first so that

@@ -17,11 +17,12 @@
 //     shapes and weight count, hence the same work; make bench writes it);
 //   - drawing: a 1280×720 JPEG and the same picture as PNG, each as its
 //     preprocessing decoded and kept it (image.Batch.Keep, as a request
-//     asking for a drawing does) converted to RGBA, 20 boxes with labels
-//     drawn (core/codec/draw) and the picture encoded in its own format,
-//     as svc answers it; the request it is a share of is that picture's
-//     preprocessing (the yolo preset, keeping the picture), the model's
-//     run, decoding and the drawing.
+//     asking for a drawing does), a canvas made over it as a request makes
+//     one (codec.Canvas), 20 boxes with labels drawn (core/codec/draw) and
+//     the picture encoded in its own format, as svc answers it; the
+//     request it is a share of is that picture's preprocessing (the yolo
+//     preset, keeping the picture), the model's run, decoding and the
+//     drawing.
 package main
 
 import (
@@ -43,6 +44,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/svc-dev/svc/core/codec"
 	"github.com/svc-dev/svc/core/codec/detect"
 	"github.com/svc-dev/svc/core/codec/draw"
 	"github.com/svc-dev/svc/core/codec/image"
@@ -82,14 +84,19 @@ type figures struct {
 	// pre and prePNG preprocess the photograph as JPEG and as PNG.
 	decode, model, pre, prePNG, drawJPEG, drawPNG time.Duration
 	candidates, kept                              int
-	// The drawing's parts: the kept picture converted to RGBA, the boxes
-	// and labels, each encoding.
-	convert, shapes, encJPEG, encPNG time.Duration
-	// The answer's size in each format.
-	jpegBytes, pngBytes int
+	// The drawing's parts, for the JPEG and the PNG: the canvas over the
+	// kept picture with the boxes and labels drawn, and the encoding.
+	parts [2]parts
 	// load is the machine's load average as the run began (other work
 	// beside it slows even CPU time: shared caches and cores).
 	load string
+}
+
+// parts are one drawing's parts: the canvas over the kept picture with
+// the boxes and labels drawn on it, the encoding, and the answer's size.
+type parts struct {
+	shapes, encode time.Duration
+	bytes          int
 }
 
 // loadAverage is /proc/loadavg's three averages, or "unknown".
@@ -141,7 +148,10 @@ func run(model, md string, per time.Duration) error {
 	if f.drawPNG, err = measureDraw(keptPNG, draw.PNG, per); err != nil {
 		return err
 	}
-	if err := measureParts(&f, kept, per); err != nil {
+	if f.parts[0], err = measureParts(kept, draw.JPEG, per); err != nil {
+		return err
+	}
+	if f.parts[1], err = measureParts(keptPNG, draw.PNG, per); err != nil {
 		return err
 	}
 	return replaceSection(md, report(f, model))
@@ -331,16 +341,15 @@ func shapes(c *draw.Canvas) {
 	}
 }
 
-// measureDraw times a drawing as a request makes one: the kept picture
-// converted to RGBA, 20 boxes with their labels, the encoding.
+// measureDraw times a drawing as a request makes one: a canvas over the
+// kept picture (codec.Canvas), 20 boxes with their labels, the encoding.
+// A request's canvas owns its picture; here each drawing is made over the
+// same one, which costs the same (a JPEG's planes are only read; a PNG's
+// picture is drawn on again).
 func measureDraw(kept *image.Picture, mediaType string, per time.Duration) (time.Duration, error) {
 	var out bytes.Buffer
 	return measure(per, func() error {
-		img, err := kept.RGBA()
-		if err != nil {
-			return err
-		}
-		c, err := draw.New(img)
+		c, err := codec.Canvas(kept)
 		if err != nil {
 			return err
 		}
@@ -350,31 +359,25 @@ func measureDraw(kept *image.Picture, mediaType string, per time.Duration) (time
 	})
 }
 
-// measureParts times the drawing's parts alone.
-func measureParts(f *figures, kept *image.Picture, per time.Duration) error {
+// measureParts times a drawing's parts alone: the canvas with the shapes
+// drawn on it, and the encoding of the canvas drawn.
+func measureParts(kept *image.Picture, mediaType string, per time.Duration) (parts, error) {
+	var p parts
+	var c *draw.Canvas
 	var err error
-	var img *stdimage.RGBA
-	if f.convert, err = measure(per, func() error {
-		img, err = kept.RGBA()
-		return err
+	if p.shapes, err = measure(per, func() error {
+		if c, err = codec.Canvas(kept); err != nil {
+			return err
+		}
+		shapes(c)
+		return nil
 	}); err != nil {
-		return err
-	}
-	c, err := draw.New(img)
-	if err != nil {
-		return err
-	}
-	if f.shapes, err = measure(per, func() error { shapes(c); return nil }); err != nil {
-		return err
+		return p, err
 	}
 	var out bytes.Buffer
-	if f.encJPEG, err = measure(per, func() error { out.Reset(); return c.Encode(&out, draw.JPEG) }); err != nil {
-		return err
-	}
-	f.jpegBytes = out.Len()
-	f.encPNG, err = measure(per, func() error { out.Reset(); return c.Encode(&out, draw.PNG) })
-	f.pngBytes = out.Len()
-	return err
+	p.encode, err = measure(per, func() error { out.Reset(); return c.Encode(&out, mediaType) })
+	p.bytes = out.Len()
+	return p, err
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }
@@ -406,13 +409,15 @@ func report(f figures, model string) string {
 	}{{"JPEG", f.pre, f.drawJPEG}, {"PNG", f.prePNG, f.drawPNG}} {
 		share := float64(d.t) / float64(req+d.pre+d.t)
 		fmt.Fprintf(&b, "| a 1280×720 %s: preprocessing (yolo preset), its decoded picture kept for the drawing | %s | | |\n", d.name, ms(d.pre))
-		fmt.Fprintf(&b, "| drawing 20 boxes and labels on it, answered as %s (convert the kept picture, draw, encode) | %s | %.1f%% of the request | ≤ 10%%: %s |\n",
+		fmt.Fprintf(&b, "| drawing 20 boxes and labels on it, answered as %s (the canvas over the kept picture, the shapes, the encoding) | %s | %.1f%% of the request | ≤ 10%%: %s |\n",
 			d.name, ms(d.t), 100*share, verdict(share <= 0.10))
 	}
-	fmt.Fprintf(&b, "| of which: the kept picture converted to RGBA | %s | | |\n| of which: 20 boxes and labels | %s | | |\n| of which: encoding as JPEG (quality %d; %d KiB) | %s | | |\n| of which: encoding as PNG (rows filtered with Sub, deflate's fastest level; %d KiB) | %s | | |\n",
-		ms(f.convert), ms(f.shapes), draw.JPEGQuality, f.jpegBytes>>10, ms(f.encJPEG), f.pngBytes>>10, ms(f.encPNG))
-	b.WriteString("\nA request is its picture's preprocessing, the model's run, decoding and the drawing; HTTP and the body's transfer, left out, would make the shares smaller. A picture is answered in its own format unless `Accept` names another (docs/images.md), so the JPEG drawing is a share of a JPEG's request and the PNG drawing of a PNG's; the parts below are the JPEG's picture. ")
-	b.WriteString("A drawing is made on the picture its preprocessing decoded and kept (not decoded a second time), converted to RGBA, and encodes it whole: the encoding is most of it; the boxes and labels themselves are a small part (only what a shape covers is rasterised). JPEG is svc's baseline encoder (core/codec/draw, 4:2:0, the quantizers folded into a float AAN DCT), about half image/jpeg's cost for the same quality (`go test -bench Encode ./core/codec/draw/`). PNG is each row filtered with Sub and compressed by klauspost/compress's zlib at its fastest level, about half compress/zlib's cost for a smaller answer; image/png's best speed, which tries five filters on every row, costs more again. The photograph is smooth gradients with noise, harder to compress than most photographs.\n")
+	fmt.Fprintf(&b, "| of the JPEG's: 20 boxes and labels painted into its decoded planes | %s | | |\n| of the JPEG's: encoding (quality %d, straight from the planes; %d KiB) | %s | | |\n",
+		ms(f.parts[0].shapes), draw.JPEGQuality, f.parts[0].bytes>>10, ms(f.parts[0].encode))
+	fmt.Fprintf(&b, "| of the PNG's: 20 boxes and labels drawn on its decoded RGBA picture | %s | | |\n| of the PNG's: encoding (rows filtered with Up, deflate's fastest level; %d KiB) | %s | | |\n",
+		ms(f.parts[1].shapes), f.parts[1].bytes>>10, ms(f.parts[1].encode))
+	b.WriteString("\nA request is its picture's preprocessing, the model's run, decoding and the drawing; HTTP and the body's transfer, left out, would make the shares smaller. A picture is answered in its own format unless `Accept` names another (docs/images.md), so the JPEG drawing is a share of a JPEG's request and the PNG drawing of a PNG's. ")
+	b.WriteString("A drawing is made on the picture its preprocessing decoded and kept (not decoded a second time, nor copied): a JPEG's shapes are painted into its YCbCr planes (luma per pixel, chroma per sample by the shape's mean cover of its pixels) and the JPEG encoded straight from them, with no colour conversion to RGB and back; a PNG's RGBA picture is drawn on itself. The encoding is most of a drawing; the boxes and labels themselves are a small part (only what a shape covers is rasterised). JPEG is svc's baseline encoder (core/codec/draw, 4:2:0, the quantizers folded into a float AAN DCT), about half image/jpeg's cost for the same quality (`go test -bench Encode ./core/codec/draw/`). PNG is each row filtered with Up and compressed by klauspost/compress's zlib at its fastest level, about half compress/zlib's cost for a smaller answer; image/png's best speed, which tries five filters on every row, costs more again. The photograph is smooth gradients with noise, harder to compress than most photographs: deflate finds few repeats in it, and its fastest level spends most of a PNG drawing looking for them.\n")
 	return b.String()
 }
 

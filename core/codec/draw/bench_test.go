@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"image"
 	"image/color"
+	stddraw "image/draw"
 	"image/jpeg"
 	"image/png"
 	"math/rand/v2"
@@ -64,7 +65,7 @@ func BenchmarkEncode(b *testing.B) {
 		{"jpeg-ycbcr-converted", func(w *bytes.Buffer) error {
 			return jpeg.Encode(w, toYCbCr(img), &jpeg.Options{Quality: draw.JPEGQuality})
 		}},
-		{"png-sub-bestspeed", func(w *bytes.Buffer) error { return c.Encode(w, draw.PNG) }},
+		{"png-up-bestspeed", func(w *bytes.Buffer) error { return c.Encode(w, draw.PNG) }},
 		{"png-image-png-bestspeed", func(w *bytes.Buffer) error {
 			return (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(w, img)
 		}},
@@ -78,6 +79,51 @@ func BenchmarkEncode(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(out.Len()>>10), "KiB")
+		})
+	}
+}
+
+// BenchmarkDrawOver draws 20 boxes with labels over a 1280×720 JPEG's
+// planes and encodes the answer (over), against the same over the
+// picture converted to RGBA whole (converted); and on an RGBA picture
+// itself, answered as PNG (png-in-place).
+func BenchmarkDrawOver(b *testing.B) {
+	m := toYCbCr(photo(1280, 720))
+	toRGBA := func() *image.RGBA {
+		dst := image.NewRGBA(m.Rect)
+		stddraw.Draw(dst, m.Rect, m, image.Point{}, stddraw.Src)
+		return dst
+	}
+	shapes := func(c *draw.Canvas) {
+		rng := rand.New(rand.NewPCG(5, 6))
+		for i := range 20 {
+			x, y := rng.Float64()*1100, rng.Float64()*560
+			c.Box(x, y, x+40+rng.Float64()*140, y+40+rng.Float64()*120, draw.Color(i))
+			c.Label(x, y, "class 0.55", draw.Color(i))
+		}
+	}
+	drawn := photo(1280, 720)
+	for _, bc := range []struct {
+		name, format string
+		canvas       func() (*draw.Canvas, error)
+	}{
+		{"over", draw.JPEG, func() (*draw.Canvas, error) { return draw.Over(m, toRGBA) }},
+		{"converted", draw.JPEG, func() (*draw.Canvas, error) { return draw.New(toRGBA()) }},
+		{"png-in-place", draw.PNG, func() (*draw.Canvas, error) { return draw.New(drawn) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var out bytes.Buffer
+			for b.Loop() {
+				c, err := bc.canvas()
+				if err != nil {
+					b.Fatal(err)
+				}
+				shapes(c)
+				out.Reset()
+				if err := c.Encode(&out, bc.format); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }

@@ -10,8 +10,9 @@
 //
 // Only the part of the picture a shape covers is rasterised, so drawing
 // costs what is drawn, not the picture's size; encoding the picture is the
-// larger cost (PNG filtered with Sub at zlib's best speed, JPEG at quality
-// 90).
+// larger cost (PNG filtered with Up at zlib's best speed, JPEG at quality
+// 90). A canvas over a JPEG's YCbCr planes (Over) paints its shapes into
+// the planes and encodes its JPEG straight from them.
 package draw
 
 import (
@@ -77,7 +78,9 @@ func face(size float64) (font.Face, error) {
 
 // Canvas is a picture being drawn on. It is not safe for concurrent use.
 type Canvas struct {
+	// img is the picture drawn on; nil while it is drawn on ycc.
 	img *image.RGBA
+	ycc *planes
 	// Width is the width of lines in pixels, Text the text's size.
 	Width, Text float64
 	face        font.Face
@@ -87,15 +90,52 @@ type Canvas struct {
 // lines max(round((w + h) / 2 × 0.003), 2) pixels wide, text
 // max(round((w + h) / 2 × 0.035), 12) pixels high.
 func New(img *image.RGBA) (*Canvas, error) {
-	b := img.Bounds()
+	c, err := sized(img.Bounds())
+	if err != nil {
+		return nil, err
+	}
+	c.img = img
+	return c, nil
+}
+
+// sized is a canvas with the line width and text size of a picture of
+// b's size.
+func sized(b image.Rectangle) (*Canvas, error) {
 	half := float64(b.Dx()+b.Dy()) / 2
-	c := &Canvas{img: img, Width: math.Max(math.Round(half*0.003), 2), Text: math.Max(math.Round(half*0.035), 12)}
+	c := &Canvas{Width: math.Max(math.Round(half*0.003), 2), Text: math.Max(math.Round(half*0.035), 12)}
 	f, err := face(c.Text)
 	if err != nil {
 		return nil, err
 	}
 	c.face = f
 	return c, nil
+}
+
+// Over returns a canvas that draws on a decoder's YCbCr picture itself
+// (its origin at zero), which it then owns: each shape is blended into
+// the planes (luma per pixel, chroma per sample by the shape's mean
+// cover of the sample's pixels), so that a JPEG answer is encoded
+// straight from them, without converting the picture to RGB and back.
+// toRGBA converts m, as it is then, into RGBA: only when the picture is
+// asked for in RGBA (Image, a PNG answer).
+func Over(m *image.YCbCr, toRGBA func() *image.RGBA) (*Canvas, error) {
+	if m.Rect.Min != (image.Point{}) {
+		return nil, fmt.Errorf("draw over a picture at %v: its origin must be at zero", m.Rect.Min)
+	}
+	c, err := sized(m.Rect)
+	if err != nil {
+		return nil, err
+	}
+	c.ycc = &planes{m: m, toRGBA: toRGBA}
+	return c, nil
+}
+
+// bounds is the picture's rectangle.
+func (c *Canvas) bounds() image.Rectangle {
+	if c.ycc != nil {
+		return c.ycc.m.Rect
+	}
+	return c.img.Rect
 }
 
 // SetTextSize makes the text of the labels and captions drawn from now on
@@ -114,14 +154,25 @@ func (c *Canvas) SetTextSize(size float64) error {
 	return nil
 }
 
-// Image is the picture drawn on.
-func (c *Canvas) Image() *image.RGBA { return c.img }
+// Image is the picture drawn on, in RGBA: a canvas over YCbCr planes
+// converts them here and draws on the RGBA picture from then on.
+func (c *Canvas) Image() *image.RGBA {
+	if c.ycc != nil {
+		c.img = c.ycc.toRGBA()
+		c.ycc = nil
+	}
+	return c.img
+}
 
 // fill paints rectangle r with col, opaque or blended by its alpha
 // (col is not premultiplied).
 func (c *Canvas) fill(r image.Rectangle, col color.RGBA) {
-	r = r.Intersect(c.img.Bounds())
+	r = r.Intersect(c.bounds())
 	if r.Empty() {
+		return
+	}
+	if c.ycc != nil {
+		c.ycc.blend(r, nil, col)
 		return
 	}
 	op := stddraw.Over
@@ -165,9 +216,20 @@ func (c *Canvas) Label(x, y float64, text string, bg color.RGBA) {
 	if y0 < 0 {
 		y0 = int(math.Round(y))
 	}
-	x0 = min(max(x0, 0), max(c.img.Bounds().Dx()-w, 0))
+	x0 = min(max(x0, 0), max(c.bounds().Dx()-w, 0))
 	c.fill(image.Rect(x0, y0, x0+w, y0+h), bg)
 	d := font.Drawer{Dst: c.img, Src: image.NewUniform(textColor(bg)), Face: c.face, Dot: fixed.P(x0+2, y0+1+m.Ascent.Ceil())}
+	if c.ycc != nil {
+		// The text's cover, drawn on a mask as large as its ink (which
+		// may reach past the band: an accent, a descender), is blended
+		// into the planes.
+		ink, _ := d.BoundString(text)
+		mask := image.NewAlpha(image.Rect(ink.Min.X.Floor(), ink.Min.Y.Floor(), ink.Max.X.Ceil(), ink.Max.Y.Ceil()))
+		d.Dst, d.Src = mask, image.Opaque
+		d.DrawString(text)
+		c.ycc.blend(mask.Rect, mask, textColor(bg))
+		return
+	}
 	d.DrawString(text)
 }
 
@@ -242,7 +304,7 @@ func (c *Canvas) path(pts [][2]float64, col color.RGBA, translucent bool) {
 		minX, minY = math.Min(minX, p[0]), math.Min(minY, p[1])
 		maxX, maxY = math.Max(maxX, p[0]), math.Max(maxY, p[1])
 	}
-	r := image.Rect(int(math.Floor(minX)), int(math.Floor(minY)), int(math.Ceil(maxX))+1, int(math.Ceil(maxY))+1).Intersect(c.img.Bounds())
+	r := image.Rect(int(math.Floor(minX)), int(math.Floor(minY)), int(math.Ceil(maxX))+1, int(math.Ceil(maxY))+1).Intersect(c.bounds())
 	if r.Empty() || math.IsNaN(minX+minY+maxX+maxY) {
 		return
 	}
@@ -256,6 +318,12 @@ func (c *Canvas) path(pts [][2]float64, col color.RGBA, translucent bool) {
 	if !translucent {
 		col.A = 255
 	}
+	if c.ycc != nil {
+		mask := image.NewAlpha(r)
+		z.Draw(mask, r, image.Opaque, image.Point{})
+		c.ycc.blend(r, mask, col)
+		return
+	}
 	z.Draw(c.img, r, image.NewUniform(premultiply(col)), image.Point{})
 }
 
@@ -268,12 +336,15 @@ const (
 // JPEGQuality is the quality a drawing is encoded at as JPEG.
 const JPEGQuality = 90
 
-// Encode writes the picture as PNG (RGB, each row filtered with Sub,
+// Encode writes the picture as PNG (RGB, each row filtered with Up,
 // zlib's best speed: encodePNG) or baseline JPEG (4:2:0, JPEGQuality:
 // encodeJPEG), by its media type.
 func (c *Canvas) Encode(w io.Writer, mediaType string) error {
 	if mediaType == JPEG {
-		return encodeJPEG(w, c.img, JPEGQuality)
+		if c.ycc != nil {
+			return encodeJPEG(w, nil, c.ycc.m, JPEGQuality)
+		}
+		return encodeJPEG(w, c.img, nil, JPEGQuality)
 	}
-	return encodePNG(w, c.img)
+	return encodePNG(w, c.Image())
 }

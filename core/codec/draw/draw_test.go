@@ -7,6 +7,8 @@ import (
 	stddraw "image/draw"
 	"image/jpeg"
 	"image/png"
+	"io"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -240,4 +242,117 @@ func TestEncodePNG(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ycbcrPicture is a w×h YCbCr picture of the ratio, of smooth gradients
+// with noise, and a function converting it into RGBA.
+func ycbcrPicture(w, h int, ratio image.YCbCrSubsampleRatio, seed uint64) (*image.YCbCr, func() *image.RGBA) {
+	m := image.NewYCbCr(image.Rect(0, 0, w, h), ratio)
+	rng := rand.New(rand.NewPCG(seed, 2))
+	for y := range h {
+		for x := range w {
+			m.Y[m.YOffset(x, y)] = uint8(40 + x*170/w + rng.IntN(12))
+			c := m.COffset(x, y)
+			m.Cb[c], m.Cr[c] = uint8(90+y*80/h+rng.IntN(8)), uint8(200-x*90/w)
+		}
+	}
+	return m, func() *image.RGBA {
+		dst := image.NewRGBA(m.Rect)
+		stddraw.Draw(dst, m.Rect, m, image.Point{}, stddraw.Src)
+		return dst
+	}
+}
+
+// paintAll draws every kind of shape, some past the picture's edges.
+func paintAll(c *draw.Canvas) {
+	c.Box(3, 5, 60, 40, red)
+	c.Box(-10, 30, 250, 90, draw.Color(3))
+	c.Label(3, 5, "dog 0.91 Éé", red)
+	c.Label(50, 70, "ÅÇÿ gj", draw.Color(7))
+	c.Polygon([][2]float64{{20, 50}, {90, 60}, {70, 95}, {18, 90}}, color.RGBA{0, 200, 80, 128}, true)
+	c.Outline([][2]float64{{100, 10}, {150, 14}, {148, 40}, {99, 36}}, draw.Color(11))
+	c.Line(0, 0, 200, 120, 3, draw.Color(5))
+	c.Dot(120, 80, 6, draw.PoseColor(2))
+	c.Caption([]string{"cls 0.99", "a second line"})
+}
+
+// TestOver: a canvas over a YCbCr picture draws what a canvas over the
+// picture converted to RGBA draws, for every chroma subsampling no
+// coarser than 4:2:0 and any size: with full chroma the same picture
+// within rounding (45 dB), and a JPEG as close to the RGBA drawing as
+// that drawing's own JPEG (within 0.2 dB); where nothing is drawn, the
+// planes' JPEG is at least as close to the picture. Its PNG, and Image,
+// are the planes drawn on, converted whole.
+func TestOver(t *testing.T) {
+	t.Parallel()
+	ratios := []image.YCbCrSubsampleRatio{
+		image.YCbCrSubsampleRatio420, image.YCbCrSubsampleRatio422, image.YCbCrSubsampleRatio444,
+		image.YCbCrSubsampleRatio440,
+	}
+	for _, ratio := range ratios {
+		for _, size := range []image.Point{{403, 301}, {160, 96}, {9, 5}} {
+			_, toRGBA := ycbcrPicture(size.X, size.Y, ratio, uint64(size.X))
+			want, err := draw.New(toRGBA())
+			if err != nil {
+				t.Fatal(err)
+			}
+			paintAll(want)
+			var wantJPEG, gotJPEG, gotPNG bytes.Buffer
+			if err := want.Encode(&wantJPEG, draw.JPEG); err != nil {
+				t.Fatal(err)
+			}
+			planes, planesRGBA := ycbcrPicture(size.X, size.Y, ratio, uint64(size.X))
+			c, err := draw.Over(planes, planesRGBA)
+			if err != nil {
+				t.Fatal(err)
+			}
+			paintAll(c)
+			if err := c.Encode(&gotJPEG, draw.JPEG); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Encode(&gotPNG, draw.PNG); err != nil {
+				t.Fatal(err)
+			}
+			got := c.Image()
+			if !bytes.Equal(got.Pix, planesRGBA().Pix) {
+				t.Fatalf("%v %v: Image is not the planes drawn on, converted", ratio, size)
+			}
+			if p := psnr(t, got, decode(t, png.Decode, &gotPNG)); !math.IsInf(p, 1) {
+				t.Errorf("%v %v: the PNG is not the planes drawn on (PSNR %.1f dB)", ratio, size, p)
+			}
+			g, w := psnr(t, want.Image(), decode(t, jpeg.Decode, &gotJPEG)), psnr(t, want.Image(), decode(t, jpeg.Decode, &wantJPEG))
+			if g < w-0.2 {
+				t.Errorf("%v %v: JPEG of the planes %.2f dB from the RGBA drawing, the RGBA drawing's own JPEG %.2f dB", ratio, size, g, w)
+			}
+			if p := psnr(t, want.Image(), got); ratio == image.YCbCrSubsampleRatio444 && p < 45 {
+				t.Errorf("%v %v: the drawing on full planes is %.2f dB from the RGBA drawing", ratio, size, p)
+			}
+			// Where nothing is drawn, past (256, 144), the planes are the
+			// picture's.
+			if clear := (image.Rectangle{Min: image.Pt(256, 144), Max: size}); !clear.Empty() {
+				sub := func(m image.Image) image.Image {
+					return m.(interface {
+						SubImage(image.Rectangle) image.Image
+					}).SubImage(clear)
+				}
+				g, w := psnr(t, sub(want.Image()).(*image.RGBA), sub(decode(t, jpeg.Decode, &gotJPEG))), psnr(t, sub(want.Image()).(*image.RGBA), sub(decode(t, jpeg.Decode, &wantJPEG)))
+				if g < w-0.1 || g < 35 {
+					t.Errorf("%v %v: where nothing is drawn, JPEG of the planes %.2f dB from the picture, of the RGBA picture %.2f dB", ratio, size, g, w)
+				}
+			}
+		}
+	}
+	if _, err := draw.Over(image.NewYCbCr(image.Rect(4, 4, 20, 20), image.YCbCrSubsampleRatio420), func() *image.RGBA { return nil }); err == nil {
+		t.Error("a picture not at the origin: no error")
+	}
+}
+
+// decode decodes an encoded picture or fails the test.
+func decode(t *testing.T, dec func(io.Reader) (image.Image, error), b *bytes.Buffer) image.Image {
+	t.Helper()
+	m, err := dec(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

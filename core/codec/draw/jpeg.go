@@ -23,16 +23,29 @@ import (
 // a mask of the non-zero ones, and bits go through a 64-bit accumulator
 // four bytes at a time into a slice flushed every 64 KiB.
 // Alpha is ignored, as image/jpeg ignores it.
-func encodeJPEG(w io.Writer, img *image.RGBA, q int) error {
+//
+// A YCbCr picture (ycc, when img is nil; its origin at zero) is read
+// from its planes: luma as it is, chroma as its 4:2:0 samples or the
+// mean of the samples of each 2×2 pixels.
+func encodeJPEG(w io.Writer, img *image.RGBA, ycc *image.YCbCr, q int) error {
 	e := &jpegWriter{w: w, out: make([]byte, 0, jpegFlush+1024)}
 	e.tables(q)
-	b := img.Bounds()
+	var b image.Rectangle
+	if ycc != nil {
+		b = ycc.Rect
+	} else {
+		b = img.Bounds()
+	}
 	e.header(b.Dx(), b.Dy())
 	var m mcu
 	var dc [3]int32
 	for y := b.Min.Y; y < b.Max.Y; y += 16 {
 		for x := b.Min.X; x < b.Max.X; x += 16 {
-			m.load(img, x, y)
+			if ycc != nil {
+				m.planes(ycc, x, y)
+			} else {
+				m.load(img, x, y)
+			}
 			for i := range m.y {
 				dc[0] = e.block(&m.y[i], &e.scale[0], dc[0], &jpegDCLuma, &jpegACLuma)
 			}
@@ -229,6 +242,55 @@ func (m *mcu) load(img *image.RGBA, x0, y0 int) {
 		}
 	}
 	m.convert(tile[:], 64)
+}
+
+// planes reads the 16×16 area at (x0, y0) of a YCbCr picture whose
+// origin is at zero, repeating the last row and column where it runs
+// past the picture's edge.
+func (m *mcu) planes(p *image.YCbCr, x0, y0 int) {
+	w, h := p.Rect.Dx(), p.Rect.Dy()
+	for r := range 16 {
+		y := min(y0+r, h-1)
+		row := p.Y[y*p.YStride : y*p.YStride+w]
+		o := r % 8 * 8
+		for half := range 2 {
+			blk := &m.y[r/8*2+half]
+			xs := x0 + 8*half
+			if xs+8 <= w {
+				px := row[xs : xs+8 : xs+8]
+				for c, v := range px {
+					blk[o+c] = float32(v) - 128
+				}
+				continue
+			}
+			for c := range 8 {
+				blk[o+c] = float32(row[min(xs+c, w-1)]) - 128
+			}
+		}
+	}
+	if p.SubsampleRatio == image.YCbCrSubsampleRatio420 && x0+16 <= w && y0+16 <= h {
+		for r := range 8 {
+			at := (y0/2+r)*p.CStride + x0/2
+			cb, cr := p.Cb[at:at+8:at+8], p.Cr[at:at+8:at+8]
+			for c := range 8 {
+				m.cb[r*8+c] = float32(cb[c]) - 128
+				m.cr[r*8+c] = float32(cr[c]) - 128
+			}
+		}
+		return
+	}
+	for r := range 8 {
+		for c := range 8 {
+			var cb, cr int
+			for _, d := range [4][2]int{{0, 0}, {1, 0}, {0, 1}, {1, 1}} {
+				at := p.COffset(min(x0+2*c+d[0], w-1), min(y0+2*r+d[1], h-1))
+				cb += int(p.Cb[at])
+				cr += int(p.Cr[at])
+			}
+			m.cb[r*8+c] = float32(cb)/4 - 128
+			m.cr[r*8+c] = float32(cr)/4 - 128
+		}
+	}
 }
 
 // Fixed-point (16 fractional bits) JFIF coefficients: luma, and chroma

@@ -2,6 +2,7 @@ package image
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"image"
 	"math"
@@ -123,7 +124,7 @@ func (p *Picture) Height() int { return p.hd.h }
 // RGBA is the picture as it is shown (its EXIF orientation applied,
 // alpha dropped), in a new *image.RGBA: the pixels Shown gives.
 func (p *Picture) RGBA() (*image.RGBA, error) {
-	if m, ok := p.img.(*image.RGBA); ok && p.hd.orientation == 1 && m.Opaque() {
+	if m, ok := p.img.(*image.RGBA); ok && p.hd.orientation == 1 && opaque(m) {
 		// An opaque RGB picture (as image/png decodes one) is already what
 		// the drawing needs: copy it rather than pack it as RGB and widen
 		// it again. A JPEG's YCbCr is converted straight into RGBA.
@@ -138,6 +139,57 @@ func (p *Picture) RGBA() (*image.RGBA, error) {
 		return ycbcrToRGBA(m), nil
 	}
 	return p.packed()
+}
+
+// Take is RGBA without a copy where the decoder's picture already is what
+// RGBA gives (an opaque RGBA at the origin, upright, as image/png decodes
+// an RGB picture): that picture itself, which the caller then owns and
+// may draw on. p must not be used after.
+func (p *Picture) Take() (*image.RGBA, error) {
+	if m, ok := p.img.(*image.RGBA); ok && p.hd.orientation == 1 && m.Rect.Min == (image.Point{}) && opaque(m) {
+		return m, nil
+	}
+	return p.RGBA()
+}
+
+// Planes is the picture as its JPEG decoder gave it, when that is the
+// picture as shown (upright, at the origin) and its chroma is no coarser
+// than the 4:2:0 of a drawing's JPEG, with a function that converts it
+// into RGBA (as it is then) exactly as RGBA converts it: a drawing is
+// made on the planes themselves, which the caller then owns, and its
+// JPEG encoded straight from them (draw.Over). ok is false for any other
+// picture.
+func (p *Picture) Planes() (m *image.YCbCr, toRGBA func() *image.RGBA, ok bool) {
+	m, ok = p.img.(*image.YCbCr)
+	if !ok || p.hd.orientation != 1 || p.hd.format == "webp" || m.Rect.Min != (image.Point{}) {
+		return nil, nil, false
+	}
+	switch m.SubsampleRatio {
+	case image.YCbCrSubsampleRatio444, image.YCbCrSubsampleRatio422, image.YCbCrSubsampleRatio420, image.YCbCrSubsampleRatio440:
+		return m, func() *image.RGBA { return ycbcrToRGBA(m) }, true
+	}
+	return nil, nil, false
+}
+
+// opaque is m.Opaque, the alphas of eight pixels at a time ANDed: a
+// drawing's picture is checked before it is drawn on.
+func opaque(m *image.RGBA) bool {
+	for y := m.Rect.Min.Y; y < m.Rect.Max.Y; y++ {
+		row := m.Pix[m.PixOffset(m.Rect.Min.X, y):][:4*m.Rect.Dx()]
+		all := ^uint64(0)
+		for len(row) >= 32 {
+			all &= binary.LittleEndian.Uint64(row) & binary.LittleEndian.Uint64(row[8:]) &
+				binary.LittleEndian.Uint64(row[16:]) & binary.LittleEndian.Uint64(row[24:])
+			row = row[32:]
+		}
+		for ; len(row) >= 4; row = row[4:] {
+			all &= uint64(row[3])<<24 | 0xffffffff00ffffff
+		}
+		if all&0xff000000ff000000 != 0xff000000ff000000 {
+			return false
+		}
+	}
+	return true
 }
 
 // packed is RGBA's general path: the picture packed as RGB by the

@@ -6,6 +6,7 @@ import (
 	"image"
 	stddraw "image/draw"
 	"image/png"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -166,5 +167,102 @@ func TestPictureRGBA(t *testing.T) {
 				t.Fatalf("RGBA %v, packed %v: pixels differ", got.Bounds(), want.Bounds())
 			}
 		})
+	}
+}
+
+// TestPicturePlanes: a JPEG's kept picture is given as its planes, for
+// every chroma subsampling no coarser than 4:2:0, with a conversion that
+// gives exactly RGBA's pixels of the planes as they are when it runs; a
+// turned, WebP, displaced or 4:1:1 one is not. Take gives an opaque RGBA
+// picture itself, and RGBA's copy of any other.
+func TestPicturePlanes(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(8, 9))
+	for _, ratio := range []image.YCbCrSubsampleRatio{
+		image.YCbCrSubsampleRatio444, image.YCbCrSubsampleRatio422, image.YCbCrSubsampleRatio420, image.YCbCrSubsampleRatio440,
+	} {
+		for _, size := range []image.Point{{37, 23}, {1, 1}, {16, 48}} {
+			m := image.NewYCbCr(image.Rect(0, 0, size.X, size.Y), ratio)
+			p := &Picture{img: m, hd: header{w: size.X, h: size.Y, orientation: 1, format: "jpeg"}}
+			planes, toRGBA, ok := p.Planes()
+			if !ok || planes != m {
+				t.Fatalf("%v %v: no planes", ratio, size)
+			}
+			for _, plane := range [][]uint8{m.Y, m.Cb, m.Cr} {
+				for i := range plane {
+					plane[i] = uint8(rng.IntN(256))
+				}
+			}
+			want, err := p.RGBA()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := toRGBA(); got.Rect != want.Rect || !bytes.Equal(got.Pix, want.Pix) {
+				t.Fatalf("%v %v: the planes converted differ from RGBA's", ratio, size)
+			}
+		}
+	}
+	m := image.NewYCbCr(image.Rect(0, 0, 8, 6), image.YCbCrSubsampleRatio420)
+	for _, p := range []*Picture{
+		{img: m, hd: header{w: 6, h: 8, orientation: 6, format: "jpeg"}},
+		{img: m, hd: header{w: 8, h: 6, orientation: 1, format: "webp"}},
+		{img: m.SubImage(image.Rect(2, 2, 8, 6)), hd: header{w: 6, h: 4, orientation: 1, format: "jpeg"}},
+		{img: image.NewYCbCr(image.Rect(0, 0, 8, 6), image.YCbCrSubsampleRatio411), hd: header{w: 8, h: 6, orientation: 1, format: "jpeg"}},
+	} {
+		if _, _, ok := p.Planes(); ok {
+			t.Errorf("%+v, %v: planes given", p.hd, p.img.Bounds())
+		}
+	}
+
+	opaque := image.NewRGBA(image.Rect(0, 0, 5, 4))
+	for i := range opaque.Pix {
+		opaque.Pix[i] = 255
+	}
+	if got, err := (&Picture{img: opaque, hd: header{w: 5, h: 4, orientation: 1, format: "png"}}).Take(); err != nil || got != opaque {
+		t.Errorf("Take of an opaque RGBA picture: %p, %v; want the picture itself", got, err)
+	}
+	translucent := image.NewRGBA(image.Rect(0, 0, 5, 4))
+	turned := &Picture{img: opaque, hd: header{w: 4, h: 5, orientation: 6, format: "png"}}
+	for name, p := range map[string]*Picture{
+		"translucent": {img: translucent, hd: header{w: 5, h: 4, orientation: 1, format: "png"}},
+		"turned":      turned,
+		"a JPEG":      {img: m, hd: header{w: 8, h: 6, orientation: 1, format: "jpeg"}},
+	} {
+		got, err := p.Take()
+		want, werr := p.RGBA()
+		if err != nil || werr != nil || got == p.img || !bytes.Equal(got.Pix, want.Pix) || got.Rect != want.Rect {
+			t.Errorf("Take of %s: %v (%v), want RGBA's copy %v (%v)", name, got.Rect, err, want.Rect, werr)
+		}
+	}
+}
+
+// TestOpaque: a single translucent pixel anywhere, the last of an odd
+// row included, or a sub-image's, makes a picture not opaque.
+func TestOpaque(t *testing.T) {
+	t.Parallel()
+	for _, w := range []int{1, 2, 7, 8} {
+		for _, at := range []image.Point{{-1, -1}, {0, 0}, {w - 1, 2}, {w / 2, 4}} {
+			m := image.NewRGBA(image.Rect(0, 0, w, 5))
+			for i := range m.Pix {
+				m.Pix[i] = 255
+			}
+			if at.X >= 0 {
+				m.Pix[m.PixOffset(at.X, at.Y)+3] = 254
+			}
+			if got, want := opaque(m), m.Opaque(); got != want {
+				t.Errorf("width %d, translucent at %v: opaque %v, want %v", w, at, got, want)
+			}
+		}
+	}
+	m := image.NewRGBA(image.Rect(0, 0, 9, 4))
+	for i := range m.Pix {
+		m.Pix[i] = 255
+	}
+	m.Pix[m.PixOffset(8, 3)+3] = 0
+	if sub := m.SubImage(image.Rect(1, 1, 8, 4)).(*image.RGBA); !opaque(sub) {
+		t.Error("a sub-image beside a translucent pixel: not opaque")
+	}
+	if sub := m.SubImage(image.Rect(1, 1, 9, 4)).(*image.RGBA); opaque(sub) {
+		t.Error("a sub-image holding a translucent pixel: opaque")
 	}
 }

@@ -1,0 +1,95 @@
+package draw
+
+import (
+	"image"
+	"image/color"
+)
+
+// planes is a YCbCr picture a canvas draws on, its origin at zero, and
+// how to convert it into RGBA.
+type planes struct {
+	m      *image.YCbCr
+	toRGBA func() *image.RGBA
+}
+
+// footprint is how many pixels across and down share a chroma sample.
+func footprint(ratio image.YCbCrSubsampleRatio) (int, int) {
+	switch ratio {
+	case image.YCbCrSubsampleRatio422:
+		return 2, 1
+	case image.YCbCrSubsampleRatio420:
+		return 2, 2
+	case image.YCbCrSubsampleRatio440:
+		return 1, 2
+	case image.YCbCrSubsampleRatio411:
+		return 4, 1
+	case image.YCbCrSubsampleRatio410:
+		return 4, 2
+	}
+	return 1, 1
+}
+
+// blend paints col (not premultiplied) over the pixels of r, each by
+// col's alpha times its cover in mask (which holds r; nil: fully
+// covered): as painting in RGB and converting would, since JFIF's
+// conversion is linear. Luma is blended per pixel, and each chroma
+// sample by the mean cover of the pixels it stands for, as a 4:2:0
+// encoder averages a drawing's chroma.
+func (p *planes) blend(r image.Rectangle, mask *image.Alpha, col color.RGBA) {
+	m := p.m
+	r = r.Intersect(m.Rect)
+	if r.Empty() || col.A == 0 {
+		return
+	}
+	yc, cbc, crc := color.RGBToYCbCr(col.R, col.G, col.B)
+	a := int32(col.A)
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		row := m.Y[y*m.YStride+r.Min.X : y*m.YStride+r.Max.X]
+		switch {
+		case mask == nil && a == 255:
+			for x := range row {
+				row[x] = yc
+			}
+		case mask == nil:
+			for x, v := range row {
+				row[x] = mix(v, yc, a)
+			}
+		default:
+			cover := mask.Pix[mask.PixOffset(r.Min.X, y):][:len(row)]
+			for x, v := range row {
+				if c := int32(cover[x]) * a / 255; c > 0 {
+					row[x] = mix(v, yc, c)
+				}
+			}
+		}
+	}
+	sx, sy := footprint(m.SubsampleRatio)
+	for cy := r.Min.Y / sy; cy <= (r.Max.Y-1)/sy; cy++ {
+		y0, y1 := cy*sy, min(cy*sy+sy, m.Rect.Max.Y)
+		in0, in1 := max(y0, r.Min.Y), min(y1, r.Max.Y)
+		for cx := r.Min.X / sx; cx <= (r.Max.X-1)/sx; cx++ {
+			x0, x1 := cx*sx, min(cx*sx+sx, m.Rect.Max.X)
+			ix0, ix1 := max(x0, r.Min.X), min(x1, r.Max.X)
+			var sum int32
+			if mask == nil {
+				sum = a * int32((ix1-ix0)*(in1-in0))
+			} else {
+				for y := in0; y < in1; y++ {
+					for _, c := range mask.Pix[mask.PixOffset(ix0, y):][:ix1-ix0] {
+						sum += int32(c) * a / 255
+					}
+				}
+			}
+			n := int32((x1 - x0) * (y1 - y0))
+			if c := (sum + n/2) / n; c > 0 {
+				i := m.COffset(x0, y0)
+				m.Cb[i], m.Cr[i] = mix(m.Cb[i], cbc, c), mix(m.Cr[i], crc, c)
+			}
+		}
+	}
+}
+
+// mix is v moved towards to by a/255, rounded.
+func mix(v, to uint8, a int32) uint8 {
+	return uint8((int32(v)*(255-a) + int32(to)*a + 127) / 255)
+}
