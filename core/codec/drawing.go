@@ -146,14 +146,17 @@ func (d *Decoding) canvas(ctx context.Context) (*draw.Canvas, error) {
 }
 
 // Canvas is a canvas over p, a picture its preprocessing kept, which the
-// canvas then owns: a JPEG's planes, converted to RGBA only where a shape
-// touches them (draw.Over); an opaque RGBA picture (a PNG's), drawn on
-// itself; any other picture converted to RGBA.
+// canvas then owns: a JPEG's planes, painted on themselves (draw.Over); an
+// opaque RGBA picture (a PNG's), drawn on itself; any other picture
+// converted to RGBA.
 func Canvas(p *image.Picture) (*draw.Canvas, error) {
 	if m, toRGBA, ok := p.Planes(); ok {
 		return draw.Over(m, toRGBA)
 	}
-	img, err := p.Take()
+	if m, ok := p.Own(); ok && draw.Opaque(m) {
+		return draw.New(m)
+	}
+	img, err := p.RGBA()
 	if err != nil {
 		return nil, fmt.Errorf("convert the picture to draw on: %w", err)
 	}

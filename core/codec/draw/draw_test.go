@@ -356,3 +356,34 @@ func decode(t *testing.T, dec func(io.Reader) (image.Image, error), b *bytes.Buf
 	}
 	return m
 }
+
+// TestOpaque: a single translucent pixel anywhere, the last of an odd
+// row included, or a sub-image's, makes a picture not opaque.
+func TestOpaque(t *testing.T) {
+	t.Parallel()
+	for _, w := range []int{1, 2, 7, 8, 9, 17} {
+		for _, at := range []image.Point{{-1, -1}, {0, 0}, {w - 1, 2}, {w / 2, 4}} {
+			m := image.NewRGBA(image.Rect(0, 0, w, 5))
+			for i := range m.Pix {
+				m.Pix[i] = 255
+			}
+			if at.X >= 0 {
+				m.Pix[m.PixOffset(at.X, at.Y)+3] = 254
+			}
+			if got, want := draw.Opaque(m), m.Opaque(); got != want {
+				t.Errorf("width %d, translucent at %v: Opaque %v, want %v", w, at, got, want)
+			}
+		}
+	}
+	m := image.NewRGBA(image.Rect(0, 0, 9, 4))
+	for i := range m.Pix {
+		m.Pix[i] = 255
+	}
+	m.Pix[m.PixOffset(8, 3)+3] = 0
+	if sub := m.SubImage(image.Rect(1, 1, 8, 4)).(*image.RGBA); !draw.Opaque(sub) {
+		t.Error("a sub-image beside a translucent pixel: not opaque")
+	}
+	if sub := m.SubImage(image.Rect(1, 1, 9, 4)).(*image.RGBA); draw.Opaque(sub) {
+		t.Error("a sub-image holding a translucent pixel: opaque")
+	}
+}

@@ -2,7 +2,6 @@ package image
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"image"
 	"math"
@@ -124,7 +123,7 @@ func (p *Picture) Height() int { return p.hd.h }
 // RGBA is the picture as it is shown (its EXIF orientation applied,
 // alpha dropped), in a new *image.RGBA: the pixels Shown gives.
 func (p *Picture) RGBA() (*image.RGBA, error) {
-	if m, ok := p.img.(*image.RGBA); ok && p.hd.orientation == 1 && opaque(m) {
+	if m, ok := p.img.(*image.RGBA); ok && p.hd.orientation == 1 && m.Opaque() {
 		// An opaque RGB picture (as image/png decodes one) is already what
 		// the drawing needs: copy it rather than pack it as RGB and widen
 		// it again. A JPEG's YCbCr is converted straight into RGBA.
@@ -141,15 +140,16 @@ func (p *Picture) RGBA() (*image.RGBA, error) {
 	return p.packed()
 }
 
-// Take is RGBA without a copy where the decoder's picture already is what
-// RGBA gives (an opaque RGBA at the origin, upright, as image/png decodes
-// an RGB picture): that picture itself, which the caller then owns and
-// may draw on. p must not be used after.
-func (p *Picture) Take() (*image.RGBA, error) {
-	if m, ok := p.img.(*image.RGBA); ok && p.hd.orientation == 1 && m.Rect.Min == (image.Point{}) && opaque(m) {
-		return m, nil
+// Own is the decoder's own RGBA picture, when it is the picture as shown
+// (upright, at the origin), as image/png decodes an RGB picture: a
+// drawing made on it, opaque (draw.Opaque), needs no copy. The caller
+// then owns it; ok is false for any other picture.
+func (p *Picture) Own() (m *image.RGBA, ok bool) {
+	m, ok = p.img.(*image.RGBA)
+	if !ok || p.hd.orientation != 1 || m.Rect.Min != (image.Point{}) {
+		return nil, false
 	}
-	return p.RGBA()
+	return m, true
 }
 
 // Planes is the picture as its JPEG decoder gave it, when that is the
@@ -169,27 +169,6 @@ func (p *Picture) Planes() (m *image.YCbCr, toRGBA func() *image.RGBA, ok bool) 
 		return m, func() *image.RGBA { return ycbcrToRGBA(m) }, true
 	}
 	return nil, nil, false
-}
-
-// opaque is m.Opaque, the alphas of eight pixels at a time ANDed: a
-// drawing's picture is checked before it is drawn on.
-func opaque(m *image.RGBA) bool {
-	for y := m.Rect.Min.Y; y < m.Rect.Max.Y; y++ {
-		row := m.Pix[m.PixOffset(m.Rect.Min.X, y):][:4*m.Rect.Dx()]
-		all := ^uint64(0)
-		for len(row) >= 32 {
-			all &= binary.LittleEndian.Uint64(row) & binary.LittleEndian.Uint64(row[8:]) &
-				binary.LittleEndian.Uint64(row[16:]) & binary.LittleEndian.Uint64(row[24:])
-			row = row[32:]
-		}
-		for ; len(row) >= 4; row = row[4:] {
-			all &= uint64(row[3])<<24 | 0xffffffff00ffffff
-		}
-		if all&0xff000000ff000000 != 0xff000000ff000000 {
-			return false
-		}
-	}
-	return true
 }
 
 // packed is RGBA's general path: the picture packed as RGB by the

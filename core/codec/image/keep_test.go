@@ -173,8 +173,8 @@ func TestPictureRGBA(t *testing.T) {
 // TestPicturePlanes: a JPEG's kept picture is given as its planes, for
 // every chroma subsampling no coarser than 4:2:0, with a conversion that
 // gives exactly RGBA's pixels of the planes as they are when it runs; a
-// turned, WebP, displaced or 4:1:1 one is not. Take gives an opaque RGBA
-// picture itself, and RGBA's copy of any other.
+// turned, WebP, displaced or 4:1:1 one is not. Own gives an upright RGBA
+// picture at the origin itself, and nothing else.
 func TestPicturePlanes(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(8, 9))
@@ -214,55 +214,17 @@ func TestPicturePlanes(t *testing.T) {
 		}
 	}
 
-	opaque := image.NewRGBA(image.Rect(0, 0, 5, 4))
-	for i := range opaque.Pix {
-		opaque.Pix[i] = 255
+	rgba := image.NewRGBA(image.Rect(0, 0, 5, 4))
+	if got, ok := (&Picture{img: rgba, hd: header{w: 5, h: 4, orientation: 1, format: "png"}}).Own(); !ok || got != rgba {
+		t.Errorf("Own of an upright RGBA picture: %p, %v; want the picture itself", got, ok)
 	}
-	if got, err := (&Picture{img: opaque, hd: header{w: 5, h: 4, orientation: 1, format: "png"}}).Take(); err != nil || got != opaque {
-		t.Errorf("Take of an opaque RGBA picture: %p, %v; want the picture itself", got, err)
-	}
-	translucent := image.NewRGBA(image.Rect(0, 0, 5, 4))
-	turned := &Picture{img: opaque, hd: header{w: 4, h: 5, orientation: 6, format: "png"}}
 	for name, p := range map[string]*Picture{
-		"translucent": {img: translucent, hd: header{w: 5, h: 4, orientation: 1, format: "png"}},
-		"turned":      turned,
+		"turned":      {img: rgba, hd: header{w: 4, h: 5, orientation: 6, format: "png"}},
+		"a sub-image": {img: rgba.SubImage(image.Rect(1, 1, 5, 4)), hd: header{w: 4, h: 3, orientation: 1, format: "png"}},
 		"a JPEG":      {img: m, hd: header{w: 8, h: 6, orientation: 1, format: "jpeg"}},
 	} {
-		got, err := p.Take()
-		want, werr := p.RGBA()
-		if err != nil || werr != nil || got == p.img || !bytes.Equal(got.Pix, want.Pix) || got.Rect != want.Rect {
-			t.Errorf("Take of %s: %v (%v), want RGBA's copy %v (%v)", name, got.Rect, err, want.Rect, werr)
+		if _, ok := p.Own(); ok {
+			t.Errorf("Own of %s: given", name)
 		}
-	}
-}
-
-// TestOpaque: a single translucent pixel anywhere, the last of an odd
-// row included, or a sub-image's, makes a picture not opaque.
-func TestOpaque(t *testing.T) {
-	t.Parallel()
-	for _, w := range []int{1, 2, 7, 8} {
-		for _, at := range []image.Point{{-1, -1}, {0, 0}, {w - 1, 2}, {w / 2, 4}} {
-			m := image.NewRGBA(image.Rect(0, 0, w, 5))
-			for i := range m.Pix {
-				m.Pix[i] = 255
-			}
-			if at.X >= 0 {
-				m.Pix[m.PixOffset(at.X, at.Y)+3] = 254
-			}
-			if got, want := opaque(m), m.Opaque(); got != want {
-				t.Errorf("width %d, translucent at %v: opaque %v, want %v", w, at, got, want)
-			}
-		}
-	}
-	m := image.NewRGBA(image.Rect(0, 0, 9, 4))
-	for i := range m.Pix {
-		m.Pix[i] = 255
-	}
-	m.Pix[m.PixOffset(8, 3)+3] = 0
-	if sub := m.SubImage(image.Rect(1, 1, 8, 4)).(*image.RGBA); !opaque(sub) {
-		t.Error("a sub-image beside a translucent pixel: not opaque")
-	}
-	if sub := m.SubImage(image.Rect(1, 1, 9, 4)).(*image.RGBA); opaque(sub) {
-		t.Error("a sub-image holding a translucent pixel: opaque")
 	}
 }
