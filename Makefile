@@ -119,8 +119,11 @@ FUZZTIME ?= 5m
 fuzz: lib
 	$(GO) test -run '^$$' -fuzz FuzzServer -fuzztime $(FUZZTIME) ./cmd/svc/fuzzhttp/
 
-## test: vet, staticcheck and every test (unit and integration) with -race
-test: deps tidy vet lint check-tags check-arm64 check-windows unit kube browser tooling gpu-check
+## test: vet, staticcheck and every test (unit and integration) with -race: what the checks need first (deps, cross-deps: downloads and Debian packages, one at a time), then the checks TEST_JOBS at a time (default 3), the longest first, each one's output printed whole when it ends
+TEST_JOBS ?= 3
+TEST_CHECKS := unit check-tags kube browser gpu-check check-arm64 check-windows tooling tidy vet lint
+test: deps cross-deps
+	$(MAKE) -j$(TEST_JOBS) --output-sync=target $(TEST_CHECKS)
 
 ## test-short: the fast tier, go test -short of the product module without -race: every package's unit tests (ONNX Runtime included) and a subset of the integration tests that build svc and start real servers (v1 JSON, Open Inference Protocol REST JSON and binary, gRPC, access control, limits, config). Needs Go and ONNX Runtime only: no podman, qemu, mingw, Chromium, SwiftShader, Node, third-party models, CUDA libraries or network. A few minutes on 2 cores; make test runs everything it leaves out, with -race
 test-short: lib
