@@ -123,7 +123,7 @@ fuzz: lib
 TEST_JOBS ?= 3
 TEST_CHECKS := unit check-tags kube browser gpu-check check-arm64 check-windows tooling tidy vet lint
 test: deps cross-deps
-	$(MAKE) -j$(TEST_JOBS) --output-sync=target $(TEST_CHECKS)
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target $(TEST_CHECKS)
 
 ## test-short: the fast tier, go test -short of the product module without -race: every package's unit tests (ONNX Runtime included) and a subset of the integration tests that build svc and start real servers (v1 JSON, Open Inference Protocol REST JSON and binary, gRPC, access control, limits, config). Needs Go and ONNX Runtime only: no podman, qemu, mingw, Chromium, SwiftShader, Node, third-party models, CUDA libraries or network. A few minutes on 2 cores; make test runs everything it leaves out, with -race
 test-short: lib
