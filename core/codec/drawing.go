@@ -117,9 +117,8 @@ func (d *Decoding) Draw(ctx context.Context, res core.Result, w io.Writer, media
 }
 
 // canvas is a canvas over the request's picture, as shown: the one kept
-// by its decoding (a JPEG's planes, converted only where drawn on; an
-// opaque RGBA picture drawn on itself; any other converted to RGBA), or
-// the picture decoded again when none was kept.
+// by its decoding (Canvas), or the picture decoded again when none was
+// kept.
 func (d *Decoding) canvas(ctx context.Context) (*draw.Canvas, error) {
 	k, data, err := d.drawable()
 	if err != nil {
@@ -132,8 +131,8 @@ func (d *Decoding) canvas(ctx context.Context) (*draw.Canvas, error) {
 		}
 	}
 	if kept := d.kept[k]; len(kept) == 1 && kept[0] != nil {
-		// The decoder's picture is not needed once converted: it is let
-		// go before the drawing is encoded.
+		// The decoder's picture is the canvas's from now on (drawn on,
+		// or converted and let go).
 		delete(d.kept, k)
 		return Canvas(kept[0])
 	}
