@@ -137,11 +137,11 @@ func (d *Decoding) canvas(ctx context.Context) (*draw.Canvas, error) {
 		return Canvas(kept[0])
 	}
 	lim := image.Limits{MaxPixels: d.set.lim.ImagePixels(), MaxScanPixels: d.set.lim.MaxJPEGScanPixels}
-	img, err := image.Shown(ctx, data, lim)
+	p, err := image.Shown(ctx, data, lim)
 	if err != nil {
 		return nil, fmt.Errorf("decode the picture to draw on: %w", err)
 	}
-	return draw.New(img)
+	return Canvas(p)
 }
 
 // Canvas is a canvas over p, a picture its preprocessing kept, which the

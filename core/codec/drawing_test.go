@@ -105,8 +105,9 @@ func TestDrawCaption(t *testing.T) {
 
 // TestDrawKept draws on the picture kept from the model's preprocessing
 // (KeepPictures): the drawing is byte for byte the one drawn on the
-// picture decoded again, as PNG and as JPEG, for a JPEG turned by its
-// EXIF orientation and for a PNG; the kept picture is let go once drawn
+// picture decoded again, as PNG and as JPEG, for a JPEG (drawn on its
+// planes), a JPEG turned by its EXIF orientation, a PNG (drawn on
+// itself) and a translucent PNG (drawn on a copy); the kept picture is let go once drawn
 // on, and the budget holds it while the request lasts and nothing after.
 func TestDrawKept(t *testing.T) {
 	t.Parallel()
@@ -132,6 +133,15 @@ func TestDrawKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	turned := exifOrientation(jb.Bytes(), 6)
+	translucent := image.NewNRGBA(img.Rect)
+	copy(translucent.Pix, img.Pix)
+	for i := 3; i < len(translucent.Pix); i += 8 {
+		translucent.Pix[i] = 100
+	}
+	var tb bytes.Buffer
+	if err := png.Encode(&tb, translucent); err != nil {
+		t.Fatal(err)
+	}
 	res := core.NewResult([]*tensor.Tensor{{DType: tensor.Float32, Shape: []int64{1, 2}, Data: []float32{0.1, 0.9}}})
 	draw := func(t *testing.T, pic []byte, keep bool, mediaType string) []byte {
 		t.Helper()
@@ -170,7 +180,7 @@ func TestDrawKept(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		pic  []byte
-	}{{"PNG", pb.Bytes()}, {"JPEG turned by EXIF", turned}} {
+	}{{"PNG", pb.Bytes()}, {"JPEG", jb.Bytes()}, {"JPEG turned by EXIF", turned}, {"translucent PNG", tb.Bytes()}} {
 		for _, mt := range []string{DrawPNG, DrawJPEG} {
 			t.Run(tt.name+" as "+mt, func(t *testing.T) {
 				t.Parallel()

@@ -150,11 +150,11 @@ func (d *Decoding) ownCanvas(ctx context.Context, data []byte) (*stdimage.RGBA, 
 	if err := budget.Reserve(ctx, int64(w)*int64(h)*12, "to draw its picture"); err != nil {
 		return nil, err
 	}
-	img, err := image.Shown(ctx, data, lim)
+	p, err := image.Shown(ctx, data, lim)
 	if err != nil {
 		return nil, fmt.Errorf("decode the picture to draw on: %w", err)
 	}
-	return img, nil
+	return p.RGBA()
 }
 
 // drawOwn draws res on the request's picture with the runner's Painter

@@ -91,11 +91,11 @@ func Size(data []byte, lim Limits) (w, h int, err error) {
 	return hd.w, hd.h, nil
 }
 
-// Shown decodes one picture into RGBA as it is shown (its EXIF
-// orientation applied, alpha dropped), refusing what lim does not allow
-// as Plan.Inspect does: the picture a drawing is made on when the
-// preprocessing kept none (Batch.Keep).
-func Shown(ctx context.Context, data []byte, lim Limits) (*image.RGBA, error) {
+// Shown decodes one picture as Batch.Keep keeps it, refusing what lim
+// does not allow as Plan.Inspect does: the picture a drawing is made on
+// when the preprocessing kept none, which then takes the same way to a
+// canvas as a kept one (Picture.Planes, Own, RGBA).
+func Shown(ctx context.Context, data []byte, lim Limits) (*Picture, error) {
 	hd, err := readHeader(0, data, lim)
 	if err != nil {
 		return nil, err
@@ -104,7 +104,7 @@ func Shown(ctx context.Context, data []byte, lim Limits) (*image.RGBA, error) {
 	if err != nil {
 		return nil, err
 	}
-	return (&Picture{img: img, hd: hd}).RGBA()
+	return &Picture{img: img, hd: hd}, nil
 }
 
 // Picture is one picture as its decoder gave it, kept by Batch.Tensor

@@ -73,7 +73,11 @@ func TestKeep(t *testing.T) {
 				t.Fatal("keeping the pictures changed the tensor")
 			}
 			for i, data := range tt.images {
-				shown, err := Shown(context.Background(), data, Limits{})
+				p, err := Shown(context.Background(), data, Limits{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				shown, err := p.RGBA()
 				if err != nil {
 					t.Fatal(err)
 				}
