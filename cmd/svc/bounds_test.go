@@ -9,7 +9,6 @@ import (
 	"mime/multipart"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -31,28 +30,6 @@ import (
 // key, by a server that keeps its memory and answers valid requests
 // throughout. Their memory is measured on a build without the race
 // detector, whose shadow memory would multiply it: on what users run.
-
-// plainBuild is svc built without -race, once per test process.
-var plainBuild struct {
-	once sync.Once
-	bin  string
-	err  error
-	out  []byte
-}
-
-// plainBin builds (once) svc without the race detector.
-func plainBin(t *testing.T) string {
-	t.Helper()
-	plainBuild.once.Do(func() {
-		plainBuild.bin = filepath.Join(filepath.Dir(svcBin), "svc-plain")
-		cmd := exec.Command("go", "build", "-ldflags", "-X main.version=test", "-o", plainBuild.bin, ".")
-		plainBuild.out, plainBuild.err = cmd.CombinedOutput()
-	})
-	if plainBuild.err != nil {
-		t.Fatalf("go build: %v\n%s", plainBuild.err, plainBuild.out)
-	}
-	return plainBuild.bin
-}
 
 // memory is what /proc/PID/status says of a process's memory, in bytes.
 type memory struct{ rss, peak int64 }

@@ -10,6 +10,7 @@ import (
 
 func TestInitWritesStarterConfig(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	cmd := svcCmd(t, nil, "init")
 	code, stdout, stderr := runCmd(t, cmd)
 	if code != 0 || !strings.Contains(stdout, "wrote svc.yml") {
@@ -80,6 +81,7 @@ serve:
 
 func TestConfigErrorsAtStartup(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	cfg := filepath.Join(t.TempDir(), "svc.yml")
 	if err := os.WriteFile(cfg, []byte("serve:\n  port: 8080\n  timeout: 3s\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -192,6 +192,7 @@ func tolerance(w, h int, format string) float64 {
 // inside the box (and COCO RLE with rle=true), pose the box's corners.
 func TestDetectSquares(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	for _, file := range []string{"detect_yolov8.onnx", "detect_yolov5.onnx", "detect_end2end.onnx", "detect_rtdetr.onnx", "segment_yolov8.onnx", "pose_yolov8.onnx"} {
 		t.Run(strings.TrimSuffix(file, ".onnx"), func(t *testing.T) {
 			t.Parallel()
@@ -271,6 +272,7 @@ func oipDetections(t *testing.T, what string, element string) []detection {
 // parameters.raw answers the tensor; the metadata says BYTES [-1].
 func TestDetectOIP(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	port := freePort(t)
 	s := startServer(t, model("detect_yolov8.onnx"), "--grpc-port", port)
 	ctx := context.Background()
@@ -376,6 +378,7 @@ func TestDetectOIP(t *testing.T) {
 // is a 400; /info and /openapi.json say what the output answers.
 func TestDetectRequests(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	s := startServer(t, model("detect_yolov8.onnx"))
 	sc := squareScenes[0]
 	pic := encodePicture(t, canvas(sc.w, sc.h, sc.squares), "png")

@@ -30,6 +30,7 @@ func readPage(t *testing.T, name string) string {
 // 'svc --help' lists, naming every option its --help lists.
 func TestDocsNameEveryOption(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	page := readPage(t, "cli.md")
 	sections := map[string]string{} // heading → body
 	for _, s := range strings.Split(page, "\n## ")[1:] {
@@ -88,6 +89,7 @@ func helpEntries(t *testing.T, args []string, pattern, marker string) []string {
 // the providers' sections included.
 func TestDocsNameEveryKey(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	page := readPage(t, "configuration.md")
 	keys := yamlKeys("", reflect.TypeFor[config.Config]())
 	for _, k := range providers.KnownProviders() {

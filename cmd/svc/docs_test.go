@@ -46,6 +46,7 @@ const defaultServe = "svc serve examples/demo --grpc-port 9000"
 // gRPC) are rewritten to the server's. Failures name the page and line.
 func TestDocs(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	r := newDocRunner(t)
 	steps := 0
 	for _, page := range docPages(t) {
@@ -129,7 +130,7 @@ func newDocRunner(t *testing.T) *docRunner {
 		}
 	}
 	env = append(env,
-		"PATH="+filepath.Dir(svcBin)+string(os.PathListSeparator)+tools+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"PATH="+filepath.Dir(binFor(t))+string(os.PathListSeparator)+tools+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"ONNXRUNTIME_LIB="+ortLib, "HOME="+t.TempDir(), "SVC_HOME="+t.TempDir(), "SVC_LOG_FORMAT=json", "LC_ALL=C")
 	return &docRunner{t: t, env: env, servers: map[string]*docServer{}}
 }

@@ -10,6 +10,7 @@ import (
 
 func TestErrorStatuses(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	classifier := startServer(t, model("classifier.onnx"))
 	multi := startServer(t, model("multi_input.onnx"))
 	alltypes := startServer(t, model("alltypes.onnx"))

@@ -172,6 +172,7 @@ func TestGRPCWithGrpcurl(t *testing.T) {
 // raw and typed.
 func TestGRPCAllTypes(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	port := freePort(t)
 	startServer(t, model("alltypes.onnx"), "--grpc-port", port)
 	c := grpcClient(t, "127.0.0.1:"+port)

@@ -29,7 +29,7 @@ import (
 )
 
 // svcBin is the svc binary built for the integration tests (with -race
-// when they run with it: buildArgs).
+// when they run with it: buildArgs; plainBin is the one without).
 var (
 	svcBin   string
 	ortLib   string // the ONNX Runtime library file
@@ -85,6 +85,72 @@ func buildArgs(out string, extra ...string) []string {
 	}
 	args = append(args, extra...)
 	return append(args, "-ldflags", "-X main.version=test", "-o", out, ".")
+}
+
+// plainBuild is svc built without the race detector, once per test
+// process (plainBin), as svc in a folder of its own (a test may put that
+// folder on PATH).
+var plainBuild struct {
+	once sync.Once
+	bin  string
+	err  error
+	out  []byte
+}
+
+// plainBin builds (once) svc without the race detector: the server of the
+// memory tests (bounds_test.go), whose shadow memory would multiply what
+// they measure, and of the tests marked by sequential. Under a plain go
+// test it is svcBin itself.
+func plainBin(t *testing.T) string {
+	t.Helper()
+	if !raceEnabled {
+		return svcBin
+	}
+	plainBuild.once.Do(func() {
+		dir := filepath.Join(filepath.Dir(svcBin), "plain")
+		if plainBuild.err = os.Mkdir(dir, 0o755); plainBuild.err != nil {
+			return
+		}
+		plainBuild.bin = filepath.Join(dir, "svc")
+		cmd := exec.Command("go", "build", "-ldflags", "-X main.version=test", "-o", plainBuild.bin, ".")
+		plainBuild.out, plainBuild.err = cmd.CombinedOutput()
+	})
+	if plainBuild.err != nil {
+		t.Fatalf("go build: %v\n%s", plainBuild.err, plainBuild.out)
+	}
+	return plainBuild.bin
+}
+
+// sequentialTests holds the names of the tests marked by sequential.
+var sequentialTests sync.Map
+
+// sequential marks t, subtests and all: it sends its servers one request
+// at a time, or runs commands that exit, so the race detector in them
+// would watch no two requests at once, and it serves them from the build
+// without it (plainBin), which runs them 2–10 times faster (svcCmd,
+// startServerEnv). Concurrency stays tested with race-built servers: the
+// tests of concurrent clients, batching, workers, reloads, streams,
+// deadlines, drain, the cache, the loggers and adversarial traffic leave
+// themselves unmarked, and every package's own tests run with -race.
+func sequential(t *testing.T) {
+	t.Helper()
+	sequentialTests.Store(topTest(t), true)
+}
+
+// binFor is the svc binary that t's servers and commands run: the plain
+// build for a test marked by sequential, svcBin otherwise.
+func binFor(t *testing.T) string {
+	t.Helper()
+	if _, ok := sequentialTests.Load(topTest(t)); ok {
+		return plainBin(t)
+	}
+	return svcBin
+}
+
+// topTest is the name of t's top-level test.
+func topTest(t *testing.T) string {
+	name, _, _ := strings.Cut(t.Name(), "/")
+	return name
 }
 
 // skipShort skips t under go test -short, the fast tier (Go and the
@@ -291,7 +357,7 @@ var urlLine = regexp.MustCompile(`(?m)^\s+URL\s+(http://\S+)`)
 // can run in parallel).
 func svcCmd(t *testing.T, env []string, args ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(svcBin, args...)
+	cmd := exec.Command(binFor(t), args...)
 	cmd.Env = childEnv(append([]string{"ONNXRUNTIME_LIB=" + ortLib, "SVC_LOG_FORMAT=json"}, env...))
 	cmd.Dir = t.TempDir()
 	// Its own process group, so that kill reaches the workers too (one a
@@ -325,7 +391,7 @@ func startServer(t *testing.T, args ...string) *server {
 
 func startServerEnv(t *testing.T, env []string, args ...string) *server {
 	t.Helper()
-	return startServerBin(t, svcBin, env, args...)
+	return startServerBin(t, binFor(t), env, args...)
 }
 
 // startServerBin runs 'bin serve' (svcBin or another build) on a free port

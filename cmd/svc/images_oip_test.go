@@ -25,6 +25,7 @@ import (
 // picture is a 400 or InvalidArgument.
 func TestImagesOIP(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	dir, _ := renderLines(t)
 	cfg := ocrConfig(t)
 	port := freePort(t)
@@ -111,6 +112,7 @@ func TestImagesOIP(t *testing.T) {
 // [N] holding the text.
 func TestImagesOIPRec(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	dir, lines := renderLines(t)
 	port := freePort(t)
 	startServer(t, "rec", "--config", ocrConfig(t), "--grpc-port", port)

@@ -115,6 +115,7 @@ type class struct {
 // each format.
 func TestImagesPaddleOCRRec(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	dir, lines := renderLines(t)
 	s := startServer(t, "rec", "--config", ocrConfig(t))
 	forms := []string{"multipart", "raw", "json"}
@@ -157,6 +158,7 @@ func TestImagesPaddleOCRRec(t *testing.T) {
 // format, and answers a batch of two as two top-1 lists.
 func TestImagesPaddleOCRCls(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	dir, lines := renderLines(t)
 	s := startServer(t, "cls", "--config", ocrConfig(t))
 	forms := []string{"json", "multipart", "raw"}
@@ -223,6 +225,7 @@ func TestImagesPaddleOCRCls(t *testing.T) {
 // the input, and the server answers the next good request.
 func TestImagesBadInput(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	dir, _ := renderLines(t)
 	s := startServer(t, "cls", "--config", ocrConfig(t))
 	good, err := os.ReadFile(filepath.Join(dir, "2.png"))

@@ -19,6 +19,7 @@ import (
 // labels out, with no edit.
 func TestInitRecognisesPaddleOCR(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	cls := filepath.Dir(thirdParty(t, "paddleocr-cls"))
 	rec := filepath.Dir(thirdParty(t, "paddleocr-rec"))
 	for _, tt := range []struct {

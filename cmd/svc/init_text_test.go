@@ -16,6 +16,7 @@ import (
 // without token ids gets no text section.
 func TestInitText(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	hub := t.TempDir() // a Hub repository's layout: onnx/model.onnx, the rest at the root
 	if err := os.MkdirAll(filepath.Join(hub, "onnx"), 0o755); err != nil {
 		t.Fatal(err)

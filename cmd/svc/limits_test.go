@@ -17,6 +17,7 @@ import (
 // and the defaults.
 func TestRequestLimits(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	cfg := filepath.Join(t.TempDir(), "svc.yml")
 	if err := os.WriteFile(cfg, []byte("limits:\n  max_elements: 1000\n  max_string_length: 16\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -31,6 +31,7 @@ func meaningConfig(t *testing.T, outputs string) string {
 // scores. Checked against the raw tensor of the same request.
 func TestClassifyExact(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	body := `{"input": [[5.1, 3.5, 1.4, 0.2], [6.7, 3.0, 5.2, 2.3], [5.9, 3.0, 4.2, 1.5]]}`
 	tests := []struct {
 		name, outputs string
@@ -116,6 +117,7 @@ func expectedTop(scores []float32, k int, softmax bool, labels []string) []class
 // svc serve at start-up with a message naming the key.
 func TestMeaningRefusedAtStart(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	tests := []struct {
 		name, outputs, want string
 	}{

@@ -15,6 +15,7 @@ import (
 // binary and checks each answer byte for byte.
 func TestGeneratedModels(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	fixedImage := `[[` + strings.TrimSuffix(strings.Repeat(`[[1,1,1,1],[1,1,1,1],[3,3,3,3],[3,3,3,3]],`, 3), ",") + `]]`
 	tests := []struct {
 		model string

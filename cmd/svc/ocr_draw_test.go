@@ -52,6 +52,7 @@ func colourNear(got, want color.RGBA, jpeg bool) bool {
 // read needed them: one detector run a page, one recogniser item a line.
 func TestOCRPipelineDraws(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	pages := renderPages(t)
 	s := startServer(t, "ocr", "-c", filepath.Join(repoRoot, "examples", "ocr", "svc.yml"))
 	wide := pages["wide"]
@@ -231,6 +232,7 @@ func noisyPage(t *testing.T, file string) []byte {
 // the image inputs' 413 naming the key, before any page is decoded.
 func TestOCRPipelinePictureLimit(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	pages := renderPages(t)
 	models := filepath.Join(repoRoot, "build", "models")
 	cfg := writeConfig(t, fmt.Sprintf(`limits: {max_image_pixels: 1000000, max_images: 2, max_request_pixels: 1500000}

@@ -246,6 +246,7 @@ func v1OK(t *testing.T, s *server, form, file string) ([]pageRead, error) {
 // upload, and kin-openapi validates real requests against it.
 func TestOCRPipelineRefuses(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	pages := renderPages(t)
 	port := freePort(t)
 	s := startServer(t, "ocr", "-c", filepath.Join(repoRoot, "examples", "ocr", "svc.yml"), "--grpc-port", port)

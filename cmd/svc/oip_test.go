@@ -68,6 +68,7 @@ func oipError(t *testing.T, r response) string {
 
 func TestOIPClassifier(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	s := startServer(t, model("classifier.onnx"))
 	c := s.oipClient()
 	ctx := context.Background()
@@ -189,6 +190,7 @@ func TestOIPClassifier(t *testing.T) {
 // JSON and binary data, with binary and JSON tensors mixed in one request.
 func TestOIPDatatypes(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	ctx := context.Background()
 	t.Run("alltypes", func(t *testing.T) {
 		s := startServer(t, model("alltypes.onnx"))
@@ -334,6 +336,7 @@ func TestOIPDatatypes(t *testing.T) {
 // third-party model.
 func TestOIPPaddleOCR(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	s := startServer(t, thirdParty(t, "paddleocr-cls"))
 	c := s.oipClient()
 	ctx := context.Background()

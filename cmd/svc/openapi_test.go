@@ -19,6 +19,7 @@ import (
 // document's own example through /predict.
 func TestServedOpenAPIDocuments(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	paths, _ := filepath.Glob(filepath.Join(repoRoot, "testdata", "models", "*.onnx"))
 	paths = append(paths,
 		filepath.Join(repoRoot, "testdata", "models", "external_data"),

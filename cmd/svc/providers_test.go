@@ -155,6 +155,7 @@ func TestCUDABuildAutomaticSelection(t *testing.T) {
 // names the build tag; a value outside the list is a usage error.
 func TestProviderNotCompiledIn(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	tests := []struct {
 		give     string
 		wantCode int
@@ -189,6 +190,7 @@ func row(t *testing.T, table, name string) []string {
 
 func TestProvidersCommand(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	t.Run("plain build", func(t *testing.T) {
 		code, stdout, stderr := runSvc(t, nil, "providers")
 		if code != 0 {

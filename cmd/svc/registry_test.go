@@ -79,6 +79,7 @@ func storeFiles(t *testing.T, dir string) []string {
 
 func TestRegistryPullServeListRm(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	f := newHubFixture(t)
 	classifier := readTestModel(t, "classifier.onnx")
 	iris := f.hub.AddRepo("acme/iris", map[string][]byte{
@@ -202,6 +203,7 @@ func TestRegistryPullServeListRm(t *testing.T) {
 
 func TestPullVariantAndRevision(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	f := newHubFixture(t)
 	classifier := readTestModel(t, "classifier.onnx")
 	f.hub.AddRepo("acme/iris", map[string][]byte{"onnx/model.onnx": classifier, "onnx/model_fp16.onnx": classifierWithoutVersion(t), "config.json": hubIrisConfig})

@@ -23,6 +23,7 @@ var iris = []struct {
 
 func TestDemoModelEndpoints(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	s := startServer(t, filepath.Join(repoRoot, "examples", "demo"))
 
 	t.Run("banner", func(t *testing.T) {

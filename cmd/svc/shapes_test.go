@@ -17,6 +17,7 @@ import (
 // nothing panics.
 func TestShapeModels(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	type call struct {
 		body   string
 		status int

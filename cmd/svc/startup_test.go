@@ -30,6 +30,7 @@ func oneLineError(t *testing.T, code int, stderr string, wantCode int, wants ...
 
 func TestStartupFailures(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	t.Run("model not found", func(t *testing.T) {
 		code, _, stderr := runSvc(t, nil, "serve", "no-such-model", "--port", "0")
 		oneLineError(t, code, stderr, 1, "model not found", `"no-such-model"`, "tried path", "svc.yml")
@@ -155,6 +156,7 @@ func TestStartupFailures(t *testing.T) {
 
 func TestHelpAndHostShortFlag(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	code, stdout, _ := runSvc(t, nil, "serve", "--help")
 	if code != 0 {
 		t.Fatalf("serve --help exit %d", code)
@@ -180,6 +182,7 @@ func TestHelpAndHostShortFlag(t *testing.T) {
 
 func TestVersionCommand(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	code, stdout, stderr := runSvc(t, nil, "version")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -559,6 +559,7 @@ func TestTextTaskBadInput(t *testing.T) {
 // response schema has the answer (labels or entities).
 func TestTextTaskDescribed(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	for _, tt := range []struct {
 		folder, answer string
 		labels         []string

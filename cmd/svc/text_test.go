@@ -109,6 +109,7 @@ json.dump(e.tolist(), sys.stdout)
 // the Open Inference Protocol's REST and gRPC answer the same.
 func TestTextEmbeddings(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	port := freePort(t)
 	dir := textFolder(t, meanPooling)
 	s := startServer(t, dir, "--grpc-port", port)
@@ -252,6 +253,7 @@ func textConfig(t *testing.T, text string) string {
 // naming the input and the item; a request with the id inputs still runs.
 func TestTextBadInput(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	s := startServer(t, "emb", "--config", textConfig(t, "{truncation: false, max_length: 8, pooling: cls, normalize: false}"))
 	tests := []struct {
 		name, body, want string
@@ -304,6 +306,7 @@ func TestTextBadInput(t *testing.T) {
 // not fit fails at start, saying why.
 func TestTextStartFailures(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	tests := []struct {
 		name string
 		args func(t *testing.T) []string
@@ -403,6 +406,7 @@ func TestTextStartFailures(t *testing.T) {
 // alone, and a client sending text learnt of it from a missing input_ids.
 func TestTextUnknownTokenizerPart(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	tests := []struct {
 		name string
 		edit func(tok map[string]any)

@@ -113,6 +113,7 @@ func TestTuningMemoryReleased(t *testing.T) {
 // once, at its line.
 func TestAdaptiveThreadsIgnored(t *testing.T) {
 	t.Parallel()
+	sequential(t)
 	cfg := filepath.Join(t.TempDir(), "svc.yml")
 	if err := os.WriteFile(cfg, []byte("runtime:\n  intra_op_threads: 1\n  adaptive_threads: true\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -122,7 +123,7 @@ func TestAdaptiveThreadsIgnored(t *testing.T) {
 	if len(recs) != 1 || recs[0]["level"] != "warn" {
 		t.Fatalf("warnings %v\n%s", recs, s.stderr)
 	}
-	sc, _ := scrapeMetrics(t, s, prometheusAccept)
+	sc, _ := scrapeMetrics(t, s, textAccept)
 	if got := int(sc.value(t, "svc_tuning_sessions", nil)); got != runtime.NumCPU() {
 		t.Fatalf("svc_tuning_sessions = %d, want the %d run slots", got, runtime.NumCPU())
 	}

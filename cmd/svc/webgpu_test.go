@@ -197,6 +197,9 @@ func TestWebGPURunsPaddleOCR(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.model, func(t *testing.T) {
+			// Side by side: each is most of a minute of SwiftShader
+			// compiling shaders and running them, a test's longest part.
+			t.Parallel()
 			file := thirdParty(t, tt.model)
 			dir := t.TempDir()
 			prefix := filepath.Join(dir, "ort")

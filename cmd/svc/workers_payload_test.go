@@ -178,7 +178,7 @@ func TestResponseCacheWorkers(t *testing.T) {
 	if st["hits"]-st0["hits"] != 3 || st["misses"]-st0["misses"] != 3 || st["entries"] != 3 || st["bytes"] <= 0 {
 		t.Errorf("summed cache stats %v (before %v): want 3 hits, 3 misses, 3 entries", st, st0)
 	}
-	sc := parseScrape(t, freshGet(t, s, "/metrics", "Accept", prometheusAccept))
+	sc := parseScrape(t, freshGet(t, s, "/metrics", "Accept", textAccept))
 	var bytesSum float64
 	for w, v := range want {
 		lw := map[string]string{"worker": w}
