@@ -87,15 +87,35 @@ func buildArgs(out string, extra ...string) []string {
 	return append(args, "-ldflags", "-X main.version=test", "-o", out, ".")
 }
 
-// plainBuild is svc built without the race detector, once per test
-// process (plainBin), as svc in a folder of its own (a test may put that
-// folder on PATH).
-var plainBuild struct {
+// binaryBuild is an svc binary built once per test process, on first use,
+// beside the harness's binary (in the directory TestMain removes).
+type binaryBuild struct {
 	once sync.Once
 	bin  string
 	err  error
 	out  []byte
 }
+
+// get builds (once) the binary at name, a path under svcBin's directory,
+// with go build's args (buildArgs'), and returns its path.
+func (b *binaryBuild) get(t *testing.T, name string, args func(out string) []string) string {
+	t.Helper()
+	b.once.Do(func() {
+		b.bin = filepath.Join(filepath.Dir(svcBin), name)
+		if b.err = os.MkdirAll(filepath.Dir(b.bin), 0o755); b.err != nil {
+			return
+		}
+		b.out, b.err = exec.Command("go", args(b.bin)...).CombinedOutput()
+	})
+	if b.err != nil {
+		t.Fatalf("go build %s: %v\n%s", name, b.err, b.out)
+	}
+	return b.bin
+}
+
+// plainBuild is svc without the race detector, as svc in a folder of its
+// own (a test may put that folder on PATH).
+var plainBuild binaryBuild
 
 // plainBin builds (once) svc without the race detector: the server of the
 // memory tests (bounds_test.go), whose shadow memory would multiply what
@@ -106,19 +126,9 @@ func plainBin(t *testing.T) string {
 	if !raceEnabled {
 		return svcBin
 	}
-	plainBuild.once.Do(func() {
-		dir := filepath.Join(filepath.Dir(svcBin), "plain")
-		if plainBuild.err = os.Mkdir(dir, 0o755); plainBuild.err != nil {
-			return
-		}
-		plainBuild.bin = filepath.Join(dir, "svc")
-		cmd := exec.Command("go", "build", "-ldflags", "-X main.version=test", "-o", plainBuild.bin, ".")
-		plainBuild.out, plainBuild.err = cmd.CombinedOutput()
+	return plainBuild.get(t, filepath.Join("plain", "svc"), func(out string) []string {
+		return []string{"build", "-ldflags", "-X main.version=test", "-o", out, "."}
 	})
-	if plainBuild.err != nil {
-		t.Fatalf("go build: %v\n%s", plainBuild.err, plainBuild.out)
-	}
-	return plainBuild.bin
 }
 
 // sequentialTests holds the names of the tests marked by sequential.

@@ -6,33 +6,18 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 )
 
-// cudaBuild is svc built with -tags cuda, once per test process.
-var cudaBuild struct {
-	once sync.Once
-	bin  string
-	err  error
-	out  []byte
-}
+// cudaBuild is svc built with -tags cuda.
+var cudaBuild binaryBuild
 
 // cudaBin builds (once) the svc binary with the cuda provider compiled in,
 // with the same flags as the harness's binary so the build cache is shared.
 func cudaBin(t *testing.T) string {
 	t.Helper()
 	skipShort(t, "builds svc again, with -tags cuda")
-	cudaBuild.once.Do(func() {
-		// Beside the harness's binary, in the directory TestMain removes.
-		cudaBuild.bin = filepath.Join(filepath.Dir(svcBin), "svc-cuda")
-		cmd := exec.Command("go", buildArgs(cudaBuild.bin, "-tags", "cuda")...)
-		cudaBuild.out, cudaBuild.err = cmd.CombinedOutput()
-	})
-	if cudaBuild.err != nil {
-		t.Fatalf("go build -tags cuda: %v\n%s", cudaBuild.err, cudaBuild.out)
-	}
-	return cudaBuild.bin
+	return cudaBuild.get(t, "svc-cuda", func(out string) []string { return buildArgs(out, "-tags", "cuda") })
 }
 
 // cmdFor prepares a command of another svc binary, with the harness's

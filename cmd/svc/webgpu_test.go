@@ -7,38 +7,23 @@ import (
 	"math"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// webgpuBuild is svc built with -tags webgpu, once per test process.
-var webgpuBuild struct {
-	once sync.Once
-	bin  string
-	err  error
-	out  []byte
-}
+// webgpuBuild is svc built with -tags webgpu.
+var webgpuBuild binaryBuild
 
 // webgpuBin builds (once) the svc binary with the webgpu provider compiled
 // in, with the same flags as the harness's binary.
 func webgpuBin(t *testing.T) string {
 	t.Helper()
 	skipShort(t, "builds svc again, with -tags webgpu")
-	webgpuBuild.once.Do(func() {
-		webgpuBuild.bin = filepath.Join(filepath.Dir(svcBin), "svc-webgpu")
-		cmd := exec.Command("go", buildArgs(webgpuBuild.bin, "-tags", "webgpu")...)
-		webgpuBuild.out, webgpuBuild.err = cmd.CombinedOutput()
-	})
-	if webgpuBuild.err != nil {
-		t.Fatalf("go build -tags webgpu: %v\n%s", webgpuBuild.err, webgpuBuild.out)
-	}
-	return webgpuBuild.bin
+	return webgpuBuild.get(t, "svc-webgpu", func(out string) []string { return buildArgs(out, "-tags", "webgpu") })
 }
 
 // swiftShader returns the environment that points the Vulkan loader at the
