@@ -79,11 +79,16 @@ func testMain(m *testing.M) int {
 // (make test), so that the servers are checked for races too; without it
 // under a plain go test, which builds and serves faster.
 func buildArgs(out string, extra ...string) []string {
-	args := []string{"build"}
 	if raceEnabled {
-		args = append(args, "-race")
+		extra = append([]string{"-race"}, extra...)
 	}
-	args = append(args, extra...)
+	return plainBuildArgs(out, extra...)
+}
+
+// plainBuildArgs are buildArgs without the race detector, whatever the
+// tests run with.
+func plainBuildArgs(out string, extra ...string) []string {
+	args := append([]string{"build"}, extra...)
 	return append(args, "-ldflags", "-X main.version=test", "-o", out, ".")
 }
 
@@ -97,7 +102,8 @@ type binaryBuild struct {
 }
 
 // get builds (once) the binary at name, a path under svcBin's directory,
-// with go build's args (buildArgs'), and returns its path.
+// with go's arguments args(path) (buildArgs or plainBuildArgs), and
+// returns its path.
 func (b *binaryBuild) get(t *testing.T, name string, args func(out string) []string) string {
 	t.Helper()
 	b.once.Do(func() {
@@ -126,9 +132,7 @@ func plainBin(t *testing.T) string {
 	if !raceEnabled {
 		return svcBin
 	}
-	return plainBuild.get(t, filepath.Join("plain", "svc"), func(out string) []string {
-		return []string{"build", "-ldflags", "-X main.version=test", "-o", out, "."}
-	})
+	return plainBuild.get(t, filepath.Join("plain", "svc"), func(out string) []string { return plainBuildArgs(out) })
 }
 
 // sequentialTests holds the names of the tests marked by sequential.
