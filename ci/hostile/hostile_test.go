@@ -2,10 +2,12 @@ package hostile
 
 import (
 	"bytes"
+	"compress/zlib"
 	"image"
 	"image/gif"
 	"image/jpeg"
 	"image/png"
+	"io"
 	"testing"
 
 	"golang.org/x/image/bmp"
@@ -28,6 +30,10 @@ func TestPicturesAreWhatTheySay(t *testing.T) {
 		{"progressive jpeg", ProgressiveJPEG(301, 203, 7, false), func(b []byte) (image.Image, error) { return jpeg.Decode(bytes.NewReader(b)) }, 301, 203, false},
 		{"progressive jpeg with a stray byte", ProgressiveJPEG(64, 48, 3, true), func(b []byte) (image.Image, error) { return jpeg.Decode(bytes.NewReader(b)) }, 64, 48, false},
 		{"16-bit png", ZeroPNG16(123, 45), func(b []byte) (image.Image, error) { return png.Decode(bytes.NewReader(b)) }, 123, 45, false},
+		// Rows of 6001 bytes: the first block of zeros, its repeat,
+		// copies of the repeat and a part block.
+		{"16-bit png of many blocks", ZeroPNG16(1000, 191), func(b []byte) (image.Image, error) { return png.Decode(bytes.NewReader(b)) }, 1000, 191, false},
+		{"16-bit png of two blocks", ZeroPNG16(1000, 50), func(b []byte) (image.Image, error) { return png.Decode(bytes.NewReader(b)) }, 1000, 50, false},
 		{"truncated bmp", TruncatedBMP(100, 50), func(b []byte) (image.Image, error) { return bmp.Decode(bytes.NewReader(b)) }, 100, 50, true},
 	}
 	for _, tt := range tests {
@@ -75,6 +81,24 @@ func TestJPEGScansCount(t *testing.T) {
 		sos := bytes.Index(data, []byte{0xff, 0xda})
 		if stray != (data[sos-1] == 0x00) {
 			t.Errorf("stray %v: the byte before the first scan is %#x", stray, data[sos-1])
+		}
+	}
+}
+
+// TestZlibZeros: the stream is n zeros, its checksum right, whatever n is
+// against the block of zeros it repeats.
+func TestZlibZeros(t *testing.T) {
+	for _, n := range []int64{0, 1, zeroRun - 1, zeroRun, zeroRun + 1, 2 * zeroRun, 2*zeroRun + 1, 3 * zeroRun, 7*zeroRun + 12345} {
+		r, err := zlib.NewReader(bytes.NewReader(zlibZeros(n)))
+		if err != nil {
+			t.Fatalf("%d zeros: %v", n, err)
+		}
+		got, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatalf("%d zeros: %v", n, err)
+		}
+		if int64(len(got)) != n || bytes.Count(got, []byte{0}) != len(got) {
+			t.Errorf("%d zeros: decoded %d bytes, not all zero", n, len(got))
 		}
 	}
 }
