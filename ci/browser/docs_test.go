@@ -90,7 +90,7 @@ func TestDocsUploadPicture(t *testing.T) {
 func buildSvc(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "svc")
-	cmd := exec.Command("go", "build", "-race", "-ldflags", "-X main.version=test", "-o", bin, "./cmd/svc")
+	cmd := exec.Command("go", "build", "-race", "-ldflags", "-w -X main.version=test", "-o", bin, "./cmd/svc")
 	cmd.Dir = repoRoot
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build svc: %v\n%s", err, out)

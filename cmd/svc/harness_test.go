@@ -89,7 +89,7 @@ func buildArgs(out string, extra ...string) []string {
 // tests run with.
 func plainBuildArgs(out string, extra ...string) []string {
 	args := append([]string{"build"}, extra...)
-	return append(args, "-ldflags", "-X main.version=test", "-o", out, ".")
+	return append(args, "-ldflags", "-w -X main.version=test", "-o", out, ".")
 }
 
 // binaryBuild is an svc binary built once per test process, on first use,
