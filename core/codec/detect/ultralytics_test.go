@@ -1,3 +1,12 @@
+//go:build !race
+
+// The tests in this file compare the detections svc decodes with a
+// reference of Ultralytics' algorithm, case by case, in one goroutine. The
+// race detector finds races between goroutines: it would find none here,
+// and makes them several times slower. make test runs them in a pass of
+// their own without it (ci/norace.sh); go test without -race runs them
+// with the rest.
+
 package detect
 
 import (

@@ -1,8 +1,17 @@
+//go:build !race
+
+// The tests in this file compare the text boxes svc finds with PaddleOCR's
+// post-processing, case by case, in one goroutine. The race detector finds
+// races between goroutines: it would find none here, and makes them
+// several times slower. make test runs them in a pass of their own without
+// it (ci/norace.sh); go test without -race runs them with the rest.
+
 package page
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -149,4 +158,73 @@ func TestDBOnDetectorMaps(t *testing.T) {
 	}
 	t.Logf("%d detector maps of %d rendered pages: %d boxes, scores, filtered and sorted boxes equal; crops: %d of %d elements equal, %d within one grey level",
 		len(cases), len(pages), nBoxes, st.equal, st.n, st.within1)
+}
+
+func TestDBAgainstPaddleOCR(t *testing.T) {
+	dir := t.TempDir()
+	cases := dbCases(t, dir)
+	for i := range cases {
+		c := &cases[i]
+		if c.Page == "" {
+			continue
+		}
+		boxes := Filter(c.Params.db().Boxes(c.pred, c.W, c.H, c.DestW, c.DestH), c.DestW, c.DestH)
+		for _, b := range boxes {
+			c.Quads = append(c.Quads, quadJSON(b.Quad))
+		}
+		c.Quads = append(c.Quads, randomQuads(rand.New(rand.NewPCG(uint64(i), 1)), c.DestW, c.DestH)...)
+	}
+	ref := runDBRef(t, cases, dir)
+	var nBoxes, nFiltered int
+	var st cropStats
+	for i, c := range cases {
+		want := ref.Cases[i]
+		t.Run(fmt.Sprintf("%s-%dx%d-to-%dx%d-dilate=%v", c.Kind, c.W, c.H, c.DestW, c.DestH, c.Params.Dilate), func(t *testing.T) {
+			boxes := c.Params.db().Boxes(c.pred, c.W, c.H, c.DestW, c.DestH)
+			var got [][4][2]int
+			var scores []float64
+			for _, b := range boxes {
+				got = append(got, quadJSON(b.Quad))
+				scores = append(scores, b.Score)
+			}
+			if !slices.Equal(got, want.Boxes) {
+				t.Fatalf("boxes:\n got %v\nwant %v", got, want.Boxes)
+			}
+			if !slices.Equal(scores, want.Scores) {
+				t.Errorf("scores:\n got %v\nwant %v", scores, want.Scores)
+			}
+			nBoxes += len(got)
+			filtered := Filter(boxes, c.DestW, c.DestH)
+			got = got[:0]
+			for _, b := range filtered {
+				got = append(got, quadJSON(b.Quad))
+			}
+			if !slices.Equal(got, want.Filtered) {
+				t.Fatalf("filter_tag_det_res:\n got %v\nwant %v", got, want.Filtered)
+			}
+			nFiltered += len(got)
+			Sort(filtered)
+			got = got[:0]
+			for _, b := range filtered {
+				got = append(got, quadJSON(b.Quad))
+			}
+			if !slices.Equal(got, want.Sorted) {
+				t.Errorf("sorted_boxes:\n got %v\nwant %v", got, want.Sorted)
+			}
+			img := Image{Pix: c.pix, W: c.DestW, H: c.DestH, C: 3}
+			for j, q := range c.Quads {
+				var quad Quad
+				for k, p := range q {
+					quad[k] = geom.Point{X: p[0], Y: p[1]}
+				}
+				cr := want.Crops[j]
+				compareCrop(t, Crop(img, quad), cr.W, cr.H, cr.File, &st)
+			}
+		})
+	}
+	if st.n == 0 || st.within1*100 < st.n*99 {
+		t.Errorf("crops: %d of %d elements within one grey level of OpenCV's, want ≥ 99 %%", st.within1, st.n)
+	}
+	t.Logf("%d maps: %d boxes and scores equal, %d after filter_tag_det_res and sorted_boxes equal; crops: %d of %d elements equal (%.4f %%), %d within one grey level",
+		len(cases), nBoxes, nFiltered, st.equal, st.n, 100*float64(st.equal)/float64(max(st.n, 1)), st.within1)
 }
