@@ -6,8 +6,10 @@
 #     coreml only on darwin), providers/all imports it, and nothing
 #     outside providers/ imports a tagged provider (the always-compiled cpu
 #     provider may be used directly, e.g. by tests);
-#   - go vet and go build of every tag alone, and of all linux-compatible
-#     tags together (plus the OS-gated ones, which must be no-ops on linux);
+#   - go vet of every package with each tag alone, and go build of the
+#     main packages the tag changes; go vet and go build of everything with
+#     all linux-compatible tags together (and a build of what the OS-gated
+#     ones add, which on linux must be nothing new);
 #   - the tagged providers' unit tests (-race);
 #   - windows/amd64 with the windows-only tags (directml), cross-compiled
 #     with mingw-w64 (build/cross-deps.sh installs it): go vet of the
@@ -62,18 +64,41 @@ importers=$($GO list -tags "${all_tags[*]}" -test -f '{{.ImportPath}}: {{join .I
 [ -z "$importers" ] || bad "only providers/ may import a tagged provider (the rest goes through providers/all and the fx group):
 $importers"
 
-step "go vet and go build, each tag alone"
+# tagged_mains prints the main packages that link other code with the
+# tags $1 than without: those importing, at any depth, a package whose
+# files the tags change. go vet -tags has type-checked every package
+# with them; linking the mains the tags leave alone again would check
+# nothing new (a link of svc is most of a build's cost).
+untagged_files=$($GO list -f '{{.ImportPath}} {{.GoFiles}} {{.CgoFiles}}' ./...)
+tagged_mains() {
+  local changed
+  changed=$(comm -13 <(echo "$untagged_files" | sort) <($GO list -tags "$1" -f '{{.ImportPath}} {{.GoFiles}} {{.CgoFiles}}' ./... | sort) | cut -d' ' -f1)
+  [ -n "$changed" ] || return 0
+  $GO list -tags "$1" -f '{{if eq .Name "main"}}{{.ImportPath}} {{join .Deps " "}}{{end}}' ./... |
+    grep -F -w -f <(echo "$changed") | cut -d' ' -f1
+}
+build_tagged() {
+  local mains
+  mains=$(tagged_mains "$1")
+  [ -n "$mains" ] || { bad "-tags '$1' changes no main package's code"; return; }
+  # shellcheck disable=SC2086 # one package path a word
+  $GO build -tags "$1" -o "$bin/" $mains || bad "go build -tags '$1' $(echo $mains)"
+}
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+
+step "go vet of every package and go build of the main packages it changes, each tag alone"
 for tag in "${linux_tags[@]}"; do
   $GO vet -tags "$tag" ./... || bad "go vet -tags $tag"
-  $GO build -tags "$tag" ./... || bad "go build -tags $tag"
+  build_tagged "$tag"
 done
 step "go vet and go build, all linux tags together, and with the OS-gated ones"
 $GO vet -tags "${linux_tags[*]}" ./... || bad "go vet -tags '${linux_tags[*]}'"
 $GO build -tags "${linux_tags[*]}" ./... || bad "go build -tags '${linux_tags[*]}'"
-$GO build -tags "${all_tags[*]}" ./... || bad "go build -tags '${all_tags[*]}' on linux"
+build_tagged "${all_tags[*]}"
 
 step "unit tests of the tagged providers"
-$GO test -race -count=1 -tags "${linux_tags[*]}" ./providers/... || bad "go test -tags '${linux_tags[*]}' ./providers/..."
+$GO test -race -ldflags=-w -count=1 -tags "${linux_tags[*]}" ./providers/... || bad "go test -tags '${linux_tags[*]}' ./providers/..."
 
 win_tags=()
 for tag in "${all_tags[@]}"; do [ "${tag_goos[$tag]}" != windows ] || win_tags+=("$tag"); done
