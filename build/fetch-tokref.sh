@@ -8,8 +8,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 dest=$root/build/tokref
-cache=$dest/cache
-mkdir -p "$cache"
+. "$root/build/cache.sh"
 
 fetch() { # <package@version> <tarball> <sha256> <directory under node_modules>
   local tgz=$cache/$2 dir=$dest/node_modules/$4
@@ -17,7 +16,7 @@ fetch() { # <package@version> <tarball> <sha256> <directory under node_modules>
   if ! { [ -f "$tgz" ] && echo "$3  $tgz" | sha256sum -c --status; }; then
     echo "fetching $1 from npm" >&2
     rm -f "$tgz"
-    (cd "$cache" && npm pack --silent "$1" >/dev/null)
+    npm_pack "$1"
     if ! echo "$3  $tgz" | sha256sum -c --status; then
       echo "$2: sha256 mismatch (want $3); refusing to use it" >&2
       rm -f "$tgz"

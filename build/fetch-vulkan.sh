@@ -15,7 +15,7 @@ VERSION=153.0.0
 SHA256=20e5656fcdcf4118ede85edfb9d6bb9cc1bbb7ffb8b75622fffbcf36a835c3c0
 root=$(cd "$(dirname "$0")/.." && pwd)
 dest=${1:-$root/build/vulkan}
-cache=$root/build/cache
+. "$root/build/cache.sh"
 stamp=$dest/.swiftshader-$VERSION
 
 if [ -f "$stamp" ]; then
@@ -27,7 +27,7 @@ tgz=$cache/sparticuz-chromium-$VERSION.tgz
 if [ ! -f "$tgz" ] || ! echo "$SHA256  $tgz" | sha256sum -c --status; then
   echo "fetching $PACKAGE@$VERSION from npm" >&2
   rm -f "$tgz"
-  (cd "$cache" && npm pack --silent "$PACKAGE@$VERSION" >/dev/null)
+  npm_pack "$PACKAGE@$VERSION"
 fi
 if ! echo "$SHA256  $tgz" | sha256sum -c --status; then
   echo "sparticuz-chromium-$VERSION.tgz: sha256 mismatch (want $SHA256); refusing to use it" >&2
