@@ -23,7 +23,7 @@ PORT ?= 8080
 
 export ONNXRUNTIME_TEST_LIB := $(CURDIR)/$(LIBDIR)
 
-.PHONY: all build lib lib-cuda vulkan models assets tools deps run test test-short tidy vet lint unit norace fuzz soak genmodels bench clean proto browser tooling gpu-kit gpu-check tokref tokenizer-bench textapi-bench ocr-bench
+.PHONY: all build lib lib-cuda vulkan models assets tools deps run test test-short tidy vet lint unit norace fuzz-smoke fuzz soak genmodels bench clean proto browser tooling gpu-kit gpu-check tokref tokenizer-bench textapi-bench ocr-bench
 
 all: build
 
@@ -104,6 +104,9 @@ lint: $(STATICCHECK)
 # them a third idle: cmd/svc 308 s instead of 459 s, the same CPU time.
 unit: tokref
 	$(GO) test -race -ldflags=-w -count=1 -timeout 30m -parallel 4 ./...
+
+## fuzz-smoke: 30000 executions of FuzzServer (make test's share of make fuzz), beside the other checks rather than after the unit tests
+fuzz-smoke: lib
 	$(GO) test -run '^$$' -fuzz FuzzServer -fuzztime 30000x ./cmd/svc/fuzzhttp/
 
 ## norace: the tests built only without -race (//go:build !race: codecs against their references, allocation counts), without it (ci/norace.sh)
@@ -128,7 +131,7 @@ fuzz: lib
 
 ## test: vet, staticcheck and every test (unit and integration) with -race: what the checks need first (deps, cross-deps: downloads and Debian packages, one at a time), then the checks TEST_JOBS at a time (default 3), the longest first, each one's output printed whole when it ends
 TEST_JOBS ?= 3
-TEST_CHECKS := unit norace check-tags kube browser gpu-check check-arm64 check-windows tooling tidy vet lint
+TEST_CHECKS := unit norace fuzz-smoke check-tags kube browser gpu-check check-arm64 check-windows tooling tidy vet lint
 test: deps cross-deps
 	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target $(TEST_CHECKS)
 
