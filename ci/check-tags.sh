@@ -70,13 +70,18 @@ $importers"
 # with them; linking the mains the tags leave alone again would check
 # nothing new (a link of svc is most of a build's cost).
 untagged_files=$($GO list -f '{{.ImportPath}} {{.GoFiles}} {{.CgoFiles}}' ./...)
-tagged_mains() {
-  local changed
-  changed=$(comm -13 <(echo "$untagged_files" | sort) <($GO list -tags "$1" -f '{{.ImportPath}} {{.GoFiles}} {{.CgoFiles}}' ./... | sort) | cut -d' ' -f1)
+# tagged TAGS GO-LIST-ARGS...: the main packages go list finds (with -test:
+# the test binaries, named PKG.test) that link, at any depth, a package
+# whose files TAGS change.
+tagged() {
+  local tags=$1 changed
+  shift
+  changed=$(comm -13 <(echo "$untagged_files" | sort) <($GO list -tags "$tags" -f '{{.ImportPath}} {{.GoFiles}} {{.CgoFiles}}' ./... | sort) | cut -d' ' -f1)
   [ -n "$changed" ] || return 0
-  $GO list -tags "$1" -f '{{if eq .Name "main"}}{{.ImportPath}} {{join .Deps " "}}{{end}}' ./... |
+  $GO list -tags "$tags" -f '{{if eq .Name "main"}}{{.ImportPath}} {{join .Deps " "}}{{end}}' "$@" |
     grep -F -w -f <(echo "$changed") | cut -d' ' -f1
 }
+tagged_mains() { tagged "$1" ./...; }
 build_tagged() {
   local mains
   mains=$(tagged_mains "$1")
@@ -98,7 +103,12 @@ $GO build -tags "${linux_tags[*]}" ./... || bad "go build -tags '${linux_tags[*]
 build_tagged "${all_tags[*]}"
 
 step "unit tests of the tagged providers"
-$GO test -race -ldflags=-w -count=1 -tags "${linux_tags[*]}" ./providers/... || bad "go test -tags '${linux_tags[*]}' ./providers/..."
+# Those of the packages under providers/ the tags change: the rest run
+# untagged in make test's race pass.
+tagged_tests=$(tagged "${linux_tags[*]}" -test ./providers/... | sed -n 's/\.test$//p')
+[ -n "$tagged_tests" ] || bad "-tags '${linux_tags[*]}' changes no package with tests under providers/"
+# shellcheck disable=SC2086 # one package path a word
+$GO test -race -ldflags=-w -count=1 -tags "${linux_tags[*]}" $tagged_tests || bad "go test -tags '${linux_tags[*]}' $(echo $tagged_tests)"
 
 win_tags=()
 for tag in "${all_tags[@]}"; do [ "${tag_goos[$tag]}" != windows ] || win_tags+=("$tag"); done
