@@ -152,8 +152,10 @@ func Canvas(p *image.Picture) (*draw.Canvas, error) {
 	if m, toRGBA, ok := p.Planes(); ok {
 		return draw.Over(m, toRGBA)
 	}
-	if m, ok := p.Own(); ok && draw.Opaque(m) {
-		return draw.New(m)
+	if m, ok := p.Own(); ok {
+		if c, err := draw.New(m); err != nil || c.Opaque() {
+			return c, err
+		}
 	}
 	img, err := p.RGBA()
 	if err != nil {

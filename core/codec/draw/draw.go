@@ -81,6 +81,10 @@ type Canvas struct {
 	// img is the picture drawn on; nil while it is drawn on ycc.
 	img *image.RGBA
 	ycc *planes
+	// opaque: every pixel of the picture has an alpha of 255, found once
+	// when the canvas is made; drawing keeps it so (a shape is blended
+	// over the picture, or painted with an opaque colour).
+	opaque bool
 	// Width is the width of lines in pixels, Text the text's size.
 	Width, Text float64
 	face        font.Face
@@ -94,9 +98,13 @@ func New(img *image.RGBA) (*Canvas, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.img = img
+	c.img, c.opaque = img, Opaque(img)
 	return c, nil
 }
+
+// Opaque says whether every pixel of the canvas's picture has an alpha
+// of 255 (a PNG answer is then RGB).
+func (c *Canvas) Opaque() bool { return c.opaque }
 
 // sized is a canvas with the line width and text size of a picture of
 // b's size.
@@ -126,7 +134,7 @@ func Over(m *image.YCbCr, toRGBA func() *image.RGBA) (*Canvas, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.ycc = &planes{m: m, toRGBA: toRGBA}
+	c.ycc, c.opaque = &planes{m: m, toRGBA: toRGBA}, true
 	return c, nil
 }
 
@@ -225,12 +233,56 @@ func (c *Canvas) Label(x, y float64, text string, bg color.RGBA) {
 		// into the planes.
 		ink, _ := d.BoundString(text)
 		mask := image.NewAlpha(image.Rect(ink.Min.X.Floor(), ink.Min.Y.Floor(), ink.Max.X.Ceil(), ink.Max.Y.Ceil()))
-		d.Dst, d.Src = mask, image.Opaque
-		d.DrawString(text)
+		coverText(mask, c.face, d.Dot, text)
 		c.ycc.blend(mask.Rect, mask, textColor(bg))
 		return
 	}
 	d.DrawString(text)
+}
+
+// coverText draws text's cover on mask with its baseline's start at dot,
+// as font.Drawer's DrawString does with an opaque source (the same
+// kerning and advances, the same Over arithmetic), but each
+// glyph's alpha composed straight into mask's bytes: image/draw has no
+// fast path for an *image.Alpha destination, and goes pixel by pixel
+// through colours, several times slower.
+func coverText(mask *image.Alpha, face font.Face, dot fixed.Point26_6, text string) {
+	prev := rune(-1)
+	for _, r := range text {
+		if prev >= 0 {
+			dot.X += face.Kern(prev, r)
+		}
+		dr, gm, gp, advance, _ := face.Glyph(dot, r)
+		if !dr.Empty() {
+			coverOver(mask, dr, gm, gp)
+		}
+		dot.X += advance
+		prev = r
+	}
+}
+
+// coverOver composes glyph mask gm (its point gp at r.Min) over dst in r,
+// with image/draw's Over arithmetic for an opaque source, in 16 bits.
+func coverOver(dst *image.Alpha, r image.Rectangle, gm image.Image, gp image.Point) {
+	src, ok := gm.(*image.Alpha)
+	if !ok {
+		stddraw.DrawMask(dst, r, image.Opaque, image.Point{}, gm, gp, stddraw.Over)
+		return
+	}
+	clip := r.Intersect(dst.Rect).Intersect(src.Rect.Add(r.Min.Sub(gp)))
+	if clip.Empty() {
+		return
+	}
+	gp = gp.Add(clip.Min.Sub(r.Min))
+	for y := range clip.Dy() {
+		d := dst.Pix[dst.PixOffset(clip.Min.X, clip.Min.Y+y):][:clip.Dx()]
+		s := src.Pix[src.PixOffset(gp.X, gp.Y+y):][:len(d)]
+		for x, m := range s {
+			ma := uint32(m) * 0x101
+			out := (uint32(d[x])*0x101*(0xffff-ma) + 0xffff*ma) / 0xffff
+			d[x] = uint8(out >> 8)
+		}
+	}
 }
 
 // Caption writes lines of text at the picture's top-left corner, each on
@@ -346,5 +398,5 @@ func (c *Canvas) Encode(w io.Writer, mediaType string) error {
 		}
 		return encodeJPEG(w, c.img, nil, JPEGQuality)
 	}
-	return encodePNG(w, c.Image())
+	return encodePNG(w, c.Image(), c.opaque)
 }

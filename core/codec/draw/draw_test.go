@@ -244,6 +244,40 @@ func TestEncodePNG(t *testing.T) {
 	}
 }
 
+// TestCanvasOpaque: a canvas says whether its picture is opaque, found
+// when it is made, and every shape (translucent ones, text, shapes past
+// the edges) keeps an opaque picture opaque: a PNG answer takes the flag
+// as it is, without looking at the pixels again.
+func TestCanvasOpaque(t *testing.T) {
+	t.Parallel()
+	opaque := blank(t, 260, 130)
+	paintAll(opaque)
+	if !opaque.Opaque() || !draw.Opaque(opaque.Image()) {
+		t.Errorf("an opaque picture drawn on: canvas says opaque %v, its pixels %v", opaque.Opaque(), draw.Opaque(opaque.Image()))
+	}
+	m := image.NewRGBA(image.Rect(0, 0, 260, 130))
+	for i := range m.Pix {
+		m.Pix[i] = 255
+	}
+	m.Pix[4*(130*260)-1] = 0
+	c, err := draw.New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Opaque() {
+		t.Error("a picture with a transparent pixel: canvas says opaque")
+	}
+	m2, toRGBA := ycbcrPicture(64, 48, image.YCbCrSubsampleRatio420, 3)
+	over, err := draw.Over(m2, toRGBA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paintAll(over)
+	if !over.Opaque() || !draw.Opaque(over.Image()) {
+		t.Error("a canvas over YCbCr planes: not opaque")
+	}
+}
+
 // ycbcrPicture is a w×h YCbCr picture of the ratio, of smooth gradients
 // with noise, and a function converting it into RGBA.
 func ycbcrPicture(w, h int, ratio image.YCbCrSubsampleRatio, seed uint64) (*image.YCbCr, func() *image.RGBA) {

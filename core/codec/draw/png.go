@@ -22,10 +22,10 @@ const pngChunk = 64 << 10
 // time, and is taken straight from the RGBA rows. Image/png's encoder tries all five filters on every row and
 // keeps the one that looks smallest: on a photograph that search costs
 // more than the compression, for an answer about as large (see
-// BENCHMARKS.md). A picture that is not opaque goes to image/png, which
-// keeps its alpha.
-func encodePNG(w io.Writer, img *image.RGBA) error {
-	if !Opaque(img) {
+// BENCHMARKS.md). A picture that is not opaque (opaque false) goes to
+// image/png, which keeps its alpha.
+func encodePNG(w io.Writer, img *image.RGBA, opaque bool) error {
+	if !opaque {
 		return (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(w, img)
 	}
 	b := img.Bounds()
