@@ -121,12 +121,7 @@ func TestDBOnDetectorMaps(t *testing.T) {
 	for i, c := range cases {
 		want := ref.Cases[i]
 		boxes := c.Params.db().Boxes(c.pred, c.W, c.H, c.DestW, c.DestH)
-		var got [][4][2]int
-		var scores []float64
-		for _, b := range boxes {
-			got = append(got, quadJSON(b.Quad))
-			scores = append(scores, b.Score)
-		}
+		got, scores := quadsAndScores(boxes)
 		if !slices.Equal(got, want.Boxes) || !slices.Equal(scores, want.Scores) {
 			t.Errorf("%s dilate=%v: boxes\n got %v %v\nwant %v %v", c.Kind, c.Params.Dilate, got, scores, want.Boxes, want.Scores)
 			continue
@@ -181,12 +176,7 @@ func TestDBAgainstPaddleOCR(t *testing.T) {
 		want := ref.Cases[i]
 		t.Run(fmt.Sprintf("%s-%dx%d-to-%dx%d-dilate=%v", c.Kind, c.W, c.H, c.DestW, c.DestH, c.Params.Dilate), func(t *testing.T) {
 			boxes := c.Params.db().Boxes(c.pred, c.W, c.H, c.DestW, c.DestH)
-			var got [][4][2]int
-			var scores []float64
-			for _, b := range boxes {
-				got = append(got, quadJSON(b.Quad))
-				scores = append(scores, b.Score)
-			}
+			got, scores := quadsAndScores(boxes)
 			if !slices.Equal(got, want.Boxes) {
 				t.Fatalf("boxes:\n got %v\nwant %v", got, want.Boxes)
 			}
@@ -227,4 +217,14 @@ func TestDBAgainstPaddleOCR(t *testing.T) {
 	}
 	t.Logf("%d maps: %d boxes and scores equal, %d after filter_tag_det_res and sorted_boxes equal; crops: %d of %d elements equal (%.4f %%), %d within one grey level",
 		len(cases), nBoxes, nFiltered, st.equal, st.n, 100*float64(st.equal)/float64(max(st.n, 1)), st.within1)
+}
+
+// quadsAndScores are boxes' quadrilaterals, as the reference writes them,
+// and their scores.
+func quadsAndScores(boxes []Box) (quads [][4][2]int, scores []float64) {
+	for _, b := range boxes {
+		quads = append(quads, quadJSON(b.Quad))
+		scores = append(scores, b.Score)
+	}
+	return quads, scores
 }
