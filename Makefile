@@ -110,7 +110,7 @@ fuzz-smoke: lib
 	$(GO) test -run '^$$' -fuzz FuzzServer -fuzztime 30000x ./cmd/svc/fuzzhttp/
 
 ## norace: the tests built only without -race (//go:build !race: codecs against their references, allocation counts), without it (ci/norace.sh)
-norace: tokref models
+norace: lib tokref models
 	GO=$(GO) bash ci/norace.sh
 
 SOAK_DURATION ?= 10m
