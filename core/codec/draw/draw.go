@@ -81,10 +81,11 @@ type Canvas struct {
 	// img is the picture drawn on; nil while it is drawn on ycc.
 	img *image.RGBA
 	ycc *planes
-	// opaque: every pixel of the picture has an alpha of 255, found once
-	// when the canvas is made; drawing keeps it so (a shape is blended
-	// over the picture, or painted with an opaque colour).
-	opaque bool
+	// opacity says whether every pixel of the picture has an alpha of
+	// 255: unknown until asked (Opaque; a JPEG answer never asks), then
+	// kept, as drawing keeps an opaque picture opaque (a shape is blended
+	// over it, or painted with an opaque colour).
+	opacity opacity
 	// Width is the width of lines in pixels, Text the text's size.
 	Width, Text float64
 	face        font.Face
@@ -98,13 +99,30 @@ func New(img *image.RGBA) (*Canvas, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.img, c.opaque = img, Opaque(img)
+	c.img = img
 	return c, nil
 }
 
+// opacity is what a canvas knows of its picture's alphas.
+type opacity uint8
+
+const (
+	opacityUnknown opacity = iota
+	opaque
+	translucent
+)
+
 // Opaque says whether every pixel of the canvas's picture has an alpha
-// of 255 (a PNG answer is then RGB).
-func (c *Canvas) Opaque() bool { return c.opaque }
+// of 255 (a PNG answer is then RGB): looked at once, on the first call.
+func (c *Canvas) Opaque() bool {
+	if c.opacity == opacityUnknown {
+		c.opacity = translucent
+		if Opaque(c.Image()) {
+			c.opacity = opaque
+		}
+	}
+	return c.opacity == opaque
+}
 
 // sized is a canvas with the line width and text size of a picture of
 // b's size.
@@ -134,7 +152,7 @@ func Over(m *image.YCbCr, toRGBA func() *image.RGBA) (*Canvas, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.ycc, c.opaque = &planes{m: m, toRGBA: toRGBA}, true
+	c.ycc, c.opacity = &planes{m: m, toRGBA: toRGBA}, opaque
 	return c, nil
 }
 
@@ -398,5 +416,5 @@ func (c *Canvas) Encode(w io.Writer, mediaType string) error {
 		}
 		return encodeJPEG(w, c.img, nil, JPEGQuality)
 	}
-	return encodePNG(w, c.Image(), c.opaque)
+	return encodePNG(w, c.Image(), c.Opaque())
 }
