@@ -41,3 +41,40 @@ func TestCoverTextIsDrawString(t *testing.T) {
 		}
 	}
 }
+
+// grayGlyphs is a face whose glyph masks are *image.Gray, not the
+// *image.Alpha coverOver composes itself: the masks image/draw handles.
+type grayGlyphs struct{ font.Face }
+
+func (g grayGlyphs) Glyph(dot fixed.Point26_6, r rune) (image.Rectangle, image.Image, image.Point, fixed.Int26_6, bool) {
+	dr, m, mp, adv, ok := g.Face.Glyph(dot, r)
+	a, isAlpha := m.(*image.Alpha)
+	if !isAlpha {
+		return dr, m, mp, adv, ok
+	}
+	gray := image.NewGray(a.Rect)
+	copy(gray.Pix, a.Pix)
+	return dr, gray, mp, adv, ok
+}
+
+// TestCoverTextOtherMasks: a face whose masks are not *image.Alpha draws
+// what DrawString draws too, through image/draw.
+func TestCoverTextOtherMasks(t *testing.T) {
+	t.Parallel()
+	f, err := face(24)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := grayGlyphs{f}
+	rect := image.Rect(0, 0, 120, 40)
+	want, got := image.NewAlpha(rect), image.NewAlpha(rect)
+	dot := fixed.P(3, 30)
+	(&font.Drawer{Dst: want, Src: image.Opaque, Face: g, Dot: dot}).DrawString("Wave 0.97")
+	coverText(got, g, dot, "Wave 0.97")
+	if string(got.Pix) != string(want.Pix) {
+		t.Error("coverText with gray masks differs from DrawString")
+	}
+	if string(got.Pix) == string(image.NewAlpha(rect).Pix) {
+		t.Error("nothing drawn")
+	}
+}
