@@ -24,11 +24,6 @@ import (
 // (ci/hostile makes the pictures): valid requests of every protocol beside
 // each attack, weighted so that every kind recurs throughout a run.
 
-// zeroPNG16 makes the 16-bit PNGs of zeros; the quick tests make smaller
-// ones (compressing 216 MB of zeros under the race detector takes a
-// minute).
-var zeroPNG16 = hostile.ZeroPNG16
-
 // post is a POST of body.
 func post(name string, valid bool, weight int, path, ctype string, body []byte, headers ...string) *request {
 	return &request{name: name, valid: valid, weight: weight, method: "POST", path: path, ctype: ctype, body: body, headers: headers}
@@ -246,7 +241,7 @@ func pictureMix(root, name string) (*mix, error) {
 		return []tensorIn{{name: "x", datatype: "BYTES", shape: []int64{int64(n)}, bytes: e}}
 	}
 	scans := hostile.ProgressiveJPEG(6000, 6000, 1000, true)
-	png16 := zeroPNG16(6000, 6000)
+	png16 := hostile.ZeroPNG16(6000, 6000)
 	many, manyType := multipartFiles("x", 2000, gif)
 	bin2k, bin2kHdr := v2Binary("x", 2000, gif)
 	bin260k, bin260kHdr := v2Binary("x", 260_000, gif)

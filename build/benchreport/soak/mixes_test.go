@@ -14,19 +14,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/svc-dev/svc/ci/hostile"
 )
 
 // root is the repository: this package is build/benchreport/soak.
 var root = filepath.Join("..", "..", "..")
 
-// testMixes are the servers' mixes, built once for the tests, with 16-bit
-// PNGs of 600×600 pixels (not 6000×6000, which take a minute to compress
-// under the race detector).
+// testMixes are the servers' mixes, built once for the tests.
 var testMixes = sync.OnceValues(func() (map[string]*mix, error) {
-	zeroPNG16 = func(w, h int) []byte { return hostile.ZeroPNG16(w/10, h/10) }
-	defer func() { zeroPNG16 = hostile.ZeroPNG16 }()
 	out := map[string]*mix{}
 	for name, spec := range servers {
 		m, err := spec.mix(root, spec.model)
