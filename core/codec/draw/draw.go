@@ -67,8 +67,18 @@ var (
 	fontErr  error
 )
 
-// face returns a face of the compiled-in font at size pixels.
+// face returns a face of the compiled-in font at size pixels, which
+// rasterises each glyph once (glyphFace).
 func face(size float64) (font.Face, error) {
+	f, err := fontFace(size)
+	if err != nil {
+		return nil, err
+	}
+	return newGlyphFace(f), nil
+}
+
+// fontFace is the compiled-in font's own face at size pixels.
+func fontFace(size float64) (font.Face, error) {
 	fontOnce.Do(func() { theFont, fontErr = opentype.Parse(gomedium.TTF) })
 	if fontErr != nil {
 		return nil, fmt.Errorf("the compiled-in font: %w", fontErr)

@@ -2,6 +2,7 @@ package draw
 
 import (
 	"image"
+	"image/color"
 	"testing"
 
 	"golang.org/x/image/font"
@@ -11,12 +12,17 @@ import (
 // TestCoverTextIsDrawString: coverText puts on a mask, byte for byte, what
 // font.Drawer's DrawString does with an opaque source: texts with accents,
 // kerned pairs, runes the font lacks, over a mask already partly covered,
-// clipped at its edges, at several sizes and sub-pixel positions.
+// clipped at its edges, at several sizes and sub-pixel positions; the
+// canvas's face (glyphFace) against the font's own.
 func TestCoverTextIsDrawString(t *testing.T) {
 	t.Parallel()
 	texts := []string{"dog 0.91", "AVATAR To Wa", "Éé ÅÇÿ gj", "漢字 \u0378 x", "", "person 1.00 / bicycle 0.25"}
 	for _, size := range []float64{9, 12, 31.5, 64} {
 		f, err := face(size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		own, err := fontFace(size)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -28,7 +34,7 @@ func TestCoverTextIsDrawString(t *testing.T) {
 					want.Pix[i] = uint8(i * 7)
 				}
 				copy(got.Pix, want.Pix)
-				d := font.Drawer{Dst: want, Src: image.Opaque, Face: f, Dot: dot}
+				d := font.Drawer{Dst: want, Src: image.Opaque, Face: own, Dot: dot}
 				d.DrawString(text)
 				coverText(got, f, dot, text)
 				for i := range want.Pix {
@@ -76,5 +82,47 @@ func TestCoverTextOtherMasks(t *testing.T) {
 	}
 	if string(got.Pix) == string(image.NewAlpha(rect).Pix) {
 		t.Error("nothing drawn")
+	}
+}
+
+// TestGlyphFace: text drawn with a glyphFace is, pixel for pixel, the
+// text drawn with the font's own face, on an RGBA picture in colour, at
+// whole-pixel dots (its masks kept and reused, the same glyph at many
+// places) and between pixels (the font's own), at several sizes.
+func TestGlyphFace(t *testing.T) {
+	t.Parallel()
+	texts := []string{"dog 0.91 dog 0.19", "AVATAR To Wa", "Éé ÅÇÿ gj", "漢字 \u0378 x", " ", "person 1.00"}
+	dots := []fixed.Point26_6{fixed.P(0, 0), fixed.P(3, 40), fixed.P(-7, 13), fixed.P(150, 70), {X: 11<<6 + 13, Y: 30 << 6}, {X: 5 << 6, Y: 20<<6 + 50}}
+	for _, size := range []float64{7, 12, 33, 64} {
+		own, err := fontFace(size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cached, err := face(size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rect := image.Rect(-4, -9, 220, 90)
+		want, got := image.NewRGBA(rect), image.NewRGBA(rect)
+		for i := range want.Pix {
+			want.Pix[i] = uint8(i * 13)
+		}
+		copy(got.Pix, want.Pix)
+		src := image.NewUniform(color.RGBA{R: 200, G: 30, B: 90, A: 255})
+		for _, text := range texts {
+			for _, dot := range dots {
+				(&font.Drawer{Dst: want, Src: src, Face: own, Dot: dot}).DrawString(text)
+				(&font.Drawer{Dst: got, Src: src, Face: cached, Dot: dot}).DrawString(text)
+				for i := range want.Pix {
+					if got.Pix[i] != want.Pix[i] {
+						x, y := rect.Min.X+i/4%rect.Dx(), rect.Min.Y+i/4/rect.Dx()
+						t.Fatalf("size %g, %q at %v: (%d, %d) differs from the font's own face", size, text, dot, x, y)
+					}
+				}
+			}
+		}
+		if n := len(cached.(*glyphFace).glyphs); n < 20 {
+			t.Errorf("size %g: %d glyphs kept, want every drawable rune of the texts", size, n)
+		}
 	}
 }
