@@ -340,35 +340,36 @@ var aanScale = [8]float32{1, 1.387039845, 1.306562965, 1.175875602, 1, 0.7856949
 // columns, in place; each output is scaled by aanScale of its row and
 // column and by 8, which the quantization's scale undoes.
 func fdct(b *[64]float32) {
-	for i := 0; i < 64; i += 8 {
-		fdct8(b, i, 1)
-	}
-	for i := range 8 {
-		fdct8(b, i, 8)
-	}
+	var t [64]float32
+	fdctRows(&t, b)
+	fdctRows(b, &t)
 }
 
-// fdct8 is one 8-point AAN DCT over b[o], b[o+s], ..., b[o+7s].
-func fdct8(b *[64]float32, o, s int) {
-	d0, d1, d2, d3 := b[o], b[o+s], b[o+2*s], b[o+3*s]
-	d4, d5, d6, d7 := b[o+4*s], b[o+5*s], b[o+6*s], b[o+7*s]
-	t0, t7 := d0+d7, d0-d7
-	t1, t6 := d1+d6, d1-d6
-	t2, t5 := d2+d5, d2-d5
-	t3, t4 := d3+d4, d3-d4
+// fdctRows is the 8-point AAN DCT of each row of src, written as a column
+// of dst: twice, it is the DCT of rows then columns, the block transposed
+// twice. Rows read as arrays and columns written at constant offsets
+// need no bounds check.
+func fdctRows(dst, src *[64]float32) {
+	for i := range 8 {
+		r := (*[8]float32)(src[i*8 : i*8+8])
+		t0, t7 := r[0]+r[7], r[0]-r[7]
+		t1, t6 := r[1]+r[6], r[1]-r[6]
+		t2, t5 := r[2]+r[5], r[2]-r[5]
+		t3, t4 := r[3]+r[4], r[3]-r[4]
 
-	t10, t13 := t0+t3, t0-t3
-	t11, t12 := t1+t2, t1-t2
-	b[o], b[o+4*s] = t10+t11, t10-t11
-	z1 := (t12 + t13) * 0.707106781
-	b[o+2*s], b[o+6*s] = t13+z1, t13-z1
+		t10, t13 := t0+t3, t0-t3
+		t11, t12 := t1+t2, t1-t2
+		dst[i], dst[32+i] = t10+t11, t10-t11
+		z1 := (t12 + t13) * 0.707106781
+		dst[16+i], dst[48+i] = t13+z1, t13-z1
 
-	t10, t11, t12 = t4+t5, t5+t6, t6+t7
-	z5 := (t10 - t12) * 0.382683433
-	z2 := 0.541196100*t10 + z5
-	z4 := 1.306562965*t12 + z5
-	z3 := t11 * 0.707106781
-	z11, z13 := t7+z3, t7-z3
-	b[o+5*s], b[o+3*s] = z13+z2, z13-z2
-	b[o+s], b[o+7*s] = z11+z4, z11-z4
+		t10, t11, t12 = t4+t5, t5+t6, t6+t7
+		z5 := (t10 - t12) * 0.382683433
+		z2 := 0.541196100*t10 + z5
+		z4 := 1.306562965*t12 + z5
+		z3 := t11 * 0.707106781
+		z11, z13 := t7+z3, t7-z3
+		dst[40+i], dst[24+i] = z13+z2, z13-z2
+		dst[8+i], dst[56+i] = z11+z4, z11-z4
+	}
 }
