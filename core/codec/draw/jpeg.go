@@ -126,14 +126,21 @@ func (e *jpegWriter) header(w, h int) {
 	e.out = append(e.out, 0xff, 0xda, 0, 12, 3, 1, 0x00, 2, 0x11, 3, 0x11, 0, 63, 0)
 }
 
-// put appends the n low bits of v to the scan (n at most 27), four bytes
-// at a time, stuffing a zero after every 0xFF byte.
+// put appends the n low bits of v to the scan (n at most 27).
 func (e *jpegWriter) put(v uint32, n uint) {
 	e.acc = e.acc<<n | uint64(v)
 	e.n += n
-	if e.n < 32 {
-		return
+	if e.n >= 32 {
+		e.flush()
 	}
+}
+
+// flush moves 32 of the bits gathered into the scan, four bytes at a
+// time, stuffing a zero after every 0xFF byte. It is kept out of put,
+// which is then small enough to be inlined where a code is written.
+//
+//go:noinline
+func (e *jpegWriter) flush() {
 	e.n -= 32
 	w := uint32(e.acc >> e.n)
 	if x := ^w; (x-0x01010101)&^x&0x80808080 == 0 {
@@ -178,7 +185,7 @@ func (e *jpegWriter) block(b, scale *[64]float32, prev int32, dcT, acT *huffman)
 		z[k] = v
 		nonzero |= uint64(uint32(v|-v)>>31) << k
 	}
-	e.value(dcT, 0, z[0]-prev)
+	e.put(code(dcT, 0, z[0]-prev))
 	last := 0
 	for ac := nonzero &^ 1; ac != 0; ac &= ac - 1 {
 		k := bits.TrailingZeros64(ac)
@@ -187,7 +194,7 @@ func (e *jpegWriter) block(b, scale *[64]float32, prev int32, dcT, acT *huffman)
 			e.put(acT.code[0xf0], uint(acT.size[0xf0])) // sixteen zeros
 			run -= 16
 		}
-		e.value(acT, run, z[k&63])
+		e.put(code(acT, run, z[k&63]))
 		last = k
 	}
 	if last < 63 {
@@ -203,14 +210,14 @@ func round(f float32) int32 {
 	return int32(math.Float32bits(f+0x1.8p23)) - 0x4b400000
 }
 
-// value codes v after run zeros: the Huffman code of (run, v's size in
-// bits) followed by v's bits (one's complement when negative), without
-// a branch on v's sign.
-func (e *jpegWriter) value(t *huffman, run uint32, v int32) {
+// code is v after run zeros as the scan writes it: the Huffman code of
+// (run, v's size in bits) followed by v's bits (one's complement when
+// negative), computed without a branch on v's sign; and its length.
+func code(t *huffman, run uint32, v int32) (uint32, uint) {
 	s := v >> 31
 	n := uint32(bits.Len32(uint32((v ^ s) - s)))
 	sym := (run<<4 | n) & 0xff
-	e.put(t.code[sym]<<n|uint32(v+s)&(1<<n-1), uint(t.size[sym])+uint(n))
+	return t.code[sym]<<n | uint32(v+s)&(1<<n-1), uint(t.size[sym]) + uint(n)
 }
 
 // mcu is one 16×16 area as four luma blocks and two chroma blocks,
@@ -244,6 +251,15 @@ func (m *mcu) load(img *image.RGBA, x0, y0 int) {
 	m.convert(tile[:], 64)
 }
 
+// levelShift is each sample value less 128, as a DCT takes it: a load
+// from this table costs less than the conversion and subtraction.
+var levelShift = func() (t [256]float32) {
+	for i := range t {
+		t[i] = float32(i) - 128
+	}
+	return t
+}()
+
 // planes reads the 16×16 area at (x0, y0) of a YCbCr picture whose
 // origin is at zero, repeating the last row and column where it runs
 // past the picture's edge.
@@ -257,9 +273,9 @@ func (m *mcu) planes(p *image.YCbCr, x0, y0 int) {
 			blk := &m.y[r/8*2+half]
 			xs := x0 + 8*half
 			if xs+8 <= w {
-				px := row[xs : xs+8 : xs+8]
+				px, dst := (*[8]byte)(row[xs:xs+8]), (*[8]float32)(blk[o:o+8])
 				for c, v := range px {
-					blk[o+c] = float32(v) - 128
+					dst[c] = levelShift[v]
 				}
 				continue
 			}
@@ -271,10 +287,10 @@ func (m *mcu) planes(p *image.YCbCr, x0, y0 int) {
 	if p.SubsampleRatio == image.YCbCrSubsampleRatio420 && x0+16 <= w && y0+16 <= h {
 		for r := range 8 {
 			at := (y0/2+r)*p.CStride + x0/2
-			cb, cr := p.Cb[at:at+8:at+8], p.Cr[at:at+8:at+8]
+			cb, cr := (*[8]byte)(p.Cb[at:at+8]), (*[8]byte)(p.Cr[at:at+8])
+			dcb, dcr := (*[8]float32)(m.cb[r*8:r*8+8]), (*[8]float32)(m.cr[r*8:r*8+8])
 			for c := range 8 {
-				m.cb[r*8+c] = float32(cb[c]) - 128
-				m.cr[r*8+c] = float32(cr[c]) - 128
+				dcb[c], dcr[c] = levelShift[cb[c]], levelShift[cr[c]]
 			}
 		}
 		return
