@@ -54,6 +54,13 @@ func (p *planes) blend(r image.Rectangle, mask *image.Alpha, col color.RGBA) {
 			for x, v := range row {
 				row[x] = mix(v, yc, a)
 			}
+		case a == 255:
+			cover := mask.Pix[mask.PixOffset(r.Min.X, y):][:len(row)]
+			for x, v := range row {
+				if c := int32(cover[x]); c > 0 {
+					row[x] = mix(v, yc, c)
+				}
+			}
 		default:
 			cover := mask.Pix[mask.PixOffset(r.Min.X, y):][:len(row)]
 			for x, v := range row {
@@ -82,7 +89,7 @@ func (p *planes) blend(r image.Rectangle, mask *image.Alpha, col color.RGBA) {
 			}
 			n := int32((x1 - x0) * (y1 - y0))
 			if c := (sum + n/2) / n; c > 0 {
-				i := m.COffset(x0, y0)
+				i := cy*m.CStride + cx // the origin at zero: COffset without its switch
 				m.Cb[i], m.Cr[i] = mix(m.Cb[i], cbc, c), mix(m.Cr[i], crc, c)
 			}
 		}
