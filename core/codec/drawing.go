@@ -146,13 +146,16 @@ func (d *Decoding) canvas(ctx context.Context) (*draw.Canvas, error) {
 
 // Canvas is a canvas over p, a picture its preprocessing kept, which the
 // canvas then owns: a JPEG's planes, painted on themselves (draw.Over); an
-// opaque RGBA picture (a PNG's), drawn on itself; any other picture
-// converted to RGBA.
+// opaque RGBA picture (a PNG's, known opaque without a look at its
+// alphas), drawn on itself; any other picture converted to RGBA.
 func Canvas(p *image.Picture) (*draw.Canvas, error) {
 	if m, toRGBA, ok := p.Planes(); ok {
 		return draw.Over(m, toRGBA)
 	}
 	if m, ok := p.Own(); ok {
+		if p.Opaque() {
+			return draw.NewOpaque(m)
+		}
 		if c, err := draw.New(m); err != nil || c.Opaque() {
 			return c, err
 		}

@@ -113,6 +113,17 @@ func New(img *image.RGBA) (*Canvas, error) {
 	return c, nil
 }
 
+// NewOpaque is New over a picture its caller knows to be opaque (every
+// alpha 255, as image/png decodes an RGB picture), whose alphas are then
+// never looked at: a PNG answer is RGB without a scan of the picture.
+func NewOpaque(img *image.RGBA) (*Canvas, error) {
+	c, err := New(img)
+	if err == nil {
+		c.opacity = opaque
+	}
+	return c, err
+}
+
 // opacity is what a canvas knows of its picture's alphas.
 type opacity uint8
 

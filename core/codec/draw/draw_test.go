@@ -267,6 +267,19 @@ func TestCanvasOpaque(t *testing.T) {
 	if c.Opaque() {
 		t.Error("a picture with a transparent pixel: canvas says opaque")
 	}
+	// NewOpaque takes its caller's word: the same picture is answered as
+	// RGB (colour type 2), its alphas never looked at.
+	known, err := draw.NewOpaque(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := known.Encode(&b, draw.PNG); err != nil {
+		t.Fatal(err)
+	}
+	if !known.Opaque() || b.Bytes()[25] != 2 {
+		t.Errorf("NewOpaque: canvas says opaque %v, PNG colour type %d, want RGB (2)", known.Opaque(), b.Bytes()[25])
+	}
 	m2, toRGBA := ycbcrPicture(64, 48, image.YCbCrSubsampleRatio420, 3)
 	over, err := draw.Over(m2, toRGBA)
 	if err != nil {

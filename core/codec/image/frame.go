@@ -152,6 +152,17 @@ func (p *Picture) Own() (m *image.RGBA, ok bool) {
 	return m, true
 }
 
+// Opaque says whether the picture is known to be opaque without looking
+// at its pixels: image/png decodes into *image.RGBA only a truecolour
+// PNG without a transparent colour (with one, or with alpha, it gives
+// *image.NRGBA), whose every alpha it sets to 255 (TestPNGRGBAIsOpaque
+// holds it to that). A picture of another format, or another type, may
+// still be opaque; then it is not known here.
+func (p *Picture) Opaque() bool {
+	_, rgba := p.img.(*image.RGBA)
+	return rgba && p.hd.format == "png"
+}
+
 // Planes is the picture as its JPEG decoder gave it, when that is the
 // picture as shown (upright, at the origin) and its chroma is no coarser
 // than the 4:2:0 of a drawing's JPEG, with a function that converts it

@@ -3,7 +3,10 @@ package image
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"hash/crc32"
 	"image"
+	"image/color"
 	stddraw "image/draw"
 	"image/png"
 	"math/rand/v2"
@@ -231,4 +234,82 @@ func TestPicturePlanes(t *testing.T) {
 			t.Errorf("Own of %s: given", name)
 		}
 	}
+}
+
+// TestPNGRGBAIsOpaque holds image/png to what Picture.Opaque relies on:
+// of PNGs of every colour type (grey, grey with alpha, truecolour, with
+// alpha, paletted, 8 and 16 bits, with and without a tRNS chunk), any it
+// decodes into *image.RGBA is opaque, and a truecolour one with a
+// transparent colour does not decode into *image.RGBA. Opaque says so for
+// a PNG's RGBA picture only.
+func TestPNGRGBAIsOpaque(t *testing.T) {
+	t.Parallel()
+	r := image.Rect(0, 0, 7, 5)
+	rgba, nrgba, gray, gray16, rgba64 := image.NewRGBA(r), image.NewNRGBA(r), image.NewGray(r), image.NewGray16(r), image.NewRGBA64(r)
+	pal := image.NewPaletted(r, []color.Color{color.RGBA{1, 2, 3, 255}, color.NRGBA{9, 9, 9, 100}})
+	for i := range rgba.Pix {
+		rgba.Pix[i] = uint8(i*37) | 3
+		nrgba.Pix[i] = uint8(i * 11)
+	}
+	for i := 3; i < len(rgba.Pix); i += 4 {
+		rgba.Pix[i] = 255
+	}
+	for i := range pal.Pix {
+		pal.Pix[i] = uint8(i % 2)
+	}
+	encode := func(m image.Image) []byte {
+		var b bytes.Buffer
+		if err := png.Encode(&b, m); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	rgb := encode(rgba)
+	files := map[string][]byte{
+		"truecolour": rgb, "truecolour and alpha": encode(nrgba), "grey": encode(gray),
+		"grey 16": encode(gray16), "truecolour 16": encode(rgba64), "paletted": encode(pal),
+		// A tRNS chunk after IHDR: the colour of the first pixel is
+		// transparent.
+		"truecolour with tRNS": withChunk(rgb, "tRNS", []byte{0, rgba.Pix[0], 0, rgba.Pix[1], 0, rgba.Pix[2]}),
+		"grey with tRNS":       withChunk(encode(gray), "tRNS", []byte{0, 0}),
+	}
+	sawRGBA := false
+	for name, data := range files {
+		m, err := png.Decode(bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		p := &Picture{img: m, hd: header{w: 7, h: 5, orientation: 1, format: "png"}}
+		got, isRGBA := m.(*image.RGBA)
+		if isRGBA {
+			sawRGBA = true
+			if !got.Opaque() {
+				t.Errorf("%s: decoded into *image.RGBA with a translucent pixel", name)
+			}
+		}
+		if name == "truecolour with tRNS" && (isRGBA || m.At(0, 0).(color.NRGBA).A != 0) {
+			t.Errorf("%s: decoded into %T, the transparent colour's alpha %v", name, m, m.At(0, 0))
+		}
+		if p.Opaque() != isRGBA {
+			t.Errorf("%s (%T): Opaque %v", name, m, p.Opaque())
+		}
+	}
+	if !sawRGBA {
+		t.Error("no PNG decoded into *image.RGBA")
+	}
+	for _, format := range []string{"bmp", "tiff", "webp", "jpeg"} {
+		if (&Picture{img: rgba, hd: header{w: 7, h: 5, orientation: 1, format: format}}).Opaque() {
+			t.Errorf("an RGBA picture from %s: known opaque", format)
+		}
+	}
+}
+
+// withChunk is the PNG data with a chunk inserted after IHDR.
+func withChunk(data []byte, kind string, body []byte) []byte {
+	const ihdrEnd = 8 + 8 + 13 + 4
+	chunk := binary.BigEndian.AppendUint32(nil, uint32(len(body)))
+	chunk = append(chunk, kind...)
+	chunk = append(chunk, body...)
+	chunk = binary.BigEndian.AppendUint32(chunk, crc32.ChecksumIEEE(chunk[4:]))
+	return slices.Concat(data[:ihdrEnd], chunk, data[ihdrEnd:])
 }
