@@ -6,7 +6,9 @@
 //	go run ./cmd/internal/detbench [-model build/models/yolov8n-random] [-md BENCHMARKS.md]
 //
 // Everything runs on one thread, in process, on the same machine in the
-// same run, timed by the process's CPU time:
+// same run, timed by the process's CPU time, in rounds that each time
+// every figure in turn (a share is taken within each round, and the
+// median round's reported):
 //   - decoding: a YOLOv8-shaped output [1, 84, 8400] (80 classes) holding a
 //     few hundred candidates above the confidence, in overlapping clusters,
 //     decoded as a request is (threshold, class-aware suppression, the
@@ -62,7 +64,7 @@ import (
 func main() {
 	model := flag.String("model", "build/models/yolov8n-random", "the model timed at 640×640 (a folder holding model.onnx, or the file; go run ./cmd/genmodels -yolov8n writes this one)")
 	md := flag.String("md", "BENCHMARKS.md", "the file whose detect section is rewritten")
-	per := flag.Duration("time", 3*time.Second, "how long each figure is measured (5 rounds, the median)")
+	per := flag.Duration("time", 3*time.Second, "how long each figure is measured in all (over its rounds)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	photoFile := flag.String("photo", "", "a JPEG photograph to draw on (default: kserve's "+photoInModule+", from the Go module cache)")
 	flag.Parse()
@@ -87,7 +89,7 @@ func main() {
 
 // figures are the measured costs, per operation.
 type figures struct {
-	decode, model    time.Duration
+	decode, model    *figure
 	candidates, kept int
 	// pics are the pictures drawn on, draws their figures.
 	pics  []picture
@@ -110,7 +112,7 @@ type picture struct {
 // drawing is one picture's figures: its preprocessing as JPEG and as PNG,
 // a drawing answered in each format, and those drawings' parts.
 type drawing struct {
-	pre, prePNG, drawJPEG, drawPNG time.Duration
+	pre, prePNG, drawJPEG, drawPNG *figure
 	// The canvas over the kept picture with the boxes and labels drawn,
 	// and the encoding: the JPEG's, then the PNG's.
 	parts [2]parts
@@ -119,7 +121,7 @@ type drawing struct {
 // parts are one drawing's parts: the canvas over the kept picture with
 // the boxes and labels drawn on it, the encoding, and the answer's size.
 type parts struct {
-	shapes, encode time.Duration
+	shapes, encode *figure
 	bytes          int
 }
 
@@ -138,13 +140,16 @@ func run(model, md, photoFile string, per time.Duration) error {
 		model = filepath.Join(model, "model.onnx")
 	}
 	f := figures{load: loadAverage()}
+	var b bench
 	var err error
-	if f.decode, f.candidates, f.kept, err = measureDecode(per); err != nil {
+	if f.decode, f.candidates, f.kept, err = addDecode(&b); err != nil {
 		return err
 	}
-	if f.model, err = measureModel(model, per); err != nil {
+	closeModel, err := addModel(&b, &f, model)
+	if err != nil {
 		return err
 	}
+	defer closeModel()
 	plan, err := image.NewPlan(image.Settings{Preset: "yolo"}, tensor.Spec{Name: "images", DType: tensor.Float32, Shape: []int64{1, 3, 640, 640}})
 	if err != nil {
 		return err
@@ -160,20 +165,94 @@ func run(model, md, photoFile string, per time.Duration) error {
 	}
 	f.pics = []picture{real, synthetic(1280, 720)}
 	for _, pic := range f.pics {
-		d, err := measureDrawing(plan, pic, per)
+		d, err := addDrawing(&b, plan, pic)
 		if err != nil {
 			return fmt.Errorf("%s: %w", pic.name, err)
 		}
 		f.draws = append(f.draws, d)
 	}
+	if err := b.measure(per); err != nil {
+		return err
+	}
 	return replaceSection(md, report(f, model))
 }
 
-// measure runs op for about per in 5 rounds and returns the median round's
-// CPU time per operation (the process's, on one thread: GOMAXPROCS 1 and
-// ONNX Runtime on one intra-op thread, so that a machine shared with other
-// work slows the figures less than it would wall-clock time).
-func measure(per time.Duration, op func() error) (time.Duration, error) {
+// rounds is how many rounds each figure is measured in.
+const rounds = 7
+
+// figure is one operation timed: how many times a round runs it, and
+// each round's CPU time per operation.
+type figure struct {
+	op     func() error
+	n      int
+	rounds []time.Duration
+}
+
+// median is the median round's time per operation.
+func (f *figure) median() time.Duration {
+	r := slices.Clone(f.rounds)
+	slices.Sort(r)
+	return r[len(r)/2]
+}
+
+// share is the median over the rounds of part's time against the sum of
+// whole's, all in the same round.
+func share(part *figure, whole ...*figure) float64 {
+	shares := make([]float64, len(part.rounds))
+	for r := range shares {
+		var sum time.Duration
+		for _, w := range whole {
+			sum += w.rounds[r]
+		}
+		shares[r] = float64(part.rounds[r]) / float64(sum)
+	}
+	slices.Sort(shares)
+	return shares[len(shares)/2]
+}
+
+// bench is the figures of a run, measured together: each round times
+// every figure in turn, so that a spell of a slower machine (other work
+// beside it, which slows even CPU time through shared caches and cores)
+// falls on the figures of a share alike, rather than on whichever figure
+// was being measured then.
+type bench struct {
+	figs []*figure
+}
+
+// add is a figure for op, measured by measure.
+func (b *bench) add(op func() error) *figure {
+	f := &figure{op: op}
+	b.figs = append(b.figs, f)
+	return f
+}
+
+// measure times every figure for about per in all, over the rounds: the
+// process's CPU time, on one thread (GOMAXPROCS 1 and ONNX Runtime on one
+// intra-op thread).
+func (b *bench) measure(per time.Duration) error {
+	for _, f := range b.figs {
+		n, err := calibrate(per/rounds, f.op)
+		if err != nil {
+			return err
+		}
+		f.n = n
+	}
+	for range rounds {
+		for _, f := range b.figs {
+			start := cpuTime()
+			for range f.n {
+				if err := f.op(); err != nil {
+					return err
+				}
+			}
+			f.rounds = append(f.rounds, (cpuTime()-start)/time.Duration(f.n))
+		}
+	}
+	return nil
+}
+
+// calibrate is how many runs of op take about d (at least one).
+func calibrate(d time.Duration, op func() error) (int, error) {
 	n := 1
 	for {
 		start := time.Now()
@@ -182,24 +261,11 @@ func measure(per time.Duration, op func() error) (time.Duration, error) {
 				return 0, err
 			}
 		}
-		if el := time.Since(start); el > per/20 {
-			n = max(1, int(float64(n)*float64(per/5)/float64(el)))
-			break
+		if el := time.Since(start); el > d/4 {
+			return max(1, int(float64(n)*float64(d)/float64(el))), nil
 		}
 		n *= 4
 	}
-	rounds := make([]time.Duration, 5)
-	for r := range rounds {
-		start := cpuTime()
-		for range n {
-			if err := op(); err != nil {
-				return 0, err
-			}
-		}
-		rounds[r] = (cpuTime() - start) / time.Duration(n)
-	}
-	slices.Sort(rounds)
-	return rounds[2], nil
 }
 
 // yolov8Output is a [1, 84, 8400] output: 40 objects of random classes,
@@ -242,11 +308,13 @@ func letterbox() image.Frame {
 		OffsetY: 140, ResizedWidth: 640, ResizedHeight: 360, PlaceY: 140}
 }
 
-func measureDecode(per time.Duration) (time.Duration, int, int, error) {
+// addDecode adds the decoding of yolov8Output to b, with the candidates
+// above the confidence and the boxes kept.
+func addDecode(b *bench) (*figure, int, int, error) {
 	out := yolov8Output()
 	head, err := detect.Resolve(detect.Spec{Shape: out.Shape, Task: detect.Detect, Classes: 80})
 	if err != nil {
-		return 0, 0, 0, err
+		return nil, 0, 0, err
 	}
 	dec := &detect.Decoder{Head: head}
 	req := &detect.Request{Params: detect.Defaults(), Frames: []image.Frame{letterbox()}}
@@ -258,32 +326,33 @@ func measureDecode(per time.Duration) (time.Duration, int, int, error) {
 	}
 	dets, err := dec.Decode(out, nil, req)
 	if err != nil {
-		return 0, 0, 0, err
+		return nil, 0, 0, err
 	}
-	d, err := measure(per, func() error {
+	d := b.add(func() error {
 		_, err := dec.Decode(out, nil, req)
 		return err
 	})
-	return d, candidates, len(dets[0]), err
+	return d, candidates, len(dets[0]), nil
 }
 
-func measureModel(file string, per time.Duration) (time.Duration, error) {
+// addModel adds the model's run to b as f.model, and returns what closes
+// the model and ONNX Runtime.
+func addModel(b *bench, f *figures, file string) (func(), error) {
 	env, err := onnxrt.Load(onnxrt.DefaultSearch(""), false)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	defer env.Close()
 	p, err := session.New(session.Options{Name: "det", File: file, Runtime: config.Runtime{IntraOpThreads: 1, InterOpThreads: 1}}, nil)
 	if err != nil {
-		return 0, fmt.Errorf("load %s (go run ./cmd/genmodels -yolov8n %s writes YOLOv8n's graph, as make bench does): %w", file, file, err)
+		env.Close()
+		return nil, fmt.Errorf("load %s (go run ./cmd/genmodels -yolov8n %s writes YOLOv8n's graph, as make bench does): %w", file, file, err)
 	}
-	defer p.Close()
 	data := make([]float32, 3*640*640)
 	for i := range data {
 		data[i] = float32(i%251) / 251
 	}
 	in := []*tensor.Tensor{{DType: tensor.Float32, Shape: []int64{1, 3, 640, 640}, Data: data}}
-	return measure(per, func() error {
+	f.model = b.add(func() error {
 		res, err := p.Predict(context.Background(), in)
 		if err != nil {
 			return err
@@ -291,6 +360,7 @@ func measureModel(file string, per time.Duration) (time.Duration, error) {
 		res.Release()
 		return nil
 	})
+	return func() { p.Close(); env.Close() }, nil
 }
 
 // photoInModule is the photograph the drawings are measured on by
@@ -364,17 +434,12 @@ func synthetic(w, h int) picture {
 	return picture{name: name, jpg: j.Bytes(), png: p.Bytes()}
 }
 
-// measureDrawing measures pic's preprocessing, drawing and its parts, as
-// JPEG and as PNG.
-func measureDrawing(plan *image.Plan, pic picture, per time.Duration) (drawing, error) {
+// addDrawing adds pic's figures to b: its preprocessing, drawing and
+// its parts, as JPEG and as PNG.
+func addDrawing(b *bench, plan *image.Plan, pic picture) (drawing, error) {
 	var d drawing
-	var err error
-	if d.pre, err = measurePre(plan, pic.jpg, per); err != nil {
-		return d, err
-	}
-	if d.prePNG, err = measurePre(plan, pic.png, per); err != nil {
-		return d, err
-	}
+	d.pre = addPre(b, plan, pic.jpg)
+	d.prePNG = addPre(b, plan, pic.png)
 	kept, err := keptPicture(plan, pic.jpg)
 	if err != nil {
 		return d, err
@@ -383,16 +448,12 @@ func measureDrawing(plan *image.Plan, pic picture, per time.Duration) (drawing, 
 	if err != nil {
 		return d, err
 	}
-	if d.drawJPEG, err = measureDraw(kept, draw.JPEG, per); err != nil {
+	d.drawJPEG = addDraw(b, kept, draw.JPEG)
+	d.drawPNG = addDraw(b, keptPNG, draw.PNG)
+	if d.parts[0], err = addParts(b, kept, draw.JPEG); err != nil {
 		return d, err
 	}
-	if d.drawPNG, err = measureDraw(keptPNG, draw.PNG, per); err != nil {
-		return d, err
-	}
-	if d.parts[0], err = measureParts(kept, draw.JPEG, per); err != nil {
-		return d, err
-	}
-	d.parts[1], err = measureParts(keptPNG, draw.PNG, per)
+	d.parts[1], err = addParts(b, keptPNG, draw.PNG)
 	return d, err
 }
 
@@ -412,8 +473,8 @@ func preprocess(plan *image.Plan, pic []byte) (*image.Batch, error) {
 	return b, nil
 }
 
-func measurePre(plan *image.Plan, pic []byte, per time.Duration) (time.Duration, error) {
-	return measure(per, func() error {
+func addPre(b *bench, plan *image.Plan, pic []byte) *figure {
+	return b.add(func() error {
 		_, err := preprocess(plan, pic)
 		return err
 	})
@@ -439,14 +500,14 @@ func shapes(c *draw.Canvas) {
 	}
 }
 
-// measureDraw times a drawing as a request makes one: a canvas over the
+// addDraw times a drawing as a request makes one: a canvas over the
 // kept picture (codec.Canvas), 20 boxes with their labels, the encoding.
 // A request's canvas owns its picture; here each drawing is made over the
 // same one, which costs the same (a JPEG's planes are only read; a PNG's
 // picture is drawn on again).
-func measureDraw(kept *image.Picture, mediaType string, per time.Duration) (time.Duration, error) {
+func addDraw(b *bench, kept *image.Picture, mediaType string) *figure {
 	var out bytes.Buffer
-	return measure(per, func() error {
+	return b.add(func() error {
 		c, err := codec.Canvas(kept)
 		if err != nil {
 			return err
@@ -457,28 +518,34 @@ func measureDraw(kept *image.Picture, mediaType string, per time.Duration) (time
 	})
 }
 
-// measureParts times a drawing's parts alone: the canvas with the shapes
-// drawn on it, and the encoding of the canvas drawn.
-func measureParts(kept *image.Picture, mediaType string, per time.Duration) (parts, error) {
+// addParts times a drawing's parts alone: the canvas with the shapes
+// drawn on it, and the encoding of a canvas drawn so.
+func addParts(b *bench, kept *image.Picture, mediaType string) (parts, error) {
 	var p parts
-	var c *draw.Canvas
-	var err error
-	if p.shapes, err = measure(per, func() error {
-		if c, err = codec.Canvas(kept); err != nil {
+	p.shapes = b.add(func() error {
+		c, err := codec.Canvas(kept)
+		if err != nil {
 			return err
 		}
 		shapes(c)
 		return nil
-	}); err != nil {
+	})
+	c, err := codec.Canvas(kept)
+	if err != nil {
 		return p, err
 	}
+	shapes(c)
 	var out bytes.Buffer
-	p.encode, err = measure(per, func() error { out.Reset(); return c.Encode(&out, mediaType) })
+	if err := c.Encode(&out, mediaType); err != nil {
+		return p, err
+	}
 	p.bytes = out.Len()
-	return p, err
+	p.encode = b.add(func() error { out.Reset(); return c.Encode(&out, mediaType) })
+	return p, nil
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }
+// ms is f's median time in milliseconds.
+func ms(f *figure) string { return fmt.Sprintf("%.2f", float64(f.median())/float64(time.Millisecond)) }
 
 func report(f figures, model string) string {
 	var b strings.Builder
@@ -493,10 +560,9 @@ func report(f figures, model string) string {
 		}
 	}
 	fmt.Fprintf(&b, "## Detection: decoding and drawing against the request (cmd/internal/detbench)\n\n")
-	fmt.Fprintf(&b, "Written by `go run ./cmd/internal/detbench` (part of `make bench`) at `%s` on %s, %s, %d cores; one thread, in process, the median of 5 rounds, by the process's CPU time (wall-clock time on a loaded machine is not reproducible); the load average as it began was %s.\n\n",
-		strings.TrimSpace(string(rev)), time.Now().UTC().Format("2006-01-02"), cpu, runtime.NumCPU(), f.load)
-	decodeShare := float64(f.decode) / float64(f.model)
-	req := f.model + f.decode
+	fmt.Fprintf(&b, "Written by `go run ./cmd/internal/detbench` (part of `make bench`) at `%s` on %s, %s, %d cores; one thread, in process, by the process's CPU time (wall-clock time on a loaded machine is not reproducible), in %d rounds that each time every figure in turn: a time is the median round's, a share the median of the rounds' shares, each taken within one round; the load average as it began was %s.\n\n",
+		strings.TrimSpace(string(rev)), time.Now().UTC().Format("2006-01-02"), cpu, runtime.NumCPU(), rounds, f.load)
+	decodeShare := share(f.decode, f.model)
 	fmt.Fprintf(&b, "| step | ms | share | goal |\n|---|--:|--:|---|\n")
 	fmt.Fprintf(&b, "| the model's run at 640×640 (%s, one intra-op thread) | %s | | |\n", modelName(model), ms(f.model))
 	fmt.Fprintf(&b, "| decoding a YOLOv8 output [1, 84, 8400], %d candidates above 0.25, %d boxes kept, letterbox undone | %s | %.2f%% of the run | ≤ 5%%: %s |\n",
@@ -505,9 +571,9 @@ func report(f figures, model string) string {
 		d := f.draws[i]
 		for k, x := range []struct {
 			name   string
-			pre, t time.Duration
+			pre, t *figure
 		}{{"JPEG", d.pre, d.drawJPEG}, {"PNG", d.prePNG, d.drawPNG}} {
-			share := float64(x.t) / float64(req+x.pre+x.t)
+			share := share(x.t, f.model, f.decode, x.pre, x.t)
 			goal := "(no goal: the worst case)"
 			if pic.goal {
 				goal = "≤ 10%: " + verdict(share <= 0.10)
@@ -526,7 +592,7 @@ func report(f figures, model string) string {
 		}
 	}
 	b.WriteString("\nA request is its picture's preprocessing, the model's run, decoding and the drawing; HTTP and the body's transfer, left out, would make the shares smaller. A picture is answered in its own format unless `Accept` names another (docs/images.md), so the JPEG drawing is a share of a JPEG's request and the PNG drawing of a PNG's. ")
-	b.WriteString("A drawing is made on the picture its preprocessing decoded and kept (not decoded a second time, nor copied): a JPEG's shapes are painted into its YCbCr planes (luma per pixel, chroma per sample by the shape's mean cover of its pixels) and the JPEG encoded straight from them, with no colour conversion to RGB and back; a PNG's RGBA picture is drawn on itself. The encoding is most of a drawing; the boxes and labels themselves are a small part (only what a shape covers is rasterised). JPEG is svc's baseline encoder (core/codec/draw, 4:2:0, the quantizers folded into a float AAN DCT), about half image/jpeg's cost for the same quality (`go test -bench Encode ./core/codec/draw/`). PNG is each row filtered with Up and compressed by klauspost/compress's zlib at its fastest level, about half compress/zlib's cost for a smaller answer; image/png's best speed, which tries five filters on every row, costs more again. The goal is judged on the photograph. The synthetic picture is the worst case found for a PNG drawing: its noise, uniform and the same in R, G and B, leaves deflate short repeats in every row, which its fastest level spends most of the encoding finding (Huffman codes alone would take less than half the time, for a 1.7 times larger answer; on the photograph they take as long, for a 1.6 times larger one).\n")
+	b.WriteString("A drawing is made on the picture its preprocessing decoded and kept (not decoded a second time, nor copied): a JPEG's shapes are painted into its YCbCr planes (luma per pixel, chroma per sample by the shape's mean cover of its pixels) and the JPEG encoded straight from them, with no colour conversion to RGB and back; a PNG's RGBA picture is drawn on itself. The encoding is most of a drawing; the boxes and labels themselves are a small part (only what a shape covers is rasterised). JPEG is svc's baseline encoder (core/codec/draw, 4:2:0, the quantizers folded into a float AAN DCT), about half image/jpeg's cost for the same quality (`go test -bench Encode ./core/codec/draw/`). PNG is each row filtered with Up and compressed by klauspost/compress's flate at its fastest level (with the zlib checksum summed in 16-bit lanes), about half compress/zlib's cost for a smaller answer; image/png's best speed, which tries five filters on every row, costs more again. The goal is judged on the photograph. The synthetic picture is the worst case found for a PNG drawing: its noise, uniform and the same in R, G and B, leaves deflate short repeats in every row, which its fastest level spends most of the encoding finding (Huffman codes alone would take less than half the time, for a 1.7 times larger answer; on the photograph they take as long, for a 1.6 times larger one).\n")
 	return b.String()
 }
 
