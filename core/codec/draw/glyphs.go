@@ -21,7 +21,9 @@ type glyphFace struct {
 	glyphs map[rune]*glyph
 }
 
-// glyph is a rune as the face drew it at the dot (0, 0).
+// glyph is a rune as the face drew it at the dot (0, 0); a nil mask marks
+// a rune the face draws every time (not drawable, or its mask not an
+// *image.Alpha), so that it is not drawn twice at each call.
 type glyph struct {
 	dr      image.Rectangle
 	mask    *image.Alpha // its origin at dr.Min
@@ -38,20 +40,23 @@ func (f *glyphFace) Glyph(dot fixed.Point26_6, r rune) (dr image.Rectangle, mask
 	if dot.X&63 != 0 || dot.Y&63 != 0 {
 		return f.Face.Glyph(dot, r)
 	}
-	g := f.glyphs[r]
-	if g == nil {
+	g, seen := f.glyphs[r]
+	if !seen {
 		dr, m, mp, adv, ok := f.Face.Glyph(fixed.Point26_6{}, r)
 		a, isAlpha := m.(*image.Alpha)
+		g = &glyph{}
+		f.glyphs[r] = g
 		if !ok || !isAlpha {
 			// Not drawable, or a mask this cache does not copy: the face
-			// answers every time.
+			// answers, now and every time.
 			return f.Face.Glyph(dot, r)
 		}
-		g = &glyph{dr: dr, advance: adv, mask: image.NewAlpha(dr)}
+		g.dr, g.advance, g.mask = dr, adv, image.NewAlpha(dr)
 		for y := range dr.Dy() {
 			copy(g.mask.Pix[y*g.mask.Stride:(y+1)*g.mask.Stride], a.Pix[a.PixOffset(mp.X, mp.Y+y):])
 		}
-		f.glyphs[r] = g
+	} else if g.mask == nil {
+		return f.Face.Glyph(dot, r)
 	}
 	at := image.Pt(dot.X.Floor(), dot.Y.Floor())
 	return g.dr.Add(at), g.mask, g.dr.Min, g.advance, true

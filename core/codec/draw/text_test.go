@@ -18,14 +18,7 @@ func TestCoverTextIsDrawString(t *testing.T) {
 	t.Parallel()
 	texts := []string{"dog 0.91", "AVATAR To Wa", "Éé ÅÇÿ gj", "漢字 \u0378 x", "", "person 1.00 / bicycle 0.25"}
 	for _, size := range []float64{9, 12, 31.5, 64} {
-		f, err := face(size)
-		if err != nil {
-			t.Fatal(err)
-		}
-		own, err := fontFace(size)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, own := faces(t, size)
 		for _, text := range texts {
 			for _, dot := range []fixed.Point26_6{{X: 2 << 6, Y: 40 << 6}, {X: -300, Y: 1000}, {X: 17<<6 + 21, Y: 3<<6 + 40}} {
 				rect := image.Rect(-3, -5, 180, 60)
@@ -94,14 +87,7 @@ func TestGlyphFace(t *testing.T) {
 	texts := []string{"dog 0.91 dog 0.19", "AVATAR To Wa", "Éé ÅÇÿ gj", "漢字 \u0378 x", " ", "person 1.00"}
 	dots := []fixed.Point26_6{fixed.P(0, 0), fixed.P(3, 40), fixed.P(-7, 13), fixed.P(150, 70), {X: 11<<6 + 13, Y: 30 << 6}, {X: 5 << 6, Y: 20<<6 + 50}}
 	for _, size := range []float64{7, 12, 33, 64} {
-		own, err := fontFace(size)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cached, err := face(size)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cached, own := faces(t, size)
 		rect := image.Rect(-4, -9, 220, 90)
 		want, got := image.NewRGBA(rect), image.NewRGBA(rect)
 		for i := range want.Pix {
@@ -124,5 +110,51 @@ func TestGlyphFace(t *testing.T) {
 		if n := len(cached.(*glyphFace).glyphs); n < 20 {
 			t.Errorf("size %g: %d glyphs kept, want every drawable rune of the texts", size, n)
 		}
+	}
+}
+
+// faces is the canvas's face (glyphFace) and the font's own at size.
+func faces(t *testing.T, size float64) (cached, own font.Face) {
+	t.Helper()
+	cached, err := face(size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err = fontFace(size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cached, own
+}
+
+// countGlyphs counts the calls of its face's Glyph.
+type countGlyphs struct {
+	font.Face
+	calls int
+}
+
+func (c *countGlyphs) Glyph(dot fixed.Point26_6, r rune) (image.Rectangle, image.Image, image.Point, fixed.Int26_6, bool) {
+	c.calls++
+	return c.Face.Glyph(dot, r)
+}
+
+// TestGlyphFaceUncached: a rune whose mask the cache does not keep (here
+// every rune: masks that are not *image.Alpha) is drawn by the face once
+// a call, as the face would draw it, not once more to look at it.
+func TestGlyphFaceUncached(t *testing.T) {
+	t.Parallel()
+	_, own := faces(t, 20)
+	inner := &countGlyphs{Face: grayGlyphs{own}}
+	g := newGlyphFace(inner)
+	rect := image.Rect(0, 0, 120, 40)
+	want, got := image.NewAlpha(rect), image.NewAlpha(rect)
+	(&font.Drawer{Dst: want, Src: image.Opaque, Face: grayGlyphs{own}, Dot: fixed.P(2, 30)}).DrawString("aaaa")
+	(&font.Drawer{Dst: got, Src: image.Opaque, Face: g, Dot: fixed.P(2, 30)}).DrawString("aaaa")
+	if string(got.Pix) != string(want.Pix) {
+		t.Error("drawn through glyphFace: differs from the face's own drawing")
+	}
+	// One look at the origin, then one call for each of the four.
+	if inner.calls != 5 {
+		t.Errorf("the face drew %d glyphs for 4 runes, want 5", inner.calls)
 	}
 }
