@@ -145,7 +145,8 @@ func run(model, md, photoFile string, per time.Duration) error {
 	if f.decode, f.candidates, f.kept, err = addDecode(&b); err != nil {
 		return err
 	}
-	closeModel, err := addModel(&b, &f, model)
+	var closeModel func()
+	f.model, closeModel, err = addModel(&b, model)
 	if err != nil {
 		return err
 	}
@@ -335,24 +336,24 @@ func addDecode(b *bench) (*figure, int, int, error) {
 	return d, candidates, len(dets[0]), nil
 }
 
-// addModel adds the model's run to b as f.model, and returns what closes
+// addModel adds the model's run to b, and returns it with what closes
 // the model and ONNX Runtime.
-func addModel(b *bench, f *figures, file string) (func(), error) {
+func addModel(b *bench, file string) (*figure, func(), error) {
 	env, err := onnxrt.Load(onnxrt.DefaultSearch(""), false)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p, err := session.New(session.Options{Name: "det", File: file, Runtime: config.Runtime{IntraOpThreads: 1, InterOpThreads: 1}}, nil)
 	if err != nil {
 		env.Close()
-		return nil, fmt.Errorf("load %s (go run ./cmd/genmodels -yolov8n %s writes YOLOv8n's graph, as make bench does): %w", file, file, err)
+		return nil, nil, fmt.Errorf("load %s (go run ./cmd/genmodels -yolov8n %s writes YOLOv8n's graph, as make bench does): %w", file, file, err)
 	}
 	data := make([]float32, 3*640*640)
 	for i := range data {
 		data[i] = float32(i%251) / 251
 	}
 	in := []*tensor.Tensor{{DType: tensor.Float32, Shape: []int64{1, 3, 640, 640}, Data: data}}
-	f.model = b.add(func() error {
+	run := b.add(func() error {
 		res, err := p.Predict(context.Background(), in)
 		if err != nil {
 			return err
@@ -360,7 +361,7 @@ func addModel(b *bench, f *figures, file string) (func(), error) {
 		res.Release()
 		return nil
 	})
-	return func() { p.Close(); env.Close() }, nil
+	return run, func() { p.Close(); env.Close() }, nil
 }
 
 // photoInModule is the photograph the drawings are measured on by
